@@ -1,0 +1,90 @@
+/* util.h -- errors as values, counter-based RNG, timers, logging, BLAS kernel.
+ *
+ * Errors: every fallible function returns int (DS_OK == 0 or a DS_E* code).
+ * The first failure records a message with ds_fail(); callers going up may
+ * add context with ds_context(); main() prints ds_errmsg() once and exits with
+ * ds_exit_code(code). Nothing below main() calls exit() or abort().
+ */
+#ifndef DYNSWEEP_UTIL_H
+#define DYNSWEEP_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+  DS_OK = 0,
+  DS_EINPUT = 2, /* bad user input (sweep file, CLI, data file): exit code 2 */
+  DS_EIO = 3,    /* file system / HDF5 error */
+  DS_ENOMEM = 4, /* allocation failed */
+  DS_EMPI = 5,   /* MPI / BLACS / ScaLAPACK error */
+  DS_ENUM = 6,   /* numerical failure (LAPACK info != 0, ...) */
+  DS_EINTERNAL = 7
+};
+
+/* Record an error message (printf-style) and return code. */
+int ds_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepend context "ctx: " to the current message; returns code unchanged. */
+int ds_context(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *ds_errmsg(void);
+void ds_clear_error(void);
+/* Process exit code for an error code: DS_EINPUT -> 2, others -> 1.. */
+int ds_exit_code(int code);
+
+#define DS_TRY(expr)                                                           \
+  do {                                                                         \
+    int ds_try_rc_ = (expr);                                                   \
+    if (ds_try_rc_ != DS_OK) return ds_try_rc_;                                \
+  } while (0)
+
+/* calloc that records DS_ENOMEM on failure (returns NULL). */
+void *ds_calloc(size_t n, size_t size);
+char *ds_strdup(const char *s);
+/* Read a whole file (NUL-terminated); DS_EIO / DS_EINPUT on failure. */
+int ds_read_file(const char *path, char **text, size_t *len);
+
+/* ---- counter-based RNG: Philox4x32-10 ------------------------------------
+ * A stream is keyed by (sweep seed, combo, replica, stream id); its values
+ * depend on nothing else, so a point's trajectory is the same whichever rank
+ * runs it. */
+enum { DS_STREAM_INIT = 1, DS_STREAM_DATA = 2, DS_STREAM_BATCH = 3, DS_STREAM_TEST = 4 };
+typedef struct {
+  uint32_t key[2];
+  uint32_t ctr[4];
+  uint32_t buf[4];
+  int idx; /* next unused word in buf, 4 = empty */
+  int have_spare;
+  double spare;
+} ds_rng;
+void ds_rng_init(ds_rng *r, uint64_t seed, uint64_t combo, uint32_t replica, uint32_t stream);
+uint32_t ds_rng_u32(ds_rng *r);
+uint64_t ds_rng_u64(ds_rng *r);
+double ds_rng_uniform(ds_rng *r); /* in (0, 1), 53 random bits */
+double ds_rng_normal(ds_rng *r);  /* N(0,1), Box-Muller */
+/* Philox4x32-10 block function (exposed for the known-answer test). */
+void ds_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
+
+/* ---- hashing ---- */
+uint64_t ds_fnv1a(const void *data, size_t len, uint64_t h); /* h = 0 starts */
+
+/* ---- time ---- */
+double ds_now(void);        /* monotonic seconds */
+double ds_cpu_time(void);   /* this process's user+system CPU seconds */
+void ds_iso_time(char *buf, size_t n); /* current UTC time, ISO 8601 */
+void ds_sleep(double seconds);
+
+/* ---- logging (stderr, prefixed "dynsweep: ") ---- */
+void ds_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ds_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- OpenBLAS kernel ----
+ * Must be called first thing in main(), before MPI_Init: if OpenBLAS chose a
+ * kernel slower than the CPU supports and the user did not set
+ * OPENBLAS_CORETYPE, re-execs the program with OPENBLAS_CORETYPE set to the
+ * fast kernel (DYNSWEEP_NO_REEXEC=1 turns this into a warning). Also sets
+ * BLAS threads to 1 unless OPENBLAS_NUM_THREADS is set. */
+void ds_blas_ensure_fast_kernel(char **argv);
+const char *ds_blas_kernel(void);       /* kernel that is running, e.g. "SkylakeX" */
+const char *ds_blas_best_kernel(void);  /* fastest kernel this CPU supports */
+const char *ds_blas_config(void);       /* openblas_get_config() */
+
+#endif

@@ -1,0 +1,69 @@
+/* blas.c -- make sure OpenBLAS runs its fast kernel, and say which one ran.
+ *
+ * Debian's OpenBLAS is built with DYNAMIC_ARCH and picks a kernel when the
+ * library loads. On some virtual machines the CPUID it sees makes it fall back
+ * to a generic kernel ("Prescott") that runs DGEMM ~5x slower than the
+ * AVX-512 one the CPU supports. OPENBLAS_CORETYPE overrides the choice but is
+ * read only at load time, so the fix is to re-exec ourselves with it set. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dynsweep/util.h"
+
+extern char *openblas_get_corename(void);
+extern char *openblas_get_config(void);
+extern void openblas_set_num_threads(int);
+
+static const char *detected_kernel(void) {
+  const char *fake = getenv("DYNSWEEP_ASSUME_DETECTED"); /* testing the re-exec path */
+  return fake && *fake ? fake : openblas_get_corename();
+}
+
+const char *ds_blas_kernel(void) { return openblas_get_corename(); }
+const char *ds_blas_config(void) { return openblas_get_config(); }
+
+const char *ds_blas_best_kernel(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return NULL; /* nothing better to ask for */
+}
+
+/* Is kernel k as fast as best for DGEMM? (kernel names as OpenBLAS prints them) */
+static int good_enough(const char *k, const char *best) {
+  static const char *avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+  static const char *avx2[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+  const char **ok = strcmp(best, "SkylakeX") == 0 ? avx512 : avx2;
+  for (int i = 0; ok[i]; i++)
+    if (strcasecmp(k, ok[i]) == 0) return 1;
+  return 0;
+}
+
+void ds_blas_ensure_fast_kernel(char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
+  const char *best = ds_blas_best_kernel();
+  const char *k = detected_kernel();
+  if (!best || good_enough(k, best)) return;
+  if (getenv("DYNSWEEP_REEXECED")) {
+    ds_warn("OpenBLAS still runs kernel %s after re-exec with OPENBLAS_CORETYPE=%s", k, best);
+    return;
+  }
+  if (getenv("OPENBLAS_CORETYPE")) {
+    ds_warn("OpenBLAS kernel %s was requested by OPENBLAS_CORETYPE; this CPU supports the "
+            "faster %s (unset OPENBLAS_CORETYPE to let dynsweep choose)", k, best);
+    return;
+  }
+  if (getenv("DYNSWEEP_NO_REEXEC")) {
+    ds_warn("OpenBLAS chose kernel %s but this CPU supports %s (~5x faster DGEMM); "
+            "set OPENBLAS_CORETYPE=%s", k, best, best);
+    return;
+  }
+  setenv("OPENBLAS_CORETYPE", best, 1);
+  setenv("DYNSWEEP_REEXECED", k, 1);
+  unsetenv("DYNSWEEP_ASSUME_DETECTED");
+  execv("/proc/self/exe", argv);
+  ds_warn("re-exec with OPENBLAS_CORETYPE=%s failed; running with kernel %s", best, k);
+}
