@@ -1,1 +1,344 @@
-int main(void){return 0;}
+/* main.c -- the dynsweep command line: run, plan, ls, show, version.
+ *
+ * Exit codes: 0 success; 2 bad input (sweep file, arguments, data file,
+ * existing store); 1 any other failure (I/O, MPI, numerical, internal). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <yaml.h>
+
+#include "dynsweep/config.h"
+#include "dynsweep/sched.h"
+#include "dynsweep/store.h"
+#include "dynsweep/util.h"
+
+#ifndef DS_SCALAPACK_VERSION
+#define DS_SCALAPACK_VERSION "?"
+#endif
+
+static const char *usage_main =
+    "usage: dynsweep COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  run SWEEP.yaml -o STORE.h5   run a sweep (under mpirun; rank 0 schedules)\n"
+    "  plan SWEEP.yaml              validate, expand the grid, estimate the cost (no MPI)\n"
+    "  ls STORE.h5                  one row per point: parameters, status, losses, time\n"
+    "  show STORE.h5 POINT          the recorded series of one point\n"
+    "  version                      versions of dynsweep and its libraries, BLAS kernel\n"
+    "\n"
+    "'dynsweep COMMAND --help' describes each command.\n"
+    "exit codes: 0 ok, 2 bad input (sweep file, arguments, existing store), 1 other failures\n";
+
+static const char *usage_run =
+    "usage: mpirun -n P dynsweep run SWEEP.yaml -o STORE.h5 [--quiet]\n"
+    "\n"
+    "Runs every point of the sweep and writes one HDF5 store. Rank 0 schedules\n"
+    "(longest points first, to whichever worker is free) and writes the store;\n"
+    "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file is\n"
+    "validated before any work starts or any file is created; STORE must not exist.\n"
+    "  -o, --output STORE   the store to create (required)\n"
+    "  -q, --quiet          no per-point progress lines\n";
+
+static const char *usage_plan =
+    "usage: dynsweep plan SWEEP.yaml [--all]\n"
+    "\n"
+    "Validates the sweep file, expands the grid and prints the number of points,\n"
+    "each point's parameters and estimated cost, and the total. Needs no MPI.\n"
+    "  --all   list every point (default: the first 40)\n";
+
+static const char *usage_ls =
+    "usage: dynsweep ls STORE.h5\n"
+    "\n"
+    "Prints one row per point: id, replica, grid parameters, status\n"
+    "(done / diverged / failed / pending), steps done, final and minimum training\n"
+    "loss, wall seconds, and the rank that ran it.\n";
+
+static const char *usage_show =
+    "usage: dynsweep show STORE.h5 POINT [--series NAME]\n"
+    "\n"
+    "Prints the recorded series of point POINT (its id from 'dynsweep ls'): for each\n"
+    "series a header '# name [unit]: definition' and one line per record 'step v1 v2 ...'.\n"
+    "  --series NAME   only this series (e.g. loss, sv/W1)\n";
+
+static int want_help(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+  return 0;
+}
+
+static int bad_args(const char *usage, const char *fmt, const char *arg) {
+  fprintf(stderr, "dynsweep: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", usage);
+  return 2;
+}
+
+static void library_versions(char *buf, size_t n) {
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len;
+  MPI_Get_library_version(mpi, &len);
+  char *nl = strpbrk(mpi, ",\n");
+  if (nl) *nl = 0;
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  snprintf(buf, n, "%s; HDF5 %u.%u.%u; ScaLAPACK %s; %s; libyaml %s", mpi, maj, min, rel,
+           DS_SCALAPACK_VERSION, ds_blas_config(), yaml_get_version_string());
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static int cmd_plan(int argc, char **argv) {
+  const char *file = NULL;
+  int all = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--all")) all = 1;
+    else if (argv[i][0] == '-') return bad_args(usage_plan, "plan: unknown option '%s'", argv[i]);
+    else if (!file) file = argv[i];
+    else return bad_args(usage_plan, "plan: unexpected argument '%s'", argv[i]);
+  }
+  if (!file) return bad_args(usage_plan, "plan: missing the sweep file%s", "");
+  ds_sweep sw;
+  int rc = ds_sweep_load(file, &sw);
+  if (rc) {
+    fprintf(stderr, "%s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
+  int64_t n = ds_sweep_npoints(&sw);
+  double total = 0, bytes = 0;
+  printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
+         sw.naxes, sw.replicas, (long long)n, (unsigned long long)sw.hash);
+  printf("%8s %7s", "point", "replica");
+  for (int a = 0; a < sw.naxes; a++) printf(" %12s", sw.axes[a].name);
+  printf(" %12s\n", "est. GFLOP");
+  for (int64_t i = 0; i < n; i++) {
+    ds_point p;
+    if ((rc = ds_sweep_point(&sw, i, &p))) break;
+    total += p.cost;
+    bytes += ds_point_store_bytes(&p.cfg);
+    if (!all && i >= 40) continue;
+    printf("%8lld %7d", (long long)p.id, p.replica);
+    for (int a = 0; a < sw.naxes; a++) {
+      char t[64];
+      ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
+      printf(" %12s", t);
+    }
+    printf(" %12.4g\n", p.cost * 1e-9);
+  }
+  if (!all && n > 41) printf("... (%lld more; --all lists every point)\n", (long long)(n - 41));
+  /* nominal speed: a training step of small nets runs well below DGEMM peak */
+  const double rate = 5e9;
+  printf("total: %lld points, %.4g GFLOP, about %.1f core-seconds at a nominal %.0f GFLOP/s per "
+         "core; store about %.3g MB\n",
+         (long long)n, total * 1e-9, total / rate, rate * 1e-9, bytes * 1e-6);
+  ds_sweep_free(&sw);
+  if (rc) fprintf(stderr, "%s\n", ds_errmsg());
+  return ds_exit_code(rc);
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+/* Rank 0 reads the file and broadcasts its text: other nodes need not see it. */
+static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = DS_OK;
+  if (rank == 0) rc = ds_read_file(file, &text, &len);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc != DS_OK) return rc;
+  long long l = (long long)len;
+  MPI_Bcast(&l, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (rank != 0) text = calloc(l + 1, 1);
+  MPI_Bcast(text, (int)l + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+  rc = ds_sweep_parse(file, text, sw);
+  free(text);
+  return rc;
+}
+
+static int cmd_run(int argc, char **argv) {
+  const char *file = NULL, *out = NULL;
+  int quiet = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+      if (++i == argc) return bad_args(usage_run, "run: %s needs a file name", argv[i - 1]);
+      out = argv[i];
+    } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+      quiet = 1;
+    } else if (argv[i][0] == '-') {
+      return bad_args(usage_run, "run: unknown option '%s'", argv[i]);
+    } else if (!file) {
+      file = argv[i];
+    } else {
+      return bad_args(usage_run, "run: unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!file) return bad_args(usage_run, "run: missing the sweep file%s", "");
+  if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
+  MPI_Init(NULL, NULL);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ds_sweep sw;
+  int rc = load_everywhere(file, &sw, rank);
+  if (rc == DS_OK) {
+    char libs[1024];
+    library_versions(libs, sizeof libs);
+    if (rank == 0 && !quiet)
+      ds_log("sweep '%s': %lld points on %d rank(s), OpenBLAS kernel %s", sw.name,
+             (long long)ds_sweep_npoints(&sw), size, ds_blas_kernel());
+    ds_run_opts o = {.store_path = out, .quiet = quiet, .library_versions = libs};
+    rc = ds_sched_run(&sw, &o, MPI_COMM_WORLD);
+    ds_sweep_free(&sw);
+  }
+  if (rc != DS_OK && rank == 0) fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
+  MPI_Finalize();
+  return ds_exit_code(rc);
+}
+
+/* ---- ls / show --------------------------------------------------------------- */
+
+static int fail_store(ds_store *s, int rc) {
+  fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
+  if (s) ds_store_close(s);
+  return ds_exit_code(rc);
+}
+
+int ds_cli_print_summary(const char *path, FILE *out) {
+  ds_store *s = NULL;
+  ds_summary_row *rows = NULL;
+  int64_t n = 0, np = 0;
+  int na = 0;
+  char **names = NULL;
+  double *vals = NULL;
+  int rc = ds_store_open(path, &s);
+  if (rc == DS_OK) rc = ds_store_read_summary(s, &rows, &n);
+  if (rc == DS_OK) rc = ds_store_read_axes(s, &na, &names, &vals, &np);
+  if (rc != DS_OK) return fail_store(s, rc);
+  fprintf(out, "%6s %3s", "point", "rep");
+  for (int a = 0; a < na; a++) fprintf(out, " %11.11s", names[a]);
+  fprintf(out, " %-8s %8s %12s %12s %8s %4s\n", "status", "steps", "final_loss", "min_loss",
+          "wall_s", "rank");
+  int64_t count[5] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    const ds_summary_row *r = &rows[i];
+    fprintf(out, "%6lld %3d", (long long)r->id, r->replica);
+    for (int a = 0; a < na; a++)
+      fprintf(out, " %11.4g", i < np ? vals[i * na + a] : NAN);
+    fprintf(out, " %-8s %8lld %12.5g %12.5g %8.3f %4d\n", ds_status_name(r->status),
+            (long long)r->steps, r->final_loss, r->min_loss, r->wall_s, r->rank);
+    if (r->status >= 0 && r->status < 5) count[r->status]++;
+  }
+  fprintf(out, "%lld points: %lld done, %lld diverged, %lld failed, %lld pending\n", (long long)n,
+          (long long)count[DS_ST_DONE], (long long)count[DS_ST_DIVERGED],
+          (long long)count[DS_ST_FAILED], (long long)(count[DS_ST_PENDING] + count[DS_ST_RUNNING]));
+  for (int a = 0; a < na; a++) free(names[a]);
+  free(names);
+  free(vals);
+  free(rows);
+  ds_store_close(s);
+  return 0;
+}
+
+static int cmd_ls(int argc, char **argv) {
+  if (argc != 1 || argv[0][0] == '-')
+    return bad_args(usage_ls, "ls: expected exactly one store file%s", "");
+  return ds_cli_print_summary(argv[0], stdout);
+}
+
+static int cmd_show(int argc, char **argv) {
+  const char *path = NULL, *pt = NULL, *only = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--series")) {
+      if (++i == argc) return bad_args(usage_show, "show: --series needs a name%s", "");
+      only = argv[i];
+    } else if (argv[i][0] == '-') {
+      return bad_args(usage_show, "show: unknown option '%s'", argv[i]);
+    } else if (!path) path = argv[i];
+    else if (!pt) pt = argv[i];
+    else return bad_args(usage_show, "show: unexpected argument '%s'", argv[i]);
+  }
+  if (!path || !pt) return bad_args(usage_show, "show: expected STORE and POINT%s", "");
+  char *end;
+  long long id = strtoll(pt, &end, 10);
+  if (*end || end == pt || id < 0)
+    return bad_args(usage_show, "show: POINT must be a point id (a whole number >= 0), got '%s'", pt);
+  ds_store *s = NULL;
+  ds_summary_row *rows = NULL;
+  int64_t n;
+  int rc = ds_store_open(path, &s);
+  if (rc == DS_OK) rc = ds_store_read_summary(s, &rows, &n);
+  if (rc != DS_OK) return fail_store(s, rc);
+  if (id >= n) {
+    free(rows);
+    ds_store_close(s);
+    fprintf(stderr, "dynsweep: %s: no point %lld (the store has points 0..%lld)\n", path, id,
+            (long long)n - 1);
+    return 2;
+  }
+  const ds_summary_row *r = &rows[id];
+  printf("# point %lld replica %d width %d depth %d lr %g init_scale %g: %s, %lld steps, final "
+         "loss %g%s%s\n", id, r->replica, r->width, r->depth, r->lr, r->init_scale,
+         ds_status_name(r->status), (long long)r->steps, r->final_loss, r->reason[0] ? ", " : "",
+         r->reason);
+  free(rows);
+  ds_traj tr;
+  if ((rc = ds_store_read_traj(s, id, &tr)) != DS_OK) return fail_store(s, rc);
+  int shown = 0;
+  for (int i = 0; i < tr.n; i++) {
+    const ds_series *se = &tr.s[i];
+    if (only && strcmp(only, se->name)) continue;
+    shown++;
+    printf("# %s [%s]: %s\n", se->name, se->unit, se->definition);
+    for (int64_t k = 0; k < se->n; k++) {
+      printf("%lld", (long long)se->step[k]);
+      for (int c = 0; c < se->ncols; c++) printf(" %.17g", se->val[k * se->ncols + c]);
+      putchar('\n');
+    }
+  }
+  ds_traj_free(&tr);
+  ds_store_close(s);
+  if (only && !shown) {
+    fprintf(stderr, "dynsweep: point %lld has no series '%s'\n", id, only);
+    return 2;
+  }
+  return 0;
+}
+
+static int cmd_version(void) {
+  char libs[1024];
+  library_versions(libs, sizeof libs);
+  const char *best = ds_blas_best_kernel();
+  const char *re = getenv("DYNSWEEP_REEXECED");
+  printf("dynsweep %s\n%s\nOpenBLAS kernel: %s (best for this CPU: %s)%s%s\n", DYNSWEEP_VERSION, libs,
+         ds_blas_kernel(), best ? best : "generic", re ? "; re-executed, library had chosen " : "",
+         re ? re : "");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  ds_blas_ensure_fast_kernel(argv);
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    fputs(usage_main, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const char *cmd = argv[1];
+  int sub_argc = argc - 2;
+  char **sub_argv = argv + 2;
+  struct { const char *name, *usage; } cmds[] = {
+      {"run", usage_run}, {"plan", usage_plan}, {"ls", usage_ls}, {"show", usage_show},
+      {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"}};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (!strcmp(cmd, cmds[i].name) && want_help(sub_argc, sub_argv)) {
+      fputs(cmds[i].usage, stdout);
+      return 0;
+    }
+  if (!strcmp(cmd, "run")) return cmd_run(sub_argc, sub_argv);
+  if (!strcmp(cmd, "plan")) return cmd_plan(sub_argc, sub_argv);
+  if (!strcmp(cmd, "ls")) return cmd_ls(sub_argc, sub_argv);
+  if (!strcmp(cmd, "show")) return cmd_show(sub_argc, sub_argv);
+  if (!strcmp(cmd, "version")) return cmd_version();
+  fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
+  return 2;
+}

@@ -103,6 +103,7 @@ typedef struct {
   int naxes;
   ds_axis *axes;
   uint64_t hash;  /* hash of the meaning: canonical values, not formatting */
+  int rank_auto;  /* data.rank omitted: every point uses min(d_in, d_out) */
 } ds_sweep;
 
 typedef struct {

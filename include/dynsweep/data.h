@@ -18,4 +18,11 @@ typedef struct {
 int ds_data_teacher(int d_in, int d_out, int rank, double noise, int n_train, int n_test,
                     ds_rng *rng, ds_dataset *train, ds_dataset *test);
 void ds_dataset_free(ds_dataset *d);
+
+/* Added: test may be NULL when n_test == 0 (no test set, nothing drawn).
+ * The teacher alone: T (d_out x d_in, column-major) drawn exactly as the first
+ * step of ds_data_teacher, so the same rng state gives the same T. */
+int ds_data_teacher_matrix(int d_in, int d_out, int rank, ds_rng *rng, double *T);
+/* Allocate zeroed X (d_in x n) and Y (d_out x n); DS_ENOMEM on failure. */
+int ds_dataset_alloc(ds_dataset *d, int n, int d_in, int d_out);
 #endif

@@ -58,6 +58,12 @@ double ds_loss_mse(const double *F, const double *Y, size_t count, double c, dou
 double ds_mlp_loss_grad(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                         double c, double *grad, ds_mlp_work *w);
 
+/* Backward pass alone (added): given w->dF = dL/dF (d_L x n) and the buffers
+ * of the last ds_mlp_forward on this workspace (same theta), writes the full
+ * gradient into grad (nparams entries, overwritten). Lets callers backprop
+ * any output cotangent (Jacobian rows, other losses). */
+void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, double *grad);
+
 /* Loss only (forward + loss), no gradient. */
 double ds_mlp_loss(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                    double c, ds_mlp_work *w);

@@ -1,0 +1,31 @@
+/* worker.h -- train one point: build its data and network, run the optimiser,
+ * record the series the sweep file asks for. Runs on a worker team (team
+ * size 1 for now); spectra go through the team's ScaLAPACK grid. */
+#ifndef DYNSWEEP_WORKER_H
+#define DYNSWEEP_WORKER_H
+#include <stdint.h>
+#include "dynsweep/config.h"
+#include "dynsweep/spectra.h"
+#include "dynsweep/traj.h"
+
+/* Outcome of one point; status is one of the DS_ST_* codes of store.h. */
+typedef struct {
+  int64_t id;
+  int32_t status;
+  int64_t steps;          /* optimiser steps applied */
+  double final_loss, min_loss, final_test_loss;
+  int64_t diverged_step;  /* -1 unless diverged */
+  double wall_s;
+  int32_t rank;           /* world rank of the team root */
+  char reason[96];
+} ds_point_result;
+
+/* Trains point p of sweep sw on team t, filling traj (initialised by the
+ * caller) and res. A numerical blow-up is a result (status diverged), not an
+ * error; an error return means the point could not be run at all. */
+int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *t, ds_traj *traj,
+                        ds_point_result *res);
+
+/* The record schedule: should step t (0..steps) be recorded? */
+int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps);
+#endif

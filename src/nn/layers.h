@@ -1,0 +1,31 @@
+/* layers.h -- the building blocks of an MLP (private to src/nn/): each layer
+ * is a forward/backward pair of plain functions on column-major buffers, with
+ * the shapes in the comments. No allocation; BLAS does the matrix products. */
+#ifndef DS_NN_LAYERS_H
+#define DS_NN_LAYERS_H
+#include <stddef.h>
+
+/* Z = W A + b 1^T
+ *   W (dout x din), A (din x n), b (dout, NULL = no bias) -> Z (dout x n) */
+void ds_nn_linear_forward(double *Z, const double *W, const double *b, const double *A,
+                          int dout, int din, int n);
+
+/* dW = dZ A^T; dA = W^T dZ (skipped when dA is NULL)
+ *   dZ (dout x n), W (dout x din), A (din x n) -> dW (dout x din), dA (din x n)
+ * The bias gradient is done by ds_nn_bias_backward or fused in ds_nn_relu_backward. */
+void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const double *W,
+                           const double *A, int dout, int din, int n);
+
+/* db = dZ 1 (row sums), summed over samples in order
+ *   dZ (d x n) -> db (d) */
+void ds_nn_bias_backward(double *db, const double *dZ, int d, int n);
+
+/* A = max(Z, 0)
+ *   Z (d x n) -> A (d x n) */
+void ds_nn_relu_forward(double *A, const double *Z, int d, int n);
+
+/* dZ = dA * [Z > 0], in place (dA becomes dZ); if db is not NULL also
+ * db = dZ 1 in the same pass.
+ *   dA (d x n, in: dL/dA, out: dL/dZ), Z (d x n), db (d) */
+void ds_nn_relu_backward(double *dA, const double *Z, double *db, int d, int n);
+#endif

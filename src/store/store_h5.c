@@ -1,0 +1,314 @@
+/* store_h5.c -- small HDF5 helpers for the store: error conversion, types,
+ * property lists, and reading/writing attributes and string arrays. Nothing
+ * here knows the store layout; see store_write.c and store_read.c. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+/* ---- errors ------------------------------------------------------------ */
+
+void ds_store_silence_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/* Keeps the innermost (most specific) message of the HDF5 error stack. */
+static herr_t ds_store_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
+  char *msg = data;
+  if (n == 0 && e->desc && e->desc[0]) snprintf(msg, 256, "%s", e->desc);
+  return 0;
+}
+
+int ds_store_h5fail(int code, const char *path, const char *fmt, ...) {
+  char op[512], detail[256] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(op, sizeof op, fmt, ap);
+  va_end(ap);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, ds_store_walk_cb, detail);
+  H5Eclear2(H5E_DEFAULT);
+  if (detail[0]) return ds_fail(code, "%s: %s (HDF5: %s)", path, op, detail);
+  return ds_fail(code, "%s: %s", path, op);
+}
+
+/* ---- types and property lists ------------------------------------------ */
+
+hid_t ds_store_vlen_str(void) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return -1;
+  if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+static hid_t ds_store_reason_type(void) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return -1;
+  if (H5Tset_size(t, DS_STORE_REASON_LEN) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0 ||
+      H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+/* The fields of ds_summary_row, in order; 'I' int64, 'i' int32, 'd' double,
+ * 's' reason string. */
+typedef struct {
+  const char *name;
+  size_t off;
+  char kind;
+} ds_store_field;
+
+#define F(name, kind) {#name, offsetof(ds_summary_row, name), kind}
+static const ds_store_field ds_store_fields[] = {
+    F(id, 'I'),          F(combo, 'I'),      F(replica, 'i'),       F(width, 'i'),
+    F(depth, 'i'),       F(lr, 'd'),         F(init_scale, 'd'),    F(status, 'i'),
+    F(steps, 'I'),       F(final_loss, 'd'), F(min_loss, 'd'),      F(final_test_loss, 'd'),
+    F(diverged_step, 'I'), F(wall_s, 'd'),   F(rank, 'i'),          F(reason, 's')};
+#undef F
+#define DS_STORE_NFIELDS (sizeof ds_store_fields / sizeof ds_store_fields[0])
+
+/* Builds the row compound: native layout (packed == 0) or packed
+ * little-endian standard types for the file (packed == 1). */
+static hid_t ds_store_row_type(int packed) {
+  hid_t str = ds_store_reason_type();
+  if (str < 0) return -1;
+  size_t size = packed ? 0 : sizeof(ds_summary_row);
+  if (packed)
+    for (size_t i = 0; i < DS_STORE_NFIELDS; i++) {
+      char k = ds_store_fields[i].kind;
+      size += k == 'i' ? 4 : k == 's' ? DS_STORE_REASON_LEN : 8;
+    }
+  hid_t t = H5Tcreate(H5T_COMPOUND, size);
+  size_t off = 0;
+  for (size_t i = 0; t >= 0 && i < DS_STORE_NFIELDS; i++) {
+    const ds_store_field *f = &ds_store_fields[i];
+    hid_t ft = f->kind == 'I' ? (packed ? H5T_STD_I64LE : H5T_NATIVE_INT64)
+             : f->kind == 'i' ? (packed ? H5T_STD_I32LE : H5T_NATIVE_INT32)
+             : f->kind == 'd' ? (packed ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE)
+                              : str;
+    if (H5Tinsert(t, f->name, packed ? off : f->off, ft) < 0) {
+      H5Tclose(t);
+      t = -1;
+    }
+    off += H5Tget_size(ft);
+  }
+  H5Tclose(str);
+  return t;
+}
+
+hid_t ds_store_row_memtype(void) { return ds_store_row_type(0); }
+hid_t ds_store_row_filetype(void) { return ds_store_row_type(1); }
+
+hid_t ds_store_gcpl(void) {
+  hid_t p = H5Pcreate(H5P_GROUP_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_link_creation_order(p, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+      H5Pset_link_phase_change(p, 64, 48) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+hid_t ds_store_fapl(void) {
+  hid_t p = H5Pcreate(H5P_FILE_ACCESS);
+  if (p < 0) return -1;
+  if (H5Pset_fapl_sec2(p) < 0 ||
+      H5Pset_libver_bounds(p, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
+      H5Pset_fclose_degree(p, H5F_CLOSE_STRONG) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+/* ---- attribute writing --------------------------------------------------- */
+
+/* Opens attribute name on loc, creating it with type and space if absent. */
+static hid_t ds_store_attr_for_write(hid_t loc, const char *name, hid_t type, hid_t space) {
+  htri_t ex = H5Aexists(loc, name);
+  if (ex < 0) return -1;
+  if (ex) return H5Aopen(loc, name, H5P_DEFAULT);
+  return H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+static int ds_store_put(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space,
+                        const void *buf) {
+  hid_t a = ds_store_attr_for_write(loc, name, ftype, space);
+  if (a < 0) return -1;
+  herr_t rc = H5Awrite(a, mtype, buf);
+  H5Aclose(a);
+  return rc < 0 ? -1 : 0;
+}
+
+int ds_store_put_str(hid_t loc, const char *name, const char *val) {
+  hid_t t = ds_store_vlen_str(), sp = H5Screate(H5S_SCALAR);
+  const char *v = val ? val : "";
+  int rc = (t < 0 || sp < 0) ? -1 : ds_store_put(loc, name, t, t, sp, &v);
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int ds_store_put_strs(hid_t loc, const char *name, const char *const *vals, int64_t n) {
+  hsize_t dim = (hsize_t)n;
+  hid_t t = ds_store_vlen_str(), sp = H5Screate_simple(1, &dim, NULL);
+  int rc = (t < 0 || sp < 0) ? -1 : ds_store_put(loc, name, t, t, sp, vals);
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int ds_store_put_i64(hid_t loc, const char *name, int64_t val) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  int rc = sp < 0 ? -1 : ds_store_put(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, sp, &val);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int ds_store_put_i32(hid_t loc, const char *name, int32_t val) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  int rc = sp < 0 ? -1 : ds_store_put(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, sp, &val);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int ds_store_put_f64(hid_t loc, const char *name, double val) {
+  hid_t sp = H5Screate(H5S_SCALAR);
+  int rc = sp < 0 ? -1 : ds_store_put(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sp, &val);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+/* ---- attribute reading --------------------------------------------------- */
+
+/* Reads a scalar string attribute (variable or fixed length) into buf. */
+static int ds_store_get_str(hid_t a, hid_t ft, char *buf, int n) {
+  hid_t mt = H5Tget_native_type(ft, H5T_DIR_ASCEND);
+  int rc = -1;
+  if (mt < 0) return -1;
+  if (H5Tis_variable_str(ft) > 0) {
+    char *p = NULL;
+    if (H5Aread(a, mt, &p) >= 0) {
+      snprintf(buf, n, "%s", p ? p : "");
+      H5free_memory(p);
+      rc = 0;
+    }
+  } else {
+    size_t sz = H5Tget_size(ft);
+    char *tmp = calloc(sz + 1, 1);
+    if (tmp && H5Aread(a, mt, tmp) >= 0) {
+      snprintf(buf, n, "%s", tmp);
+      rc = 0;
+    }
+    free(tmp);
+  }
+  H5Tclose(mt);
+  return rc;
+}
+
+int ds_store_get_text(hid_t loc, const char *name, char *buf, int n) {
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+  int rc = -1;
+  if (ft >= 0 && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1) {
+    H5T_class_t cls = H5Tget_class(ft);
+    if (cls == H5T_STRING) {
+      rc = ds_store_get_str(a, ft, buf, n);
+    } else if (cls == H5T_INTEGER) {
+      long long v;
+      if (H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0) rc = 0, snprintf(buf, n, "%lld", v);
+    } else if (cls == H5T_FLOAT) {
+      double v;
+      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) rc = 0, snprintf(buf, n, "%.17g", v);
+    }
+  }
+  if (ft >= 0) H5Tclose(ft);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return rc;
+}
+
+int ds_store_get_i64(hid_t loc, const char *name, int64_t *val) {
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  herr_t rc = H5Aread(a, H5T_NATIVE_INT64, val);
+  H5Aclose(a);
+  return rc < 0 ? -1 : 0;
+}
+
+/* ---- string arrays --------------------------------------------------------- */
+
+/* Packs n strings into one block: char*[n] then the text (one free()). */
+static char **ds_store_pack_strs(char *const *src, int64_t n, size_t fixed) {
+  size_t total = (size_t)n * sizeof(char *) + 1;
+  for (int64_t i = 0; i < n; i++)
+    total += (fixed ? strnlen((const char *)src + i * fixed, fixed)
+                    : strlen(src[i] ? src[i] : "")) + 1;
+  char **out = ds_calloc(1, total);
+  if (!out) return NULL;
+  char *p = (char *)(out + n);
+  for (int64_t i = 0; i < n; i++) {
+    const char *s = fixed ? (const char *)src + i * fixed : (src[i] ? src[i] : "");
+    size_t len = fixed ? strnlen(s, fixed) : strlen(s);
+    memcpy(p, s, len);
+    p[len] = 0;
+    out[i] = p;
+    p += len + 1;
+  }
+  return out;
+}
+
+/* obj is an attribute (is_attr) or a dataset holding a 1-D string array. */
+static int ds_store_get_strs(hid_t obj, int is_attr, char ***out, int64_t *n) {
+  hid_t ft = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
+  hid_t sp = is_attr ? H5Aget_space(obj) : H5Dget_space(obj);
+  hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_ASCEND) : -1;
+  hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  int rc = -1, vlen = ft >= 0 && H5Tis_variable_str(ft) > 0;
+  size_t fixed = vlen || ft < 0 ? 0 : H5Tget_size(ft);
+  void *buf = NULL;
+  if (mt < 0 || cnt < 0 || (ft >= 0 && H5Tget_class(ft) != H5T_STRING)) goto done;
+  buf = calloc(cnt ? (size_t)cnt : 1, vlen ? sizeof(char *) : fixed);
+  if (!buf) goto done;
+  if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
+    goto done;
+  *out = ds_store_pack_strs(buf, cnt, fixed);
+  *n = cnt;
+  rc = *out ? 0 : -1;
+  if (vlen) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+done:
+  free(buf);
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  if (sp >= 0) H5Sclose(sp);
+  return rc;
+}
+
+int ds_store_get_strs_attr(hid_t attr, char ***out, int64_t *n) {
+  return ds_store_get_strs(attr, 1, out, n);
+}
+
+int ds_store_get_strs_dset(hid_t dset, char ***out, int64_t *n) {
+  return ds_store_get_strs(dset, 0, out, n);
+}
+
+/* ---- ids ------------------------------------------------------------------ */
+
+int64_t ds_store_row_index(const ds_store *s, int64_t id) {
+  if (id >= 0 && id < s->npoints && s->ids[id] == id) return id;
+  for (int64_t i = 0; i < s->npoints; i++)
+    if (s->ids[i] == id) return i;
+  return -1;
+}
+
+void ds_store_point_name(int64_t id, char *buf, size_t n) {
+  snprintf(buf, n, "%06" PRId64, id);
+}

@@ -1,0 +1,248 @@
+/* store_write.c -- creating a sweep's HDF5 store and writing it (rank 0 only):
+ * root attributes, /sweep, /grid, the fixed-size /summary table and one
+ * /points/<id> group per finished point. Serial HDF5 (sec2 driver), no MPI.
+ * The layout is documented in docs/store.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+static const char *ds_store_nz(const char *s) { return s ? s : ""; }
+
+/* ---- create ---------------------------------------------------------------- */
+
+/* Creates path exclusively with open(2) so the error is exact: an existing
+ * file is user error (never overwritten), a bad directory is an I/O error. */
+static int ds_store_claim_path(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd >= 0) {
+    close(fd);
+    return DS_OK;
+  }
+  if (errno == EEXIST)
+    return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; "
+                              "remove it or choose another path)", path);
+  if (errno == ENOENT || errno == ENOTDIR) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    return ds_fail(DS_EIO, "%s: cannot create store: directory '%s' does not exist", path,
+                   slash ? (dir[0] ? dir : "/") : ".");
+  }
+  return ds_fail(DS_EIO, "%s: cannot create store: %s", path, strerror(errno));
+}
+
+static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016" PRIx64, m->sweep_hash);
+  hid_t f = s->file;
+  if (ds_store_put_str(f, "format", DS_STORE_FORMAT) < 0 ||
+      ds_store_put_i32(f, "format_version", DS_STORE_FORMAT_VERSION) < 0 ||
+      ds_store_put_str(f, "dynsweep_version", ds_store_nz(m->dynsweep_version)) < 0 ||
+      ds_store_put_str(f, "sweep_name", ds_store_nz(m->sweep_name)) < 0 ||
+      ds_store_put_str(f, "sweep_hash", hash) < 0 ||
+      ds_store_put_str(f, "library_versions", ds_store_nz(m->library_versions)) < 0 ||
+      ds_store_put_str(f, "hosts", ds_store_nz(m->hosts)) < 0 ||
+      ds_store_put_str(f, "start_time", ds_store_nz(m->start_time)) < 0 ||
+      ds_store_put_str(f, "end_time", "") < 0 ||
+      ds_store_put_str(f, "blas_kernel", ds_store_nz(m->blas_kernel)) < 0 ||
+      ds_store_put_i32(f, "nranks", m->nranks) < 0 ||
+      ds_store_put_f64(f, "rank0_cpu_s", 0.0) < 0 || ds_store_put_f64(f, "wall_s", 0.0) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+  return DS_OK;
+}
+
+/* /sweep/yaml: the sweep file verbatim, attribute path. */
+static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m) {
+  hid_t g = H5Gcreate2(s->file, "sweep", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t t = ds_store_vlen_str(), sp = H5Screate(H5S_SCALAR), d = -1;
+  const char *text = ds_store_nz(m->sweep_text);
+  int ok = g >= 0 && t >= 0 && sp >= 0;
+  if (ok) d = H5Dcreate2(g, "yaml", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
+       ds_store_put_str(d, "path", ds_store_nz(m->sweep_path)) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (g >= 0) H5Gclose(g);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /sweep/yaml");
+}
+
+/* A 1-D string dataset (n may be 0). */
+static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *const *v,
+                                    int64_t n) {
+  hsize_t dim = (hsize_t)n;
+  hid_t t = ds_store_vlen_str(), sp = H5Screate_simple(1, &dim, NULL), d = -1;
+  int ok = t >= 0 && sp >= 0;
+  if (ok) d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && d >= 0 && (n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  return ok ? 0 : -1;
+}
+
+/* A float64 dataset of rank 1 or 2 (dims may be 0). */
+static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                                   const double *v) {
+  hid_t sp = H5Screate_simple(rank, dims, NULL), d = -1;
+  hsize_t count = dims[0] * (rank > 1 ? dims[1] : 1);
+  int ok = sp >= 0;
+  if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && d >= 0 &&
+       (count == 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? 0 : -1;
+}
+
+static int ds_store_write_i64_dset(hid_t loc, const char *name, hsize_t n, const int64_t *v) {
+  hid_t sp = H5Screate_simple(1, &n, NULL), d = -1;
+  int ok = sp >= 0;
+  if (ok) d = H5Dcreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && d >= 0 &&
+       (n == 0 || H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? 0 : -1;
+}
+
+/* /grid: axis_names, axis_paths (naxes strings), axis_values (npoints x naxes). */
+static int ds_store_write_grid(ds_store *s, const ds_store_meta *m) {
+  hid_t g = H5Gcreate2(s->file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[2] = {(hsize_t)m->npoints, (hsize_t)m->naxes};
+  int ok = g >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
+           ds_store_write_strs_dset(g, "axis_names", m->axis_names, m->naxes) >= 0 &&
+           ds_store_write_strs_dset(g, "axis_paths", m->axis_paths, m->naxes) >= 0 &&
+           ds_store_write_f64_dset(g, "axis_values", 2, dims, m->point_axis_vals) >= 0;
+  if (g >= 0) H5Gclose(g);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /grid");
+}
+
+/* /summary: all rows, fixed size (rows are later updated in place). */
+static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
+  hsize_t n = (hsize_t)s->npoints;
+  hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, NULL);
+  int ok = ft >= 0 && sp >= 0;
+  if (ok) s->summary = H5Dcreate2(s->file, "summary", ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ok = ok && s->summary >= 0 &&
+       ds_store_put_str(s->summary, "status_names",
+                        "0=pending,1=done,2=diverged,3=failed,4=running") >= 0;
+  if (ok && n > 0) {
+    ds_summary_row *copy = malloc(n * sizeof *copy);
+    ok = copy != NULL;
+    if (ok) {
+      memcpy(copy, rows, n * sizeof *copy);
+      for (hsize_t i = 0; i < n; i++) copy[i].reason[DS_STORE_REASON_LEN - 1] = 0;
+      ok = H5Dwrite(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, copy) >= 0;
+      free(copy);
+    }
+  }
+  if (ft >= 0) H5Tclose(ft);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /summary");
+}
+
+static int ds_store_cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Copies the row ids; they must be unique so a point maps to one row. */
+static int ds_store_take_ids(ds_store *s, const ds_summary_row *rows) {
+  int dense = 1;
+  s->ids = ds_calloc((size_t)s->npoints, sizeof *s->ids);
+  if (!s->ids) return DS_ENOMEM;
+  for (int64_t i = 0; i < s->npoints; i++) {
+    s->ids[i] = rows[i].id;
+    dense = dense && rows[i].id == i;
+  }
+  if (dense) return DS_OK;
+  int64_t *sorted = ds_calloc((size_t)s->npoints, sizeof *sorted);
+  if (!sorted) return DS_ENOMEM;
+  memcpy(sorted, s->ids, s->npoints * sizeof *sorted);
+  qsort(sorted, s->npoints, sizeof *sorted, ds_store_cmp_i64);
+  int rc = DS_OK;
+  for (int64_t i = 1; i < s->npoints && rc == DS_OK; i++)
+    if (sorted[i] == sorted[i - 1])
+      rc = ds_fail(DS_EINTERNAL, "%s: duplicate point id %" PRId64 " in summary rows", s->path,
+                   sorted[i]);
+  free(sorted);
+  return rc;
+}
+
+static int ds_store_check_meta(const char *path, const ds_store_meta *m,
+                               const ds_summary_row *rows) {
+  if (!m || m->npoints < 0 || m->naxes < 0 || (m->npoints > 0 && !rows) ||
+      (m->naxes > 0 && (!m->axis_names || !m->axis_paths)) ||
+      (m->naxes > 0 && m->npoints > 0 && !m->point_axis_vals))
+    return ds_fail(DS_EINTERNAL, "%s: ds_store_create: inconsistent store metadata", path);
+  for (int a = 0; a < m->naxes; a++)
+    if (!m->axis_names[a] || !m->axis_paths[a])
+      return ds_fail(DS_EINTERNAL, "%s: ds_store_create: axis %d has no name/path", path, a);
+  return DS_OK;
+}
+
+static int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
+  hid_t fapl = ds_store_fapl();
+  if (fapl < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot set up file access");
+  s->file = H5Fcreate(s->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create HDF5 file");
+  s->row_mem = ds_store_row_memtype();
+  if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
+  DS_TRY(ds_store_take_ids(s, rows));
+  DS_TRY(ds_store_write_root_attrs(s, m));
+  DS_TRY(ds_store_write_sweep(s, m));
+  DS_TRY(ds_store_write_grid(s, m));
+  DS_TRY(ds_store_write_summary(s, rows));
+  s->points = H5Gcreate2(s->file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (s->points < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /points");
+  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot flush new store");
+  return DS_OK;
+}
+
+ds_store *ds_store_alloc(const char *path) {
+  ds_store *s = ds_calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->path = ds_strdup(path);
+  if (!s->path) {
+    free(s);
+    return NULL;
+  }
+  s->file = s->summary = s->points = s->row_mem = -1;
+  return s;
+}
+
+int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                    ds_store **out) {
+  *out = NULL;
+  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
+  DS_TRY(ds_store_check_meta(path, meta, rows));
+  ds_store_silence_hdf5();
+  DS_TRY(ds_store_claim_path(path));
+  ds_store *s = ds_store_alloc(path);
+  if (!s) {
+    unlink(path);
+    return DS_ENOMEM;
+  }
+  s->writable = 1;
+  s->npoints = meta->npoints;
+  int rc = ds_store_create_layout(s, meta, rows);
+  if (rc != DS_OK) {
+    ds_store_close(s);
+    ds_clear_error_keep(); /* no-op marker: message of rc is kept */
+    unlink(path);
+    return rc;
+  }
+  *out = s;
+  return DS_OK;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The command line: help on every subcommand, documented exit codes, plan,
+# refusing to overwrite a store, and the OpenBLAS kernel check.
+. "$(dirname "$0")/lib.sh"
+code() { set +e; "$@" >"$T/out" 2>"$T/err"; echo $?; set -e; }
+for c in run plan ls show version; do
+  check "$c --help exits 0 and prints usage" test "$(code "$DYNSWEEP" $c --help)" -eq 0
+  grep -q "usage: .*dynsweep $c" "$T/out" || bad "$c --help text"
+done
+check "no command: exit 2" test "$(code "$DYNSWEEP")" -eq 2
+check "unknown command: exit 2" test "$(code "$DYNSWEEP" frobnicate)" -eq 2
+check "run without -o: exit 2" test "$(code "$DYNSWEEP" run "$DS_SRC/sweeps/demo.yaml")" -eq 2
+check "run without -o says what is missing" grep -q "missing -o" "$T/err"
+check "plan demo: exit 0" test "$(code "$DYNSWEEP" plan "$DS_SRC/sweeps/demo.yaml")" -eq 0
+check "plan prints the total" grep -qE "^total: [0-9]+ points" "$T/out"
+n=$(sed -nE 's/^total: ([0-9]+) points.*/\1/p' "$T/out")
+m=$(grep -cE '^ +[0-9]+ +[0-9]+ ' "$T/out")
+check "plan lists every point ($m of $n)" test "$n" -eq "$m" -o "$m" -eq 41
+check "plan of a missing file: exit 2" test "$(code "$DYNSWEEP" plan "$T/nope.yaml")" -eq 2
+check "... naming the file" grep -q "nope.yaml" "$T/err"
+
+# an existing store is refused before any work, and left untouched
+echo "precious" > "$T/exists.h5"
+check "run onto an existing file: exit 2" \
+  test "$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" -o "$T/exists.h5")" -eq 2
+check "... file untouched" test "$(cat "$T/exists.h5")" = "precious"
+check "... message names the store" grep -q "exists.h5" "$T/err"
+check "show on a non-HDF5 file: non-zero" test "$(code "$DYNSWEEP" show "$T/exists.h5" 0)" -ne 0
+check "run into a missing directory: non-zero, nothing created" bash -c \
+  "! mpirun --oversubscribe -n 1 '$DYNSWEEP' run '$DS_SRC/tests/sweeps/small.yaml' -o '$T/no/dir/x.h5' -q 2>/dev/null && test ! -e '$T/no'"
+
+# show: a bad point id is bad input
+mpirun --oversubscribe -n 1 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" -o "$T/s.h5" -q
+check "show of point 999: exit 2" test "$(code "$DYNSWEEP" show "$T/s.h5" 999)" -eq 2
+check "show of point 'x': exit 2" test "$(code "$DYNSWEEP" show "$T/s.h5" x)" -eq 2
+check "show of point 0: exit 0" test "$(code "$DYNSWEEP" show "$T/s.h5" 0)" -eq 0
+check "show prints loss and per-layer singular values" bash -c "grep -q '^# loss ' '$T/out' && grep -q '^# sv/W2 ' '$T/out'"
+check "store records the BLAS kernel" bash -c "h5dump -a /blas_kernel '$T/s.h5' | grep -q '$("$DYNSWEEP" version | sed -nE 's/^OpenBLAS kernel: ([A-Za-z0-9]+).*/\1/p')'"
+
+# OpenBLAS kernel: a slow kernel chosen by the library is replaced by re-exec
+best=$("$DYNSWEEP" version | sed -nE 's/.*best for this CPU: ([A-Za-z0-9]+).*/\1/p')
+if [ "$best" = "generic" ]; then
+  echo "skip: this CPU has no faster OpenBLAS kernel than the generic one"
+else
+  out=$(DYNSWEEP_ASSUME_DETECTED=Prescott "$DYNSWEEP" version)
+  check "re-exec: runs $best after the library chose Prescott" \
+    bash -c "echo '$out' | grep -q 'OpenBLAS kernel: $best .*re-executed, library had chosen Prescott'"
+  out=$(OPENBLAS_CORETYPE=Prescott "$DYNSWEEP" version 2>&1)
+  check "a user's OPENBLAS_CORETYPE is respected with a warning" \
+    bash -c "echo '$out' | grep -q 'OpenBLAS kernel: Prescott' && echo '$out' | grep -q 'warning: OpenBLAS kernel Prescott was requested'"
+fi
+report

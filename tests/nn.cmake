@@ -1,0 +1,4 @@
+# Tests of the nn, data and optim rooms (and the RNG known answers they rely on).
+ds_unit_test(test_nn ${CMAKE_CURRENT_SOURCE_DIR}/test_nn.c ds_nn ds_util)
+ds_unit_test(test_data ${CMAKE_CURRENT_SOURCE_DIR}/test_data.c ds_data ds_util)
+ds_unit_test(test_optim ${CMAKE_CURRENT_SOURCE_DIR}/test_optim.c ds_optim ds_nn ds_data ds_util)

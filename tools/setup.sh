@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tools/setup.sh -- install what dynsweep needs (Debian 12 packages) and build it.
+# Sourced by tools/demo.sh and tools/test.sh; can also be run on its own.
+# Installs with apt-get when run as root; otherwise lists what is missing.
+set -euo pipefail
+DS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DS_BUILD=${DS_BUILD:-$DS_ROOT/build}
+
+DS_PACKAGES=(build-essential cmake pkg-config
+  openmpi-bin libopenmpi-dev
+  libscalapack-openmpi-dev libopenblas-dev
+  libhdf5-openmpi-dev hdf5-tools
+  libyaml-dev
+  python3 python3-numpy python3-h5py)
+
+ds_missing_packages() {
+  local p missing=()
+  for p in "${DS_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  echo "${missing[@]:-}"
+}
+
+ds_install() {
+  local missing
+  missing=$(ds_missing_packages)
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "dynsweep setup: these Debian packages are missing: $missing" >&2
+    echo "dynsweep setup: install them as root:  apt-get install $missing" >&2
+    echo "dynsweep setup: (or run this command again as root and it installs them)" >&2
+    return 1
+  fi
+  echo "dynsweep setup: installing $missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+ds_build() {
+  cmake -S "$DS_ROOT" -B "$DS_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$DS_BUILD" -j "$(nproc)" 2>&1 | grep -E 'error|warning|Error' || true
+  test -x "$DS_BUILD/dynsweep" || { echo "dynsweep setup: build failed" >&2; return 1; }
+}
+
+# mpirun flags that work as root and with more ranks than cores.
+ds_mpirun_flags() {
+  local f="--oversubscribe"
+  [ "$(id -u)" -eq 0 ] && f="$f --allow-run-as-root"
+  echo "$f"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  ds_install && ds_build && echo "dynsweep setup: built $DS_BUILD/dynsweep"
+fi
