@@ -70,4 +70,16 @@ int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out);
 int ds_store_attr(ds_store *s, const char *name, char *buf, int n);
 /* Axis names and per-point axis values (caller frees with free()). */
 int ds_store_read_axes(ds_store *s, int *naxes, char ***names, double **vals, int64_t *npoints);
+
+/* ---- additions (store room) ----
+ * Notes on the functions above: read_summary's rows are one malloc'd block
+ * (free()); read_axes' names is an array of naxes malloc'd strings (free
+ * each, then the array; names and vals are non-NULL even when naxes == 0);
+ * read_traj fills an initialised ds_traj (free with ds_traj_free) and fails
+ * with DS_EINPUT if the point was not written yet; ds_store_attr truncates
+ * to n-1 characters. */
+
+/* Updates only the /summary row of point row->id (e.g. to mark it running)
+ * and flushes; the point's trajectory group is not touched. */
+int ds_store_write_row(ds_store *s, const ds_summary_row *row);
 #endif

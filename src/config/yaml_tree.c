@@ -188,9 +188,12 @@ static int yt_event(yt_builder *b, const yaml_event_t *e) {
     memcpy(n->str, e->data.scalar.value, e->data.scalar.length);
     n->quoted = e->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                 e->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-    if (memchr(e->data.scalar.value, 0, e->data.scalar.length)) {
-      ds_yaml_free(n);
-      return yt_fail(b, e->start_mark, "NUL character in a value");
+    for (size_t i = 0; i < e->data.scalar.length; i++) {
+      if (e->data.scalar.value[i] < 0x20 || e->data.scalar.value[i] == 0x7f) {
+        ds_yaml_free(n); /* keeps every message on one line */
+        return yt_fail(b, e->start_mark,
+                       "line breaks, tabs and control characters are not allowed in keys or values");
+      }
     }
     return yt_attach(b, n);
   }

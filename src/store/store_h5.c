@@ -12,25 +12,41 @@
 
 /* ---- errors ------------------------------------------------------------ */
 
-void ds_store_silence_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+/* HDF5 clears its error stack at the start of every API call, so by the time
+ * a helper has closed its handles the cause of a failure is gone. Instead of
+ * printing (HDF5's default), the store's handler keeps the innermost message
+ * of the latest failure here; ds_store_h5fail() adds it to the error. */
+static _Thread_local char ds_store_h5msg[256];
 
-/* Keeps the innermost (most specific) message of the HDF5 error stack. */
 static herr_t ds_store_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
   char *msg = data;
-  if (n == 0 && e->desc && e->desc[0]) snprintf(msg, 256, "%s", e->desc);
+  if (n == 0 && e->desc && e->desc[0]) snprintf(msg, sizeof ds_store_h5msg, "%s", e->desc);
   return 0;
 }
 
+static herr_t ds_store_auto_cb(hid_t estack, void *data) {
+  (void)data;
+  ds_store_h5msg[0] = 0;
+  H5Ewalk2(estack, H5E_WALK_UPWARD, ds_store_walk_cb, ds_store_h5msg);
+  return 0;
+}
+
+void ds_store_silence_hdf5(void) {
+  H5Eset_auto2(H5E_DEFAULT, ds_store_auto_cb, NULL);
+  ds_store_h5msg[0] = 0;
+}
+
 int ds_store_h5fail(int code, const char *path, const char *fmt, ...) {
-  char op[512], detail[256] = "";
+  char op[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(op, sizeof op, fmt, ap);
   va_end(ap);
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, ds_store_walk_cb, detail);
+  int rc = ds_store_h5msg[0] ? ds_fail(code, "%s: %s (HDF5: %s)", path, op, ds_store_h5msg)
+                             : ds_fail(code, "%s: %s", path, op);
+  ds_store_h5msg[0] = 0;
   H5Eclear2(H5E_DEFAULT);
-  if (detail[0]) return ds_fail(code, "%s: %s (HDF5: %s)", path, op, detail);
-  return ds_fail(code, "%s: %s", path, op);
+  return rc;
 }
 
 /* ---- types and property lists ------------------------------------------ */
@@ -105,11 +121,25 @@ static hid_t ds_store_row_type(int packed) {
 hid_t ds_store_row_memtype(void) { return ds_store_row_type(0); }
 hid_t ds_store_row_filetype(void) { return ds_store_row_type(1); }
 
-hid_t ds_store_gcpl(void) {
+/* Object headers sized for est_links links; no time stamps (smaller, and the
+ * same input gives the same bytes). */
+hid_t ds_store_gcpl(unsigned est_links) {
   hid_t p = H5Pcreate(H5P_GROUP_CREATE);
   if (p < 0) return -1;
   if (H5Pset_link_creation_order(p, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
-      H5Pset_link_phase_change(p, 64, 48) < 0) {
+      H5Pset_link_phase_change(p, 64, 48) < 0 || H5Pset_est_link_info(p, est_links, 8) < 0 ||
+      H5Pset_obj_track_times(p, 0) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+/* Contiguous datasets without time stamps; no_attrs minimises the header. */
+hid_t ds_store_dcpl(int no_attrs) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_obj_track_times(p, 0) < 0 || (no_attrs && H5Pset_dset_no_attrs_hint(p, 1) < 0)) {
     H5Pclose(p);
     return -1;
   }
@@ -246,22 +276,24 @@ int ds_store_get_i64(hid_t loc, const char *name, int64_t *val) {
 
 /* ---- string arrays --------------------------------------------------------- */
 
-/* Packs n strings into one block: char*[n] then the text (one free()). */
-static char **ds_store_pack_strs(char *const *src, int64_t n, size_t fixed) {
-  size_t total = (size_t)n * sizeof(char *) + 1;
-  for (int64_t i = 0; i < n; i++)
-    total += (fixed ? strnlen((const char *)src + i * fixed, fixed)
-                    : strlen(src[i] ? src[i] : "")) + 1;
-  char **out = ds_calloc(1, total);
-  if (!out) return NULL;
-  char *p = (char *)(out + n);
-  for (int64_t i = 0; i < n; i++) {
+void ds_store_free_strs(char **v, int64_t n) {
+  for (int64_t i = 0; v && i < n; i++) free(v[i]);
+  free(v);
+}
+
+/* Copies n strings (vlen pointers, or fixed-size records if fixed > 0) into
+ * a malloc'd array of malloc'd strings. */
+static char **ds_store_copy_strs(char *const *src, int64_t n, size_t fixed) {
+  char **out = ds_calloc(n ? (size_t)n : 1, sizeof *out);
+  for (int64_t i = 0; out && i < n; i++) {
     const char *s = fixed ? (const char *)src + i * fixed : (src[i] ? src[i] : "");
     size_t len = fixed ? strnlen(s, fixed) : strlen(s);
-    memcpy(p, s, len);
-    p[len] = 0;
-    out[i] = p;
-    p += len + 1;
+    out[i] = ds_calloc(len + 1, 1);
+    if (!out[i]) {
+      ds_store_free_strs(out, i);
+      return NULL;
+    }
+    memcpy(out[i], s, len);
   }
   return out;
 }
@@ -280,7 +312,7 @@ static int ds_store_get_strs(hid_t obj, int is_attr, char ***out, int64_t *n) {
   if (!buf) goto done;
   if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
     goto done;
-  *out = ds_store_pack_strs(buf, cnt, fixed);
+  *out = ds_store_copy_strs(buf, cnt, fixed);
   *n = cnt;
   rc = *out ? 0 : -1;
   if (vlen) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);

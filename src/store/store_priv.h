@@ -22,7 +22,10 @@ struct ds_store {
   int64_t *ids;     /* ids[i] = id of summary row i */
 };
 
-/* Errors: record "PATH: OP: <innermost HDF5 message>" and clear the stack. */
+/* Errors: records "PATH: OP (HDF5: <innermost message of the latest HDF5
+ * failure>)". ds_store_silence_hdf5() installs the quiet recording handler
+ * (nothing is printed) and forgets old failures; called by create/open and
+ * at the start of each write. */
 int ds_store_h5fail(int code, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void ds_store_silence_hdf5(void);
@@ -31,7 +34,8 @@ void ds_store_silence_hdf5(void);
 hid_t ds_store_vlen_str(void);
 hid_t ds_store_row_memtype(void);
 hid_t ds_store_row_filetype(void);
-hid_t ds_store_gcpl(void); /* link creation order tracked + indexed */
+hid_t ds_store_gcpl(unsigned est_links); /* link creation order tracked + indexed */
+hid_t ds_store_dcpl(int no_attrs);
 hid_t ds_store_fapl(void); /* sec2, libver latest, close degree strong */
 
 /* Attributes on any object (loc). Return 0 on success, -1 on HDF5 failure. */
@@ -43,10 +47,15 @@ int ds_store_put_f64(hid_t loc, const char *name, double val);
 /* Reads a scalar attribute as text into buf (n bytes); -1 on failure. */
 int ds_store_get_text(hid_t loc, const char *name, char *buf, int n);
 int ds_store_get_i64(hid_t loc, const char *name, int64_t *val);
-/* Reads a 1-D string attribute or dataset (obj is an attribute or dataset id)
- * into one malloc'd block: char*[n] followed by the strings. */
+/* Reads a 1-D string attribute or dataset into a malloc'd array of n
+ * malloc'd strings (free with ds_store_free_strs). */
 int ds_store_get_strs_attr(hid_t attr, char ***out, int64_t *n);
 int ds_store_get_strs_dset(hid_t dset, char ***out, int64_t *n);
+void ds_store_free_strs(char **v, int64_t n);
+
+/* Handle allocation (all ids -1) and quiet release (-1 if H5Fclose failed). */
+ds_store *ds_store_alloc(const char *path);
+int ds_store_release(ds_store *s);
 
 /* Summary row index of point id, or -1. */
 int64_t ds_store_row_index(const ds_store *s, int64_t id);

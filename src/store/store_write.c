@@ -28,15 +28,18 @@ static int ds_store_claim_path(const char *path) {
   if (errno == EEXIST)
     return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; "
                               "remove it or choose another path)", path);
-  if (errno == ENOENT || errno == ENOTDIR) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    return ds_fail(DS_EIO, "%s: cannot create store: directory '%s' does not exist", path,
-                   slash ? (dir[0] ? dir : "/") : ".");
-  }
-  return ds_fail(DS_EIO, "%s: cannot create store: %s", path, strerror(errno));
+  int err = errno;
+  char dir[4096];
+  struct stat st;
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0;
+  const char *d = slash ? (dir[0] ? dir : "/") : ".";
+  if ((err == ENOENT || err == ENOTDIR) && stat(d, &st) != 0)
+    return ds_fail(DS_EIO, "%s: cannot create store: directory '%s' does not exist", path, d);
+  if (err == ENOTDIR || (err == ENOENT && !S_ISDIR(st.st_mode)))
+    return ds_fail(DS_EIO, "%s: cannot create store: '%s' is not a directory", path, d);
+  return ds_fail(DS_EIO, "%s: cannot create store: %s", path, strerror(err));
 }
 
 static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
@@ -91,11 +94,11 @@ static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *con
 
 /* A float64 dataset of rank 1 or 2 (dims may be 0). */
 static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const hsize_t *dims,
-                                   const double *v) {
+                                   const double *v, hid_t dcpl) {
   hid_t sp = H5Screate_simple(rank, dims, NULL), d = -1;
   hsize_t count = dims[0] * (rank > 1 ? dims[1] : 1);
   int ok = sp >= 0;
-  if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   ok = ok && d >= 0 &&
        (count == 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
@@ -103,10 +106,11 @@ static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const 
   return ok ? 0 : -1;
 }
 
-static int ds_store_write_i64_dset(hid_t loc, const char *name, hsize_t n, const int64_t *v) {
+static int ds_store_write_i64_dset(hid_t loc, const char *name, hsize_t n, const int64_t *v,
+                                   hid_t dcpl) {
   hid_t sp = H5Screate_simple(1, &n, NULL), d = -1;
   int ok = sp >= 0;
-  if (ok) d = H5Dcreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (ok) d = H5Dcreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   ok = ok && d >= 0 &&
        (n == 0 || H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
@@ -121,7 +125,7 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m) {
   int ok = g >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_names", m->axis_names, m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_paths", m->axis_paths, m->naxes) >= 0 &&
-           ds_store_write_f64_dset(g, "axis_values", 2, dims, m->point_axis_vals) >= 0;
+           ds_store_write_f64_dset(g, "axis_values", 2, dims, m->point_axis_vals, H5P_DEFAULT) >= 0;
   if (g >= 0) H5Gclose(g);
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /grid");
 }
@@ -238,11 +242,218 @@ int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summar
   s->npoints = meta->npoints;
   int rc = ds_store_create_layout(s, meta, rows);
   if (rc != DS_OK) {
-    ds_store_close(s);
-    ds_clear_error_keep(); /* no-op marker: message of rc is kept */
+    ds_store_release(s); /* quiet: keeps the message of rc */
     unlink(path);
     return rc;
   }
   *out = s;
+  return DS_OK;
+}
+
+/* ---- points ---------------------------------------------------------------- */
+
+/* A series name is one or more '/'-separated non-empty components, none of
+ * them "." or "..". */
+static int ds_store_check_series_name(const char *name) {
+  size_t len = strnlen(name, sizeof(((ds_series *)0)->name));
+  if (len == 0 || len == sizeof(((ds_series *)0)->name)) return -1;
+  const char *p = name;
+  while (*p) {
+    const char *e = strchr(p, '/');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) return -1;
+    if (!e) break;
+    if (!e[1]) return -1; /* trailing '/' */
+    p = e + 1;
+  }
+  return 0;
+}
+
+/* Creates the groups of "a/b/c" (all components) under pg, reusing any
+ * that exist (e.g. "sv" shared by "sv/W1" and "sv/W2"). Returns the series
+ * group or -1. */
+static hid_t ds_store_series_group(hid_t pg, const char *name, hid_t gcpl) {
+  char prefix[64];
+  size_t len = strlen(name);
+  for (size_t i = 0; i <= len; i++) {
+    if (name[i] != '/' && name[i] != 0) continue;
+    memcpy(prefix, name, i);
+    prefix[i] = 0;
+    if (name[i] == 0) return H5Gcreate2(pg, prefix, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    htri_t ex = H5Lexists(pg, prefix, H5P_DEFAULT);
+    if (ex < 0) return -1;
+    if (!ex) {
+      hid_t g = H5Gcreate2(pg, prefix, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+      if (g < 0) return -1;
+      H5Gclose(g);
+    }
+  }
+  return -1;
+}
+
+/* Creation property lists for a point's groups and datasets. */
+typedef struct {
+  hid_t group, step, value;
+} ds_store_plists;
+
+static int ds_store_plists_open(ds_store_plists *pl) {
+  pl->group = ds_store_gcpl(2);
+  pl->step = ds_store_dcpl(1);
+  pl->value = ds_store_dcpl(0);
+  return pl->group >= 0 && pl->step >= 0 && pl->value >= 0 ? 0 : -1;
+}
+
+static void ds_store_plists_close(ds_store_plists *pl) {
+  if (pl->group >= 0) H5Pclose(pl->group);
+  if (pl->step >= 0) H5Pclose(pl->step);
+  if (pl->value >= 0) H5Pclose(pl->value);
+}
+
+/* <series>/step (int64, n) and <series>/value (float64, n or n x ncols). */
+static int ds_store_write_series(ds_store *s, hid_t pg, const ds_store_plists *pl,
+                                 const ds_series *ser) {
+  hid_t g = ds_store_series_group(pg, ser->name, pl->group);
+  if (g < 0) return -1;
+  hsize_t dims[2] = {(hsize_t)ser->n, (hsize_t)ser->ncols};
+  int ok = ds_store_write_i64_dset(g, "step", dims[0], ser->step, pl->step) >= 0 &&
+           ds_store_write_f64_dset(g, "value", ser->ncols == 1 ? 1 : 2, dims, ser->val,
+                                   pl->value) >= 0;
+  hid_t v = ok ? H5Dopen2(g, "value", H5P_DEFAULT) : -1;
+  char unit[sizeof ser->unit + 1], def[sizeof ser->definition + 1];
+  snprintf(unit, sizeof unit, "%.*s", (int)sizeof ser->unit, ser->unit);
+  snprintf(def, sizeof def, "%.*s", (int)sizeof ser->definition, ser->definition);
+  ok = ok && v >= 0 && ds_store_put_str(v, "unit", unit) >= 0 &&
+       ds_store_put_str(v, "definition", def) >= 0 &&
+       ds_store_put_i32(v, "ncols", ser->ncols) >= 0;
+  if (v >= 0) H5Dclose(v);
+  H5Gclose(g);
+  return ok ? 0 : -1;
+}
+
+static int ds_store_check_traj(const ds_store *s, int64_t id, const ds_traj *t) {
+  for (int i = 0; t && i < t->n; i++) {
+    const ds_series *ser = &t->s[i];
+    if (ds_store_check_series_name(ser->name) < 0)
+      return ds_fail(DS_EINTERNAL, "%s: point %" PRId64 ": bad series name '%.64s'", s->path, id,
+                     ser->name);
+    if (ser->ncols < 1 || ser->n < 0 || (ser->n > 0 && (!ser->step || !ser->val)))
+      return ds_fail(DS_EINTERNAL, "%s: point %" PRId64 ": series %s is malformed", s->path, id,
+                     ser->name);
+  }
+  return DS_OK;
+}
+
+/* Writes the point group pg's content; -1 on HDF5 failure (name in *what). */
+static int ds_store_fill_point(ds_store *s, hid_t pg, const ds_traj *t, const char **what) {
+  int ns = t ? t->n : 0;
+  const char **names = ds_calloc(ns ? ns : 1, sizeof *names);
+  ds_store_plists pl = {-1, -1, -1};
+  int ok = names && ds_store_plists_open(&pl) >= 0;
+  for (int i = 0; ok && i < ns; i++) names[i] = t->s[i].name;
+  *what = "series_names";
+  ok = ok && ds_store_put_strs(pg, "series_names", names, ns) >= 0;
+  for (int i = 0; ok && i < ns; i++) {
+    *what = t->s[i].name;
+    ok = ds_store_write_series(s, pg, &pl, &t->s[i]) >= 0;
+  }
+  free(names);
+  ds_store_plists_close(&pl);
+  return ok ? 0 : -1;
+}
+
+static int ds_store_update_row(ds_store *s, int64_t idx, const ds_summary_row *row) {
+  ds_summary_row r = *row;
+  hsize_t start = (hsize_t)idx, one = 1;
+  r.reason[DS_STORE_REASON_LEN - 1] = 0;
+  hid_t fs = H5Dget_space(s->summary), ms = H5Screate_simple(1, &one, NULL);
+  int ok = fs >= 0 && ms >= 0 &&
+           H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) >= 0 &&
+           H5Dwrite(s->summary, s->row_mem, ms, fs, H5P_DEFAULT, &r) >= 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  return ok ? DS_OK
+            : ds_store_h5fail(DS_EIO, s->path, "cannot update /summary row of point %" PRId64,
+                              row->id);
+}
+
+static int ds_store_row_for(ds_store *s, const ds_summary_row *row, int64_t *idx) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  *idx = ds_store_row_index(s, row->id);
+  if (*idx < 0)
+    return ds_fail(DS_EINTERNAL, "%s: point id %" PRId64 " is not in /summary", s->path, row->id);
+  return DS_OK;
+}
+
+int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
+  int64_t idx = -1;
+  char name[32];
+  const char *what = "";
+  ds_store_silence_hdf5();
+  DS_TRY(ds_store_row_for(s, row, &idx));
+  DS_TRY(ds_store_check_traj(s, row->id, traj));
+  ds_store_point_name(row->id, name, sizeof name);
+  htri_t ex = H5Lexists(s->points, name, H5P_DEFAULT);
+  if (ex > 0 && H5Ldelete(s->points, name, H5P_DEFAULT) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot delete old /points/%s", name);
+  hid_t gcpl = ds_store_gcpl(traj && traj->n > 2 ? (unsigned)traj->n : 2);
+  hid_t pg = ex >= 0 && gcpl >= 0 ? H5Gcreate2(s->points, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+  if (gcpl >= 0) H5Pclose(gcpl);
+  if (pg < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /points/%s", name);
+  int bad = ds_store_fill_point(s, pg, traj, &what) < 0;
+  H5Gclose(pg);
+  if (bad) {
+    int rc = ds_store_h5fail(DS_EIO, s->path, "cannot write /points/%s (%s)", name, what);
+    H5Ldelete(s->points, name, H5P_DEFAULT); /* no half-written point */
+    H5Eclear2(H5E_DEFAULT);
+    return rc;
+  }
+  DS_TRY(ds_store_update_row(s, idx, row));
+  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot flush after point %" PRId64, row->id);
+  return DS_OK;
+}
+
+int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
+  int64_t idx = -1;
+  DS_TRY(ds_store_row_for(s, row, &idx));
+  DS_TRY(ds_store_update_row(s, idx, row));
+  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot flush after row %" PRId64, row->id);
+  return DS_OK;
+}
+
+int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  if (ds_store_put_str(s->file, "end_time", ds_store_nz(end_time)) < 0 ||
+      ds_store_put_f64(s->file, "rank0_cpu_s", rank0_cpu_s) < 0 ||
+      ds_store_put_f64(s->file, "wall_s", wall_s) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot record end time");
+  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot flush at finish");
+  return DS_OK;
+}
+
+/* ---- close ------------------------------------------------------------------ */
+
+/* Closes everything; returns -1 if the file did not close cleanly. Does not
+ * touch the error message. */
+int ds_store_release(ds_store *s) {
+  int bad = 0;
+  if (!s) return 0;
+  if (s->summary >= 0) H5Dclose(s->summary);
+  if (s->points >= 0) H5Gclose(s->points);
+  if (s->row_mem >= 0) H5Tclose(s->row_mem);
+  if (s->file >= 0) bad = H5Fclose(s->file) < 0;
+  free(s->ids);
+  free(s->path);
+  free(s);
+  return bad ? -1 : 0;
+}
+
+int ds_store_close(ds_store *s) {
+  if (!s) return DS_OK;
+  char path[4096];
+  snprintf(path, sizeof path, "%s", s->path);
+  if (ds_store_release(s) < 0) return ds_store_h5fail(DS_EIO, path, "cannot close store");
   return DS_OK;
 }

@@ -1,0 +1,270 @@
+/* store_read.c -- reading a sweep store from any process (no MPI needed):
+ * open (SWMR-read when possible), the summary table, a point's trajectory,
+ * the grid axes and root attributes. Layout in docs/store.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+static const char *const ds_store_status_names[] = {"pending", "done", "diverged", "failed",
+                                                    "running"};
+
+const char *ds_status_name(int status) {
+  if (status < 0 || status > DS_ST_RUNNING) return "unknown";
+  return ds_store_status_names[status];
+}
+
+/* ---- open ------------------------------------------------------------------- */
+
+static int ds_store_check_file(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return ds_fail(errno == ENOENT ? DS_EINPUT : DS_EIO, "%s: cannot open store: %s", path,
+                   strerror(errno));
+  if (!S_ISREG(st.st_mode)) return ds_fail(DS_EINPUT, "%s: not a regular file", path);
+  htri_t h5 = H5Fis_hdf5(path);
+  if (h5 < 0) return ds_store_h5fail(DS_EIO, path, "cannot read file");
+  if (h5 == 0) return ds_fail(DS_EINPUT, "%s: not an HDF5 file (expected a dynsweep store)", path);
+  return DS_OK;
+}
+
+/* Opens read-only, as a SWMR reader if the file allows it. */
+static hid_t ds_store_open_file(const char *path) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return -1;
+  H5Pset_fapl_sec2(fapl);
+  H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+  if (f < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  }
+  H5Pclose(fapl);
+  return f;
+}
+
+static int ds_store_check_format(ds_store *s) {
+  char fmt[64] = "";
+  int64_t ver = 0;
+  if (ds_store_get_text(s->file, "format", fmt, sizeof fmt) < 0 ||
+      strcmp(fmt, DS_STORE_FORMAT) != 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return ds_fail(DS_EINPUT, "%s: HDF5 file but not a dynsweep store (root attribute format "
+                              "is not \"%s\")", s->path, DS_STORE_FORMAT);
+  }
+  if (ds_store_get_i64(s->file, "format_version", &ver) < 0)
+    return ds_store_h5fail(DS_EINPUT, s->path, "no format_version attribute");
+  if (ver < 1 || ver > DS_STORE_FORMAT_VERSION)
+    return ds_fail(DS_EINPUT, "%s: store format_version %" PRId64 " is not supported (this "
+                              "dynsweep reads version %d)", s->path, ver, DS_STORE_FORMAT_VERSION);
+  return DS_OK;
+}
+
+/* Reads the id column of /summary (partial compound read). */
+static int ds_store_load_ids(ds_store *s) {
+  hid_t sp = H5Dget_space(s->summary);
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  if (sp >= 0) H5Sclose(sp);
+  if (n < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary shape");
+  s->npoints = n;
+  s->ids = ds_calloc((size_t)n, sizeof *s->ids);
+  if (!s->ids) return DS_ENOMEM;
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
+  int ok = t >= 0 && H5Tinsert(t, "id", 0, H5T_NATIVE_INT64) >= 0 &&
+           (n == 0 || H5Dread(s->summary, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->ids) >= 0);
+  if (t >= 0) H5Tclose(t);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot read /summary ids");
+}
+
+static int ds_store_open_layout(ds_store *s) {
+  s->file = ds_store_open_file(s->path);
+  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open store");
+  ds_store_silence_hdf5(); /* forget a failed SWMR-read attempt */
+  DS_TRY(ds_store_check_format(s));
+  s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
+  if (s->summary < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /summary");
+  s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
+  if (s->points < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /points");
+  s->row_mem = ds_store_row_memtype();
+  if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
+  return ds_store_load_ids(s);
+}
+
+int ds_store_open(const char *path, ds_store **out) {
+  *out = NULL;
+  ds_store_silence_hdf5();
+  DS_TRY(ds_store_check_file(path));
+  ds_store *s = ds_store_alloc(path);
+  if (!s) return DS_ENOMEM;
+  int rc = ds_store_open_layout(s);
+  if (rc != DS_OK) {
+    ds_store_release(s);
+    H5Eclear2(H5E_DEFAULT);
+    return rc;
+  }
+  *out = s;
+  return DS_OK;
+}
+
+/* ---- summary ------------------------------------------------------------------ */
+
+int ds_store_read_summary(ds_store *s, ds_summary_row **rows, int64_t *n) {
+  hsize_t cnt = 0;
+  hid_t sp = H5Dget_space(s->summary);
+  int ok = sp >= 0 && H5Sget_simple_extent_dims(sp, &cnt, NULL) == 1;
+  if (sp >= 0) H5Sclose(sp);
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary shape");
+  ds_summary_row *r = ds_calloc(cnt, sizeof *r);
+  if (!r) return DS_ENOMEM;
+  if (cnt > 0 && H5Dread(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, r) < 0) {
+    free(r);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary");
+  }
+  for (hsize_t i = 0; i < cnt; i++) r[i].reason[DS_STORE_REASON_LEN - 1] = 0;
+  *rows = r;
+  *n = (int64_t)cnt;
+  return DS_OK;
+}
+
+/* ---- trajectories ------------------------------------------------------------- */
+
+/* Reads dataset name of g into a new buffer; checks rank and shape. */
+static int ds_store_read_dset(hid_t g, const char *name, hid_t mtype, size_t esize,
+                              hsize_t dims[2], int *rank, void **buf) {
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  int ok = sp >= 0;
+  dims[1] = 1;
+  if (ok) *rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+  ok = ok && *rank >= 1 && *rank <= 2;
+  size_t count = ok ? (size_t)(dims[0] * (*rank == 2 ? dims[1] : 1)) : 0;
+  *buf = ok ? malloc((count ? count : 1) * esize) : NULL;
+  ok = ok && *buf && (count == 0 || H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) >= 0);
+  if (!ok) {
+    free(*buf);
+    *buf = NULL;
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  return ok ? 0 : -1;
+}
+
+/* Reads series `name` of point group pg and adds it to t. */
+static int ds_store_read_series(ds_store *s, hid_t pg, const char *pname, const char *name,
+                                ds_traj *t) {
+  hid_t g = H5Gopen2(pg, name, H5P_DEFAULT);
+  hid_t v = g >= 0 ? H5Dopen2(g, "value", H5P_DEFAULT) : -1;
+  char unit[sizeof(((ds_series *)0)->unit)] = "", def[sizeof(((ds_series *)0)->definition)] = "";
+  int64_t ncols = 1;
+  int ok = v >= 0 && ds_store_get_text(v, "unit", unit, sizeof unit) >= 0 &&
+           ds_store_get_text(v, "definition", def, sizeof def) >= 0 &&
+           ds_store_get_i64(v, "ncols", &ncols) >= 0;
+  if (v >= 0) H5Dclose(v);
+  hsize_t sd[2], vd[2];
+  int sr = 0, vr = 0;
+  void *step = NULL, *val = NULL;
+  ok = ok && ds_store_read_dset(g, "step", H5T_NATIVE_INT64, sizeof(int64_t), sd, &sr, &step) >= 0 &&
+       ds_store_read_dset(g, "value", H5T_NATIVE_DOUBLE, sizeof(double), vd, &vr, &val) >= 0;
+  if (g >= 0) H5Gclose(g);
+  if (!ok) {
+    free(step), free(val);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read series /points/%s/%s", pname, name);
+  }
+  if (sr != 1 || vd[0] != sd[0] || ncols < 1 || (int64_t)vd[1] != ncols || (vr == 2) != (ncols > 1)) {
+    free(step), free(val);
+    return ds_fail(DS_EIO, "%s: series /points/%s/%s: step/value shapes disagree", s->path, pname,
+                   name);
+  }
+  int idx = ds_traj_add(t, name, (int)ncols, unit, def);
+  if (idx < 0) {
+    free(step), free(val);
+    return -idx;
+  }
+  ds_series *ser = &t->s[idx];
+  ser->step = step;
+  ser->val = val;
+  ser->n = ser->cap = (int64_t)sd[0];
+  return DS_OK;
+}
+
+static int ds_store_read_point(ds_store *s, hid_t pg, const char *pname, ds_traj *out) {
+  hid_t a = H5Aopen(pg, "series_names", H5P_DEFAULT);
+  char **names = NULL;
+  int64_t n = 0;
+  int ok = a >= 0 && ds_store_get_strs_attr(a, &names, &n) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /points/%s/series_names", pname);
+  int rc = DS_OK;
+  for (int64_t i = 0; i < n && rc == DS_OK; i++)
+    rc = ds_store_read_series(s, pg, pname, names[i], out);
+  ds_store_free_strs(names, n);
+  return rc;
+}
+
+int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out) {
+  char name[32];
+  ds_traj_init(out);
+  ds_store_point_name(id, name, sizeof name);
+  htri_t ex = H5Lexists(s->points, name, H5P_DEFAULT);
+  if (ex < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot look up /points/%s", name);
+  if (!ex)
+    return ds_fail(DS_EINPUT, "%s: point %" PRId64 " has no trajectory (/points/%s not written)",
+                   s->path, id, name);
+  hid_t pg = H5Gopen2(s->points, name, H5P_DEFAULT);
+  if (pg < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /points/%s", name);
+  int rc = ds_store_read_point(s, pg, name, out);
+  H5Gclose(pg);
+  if (rc != DS_OK) ds_traj_free(out);
+  return rc;
+}
+
+/* ---- axes and attributes -------------------------------------------------------- */
+
+static int ds_store_read_axis_vals(ds_store *s, int64_t naxes, double **vals, int64_t *npoints) {
+  hid_t d = H5Dopen2(s->file, "grid/axis_values", H5P_DEFAULT);
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  hsize_t dims[2] = {0, 0};
+  int ok = sp >= 0 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 && (int64_t)dims[1] == naxes;
+  size_t count = ok ? (size_t)(dims[0] * dims[1]) : 0;
+  *vals = ok ? ds_calloc(count ? count : 1, sizeof(double)) : NULL;
+  ok = ok && *vals &&
+       (count == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *vals) >= 0);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  if (!ok) {
+    free(*vals);
+    *vals = NULL;
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /grid/axis_values");
+  }
+  *npoints = (int64_t)dims[0];
+  return DS_OK;
+}
+
+int ds_store_read_axes(ds_store *s, int *naxes, char ***names, double **vals, int64_t *npoints) {
+  hid_t d = H5Dopen2(s->file, "grid/axis_names", H5P_DEFAULT);
+  int64_t n = 0;
+  int ok = d >= 0 && ds_store_get_strs_dset(d, names, &n) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /grid/axis_names");
+  int rc = ds_store_read_axis_vals(s, n, vals, npoints);
+  if (rc != DS_OK) {
+    ds_store_free_strs(*names, n);
+    *names = NULL;
+    return rc;
+  }
+  *naxes = (int)n;
+  return DS_OK;
+}
+
+int ds_store_attr(ds_store *s, const char *name, char *buf, int n) {
+  htri_t ex = H5Aexists(s->file, name);
+  if (ex < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot look up attribute %s", name);
+  if (!ex) return ds_fail(DS_EINPUT, "%s: store has no root attribute '%s'", s->path, name);
+  if (ds_store_get_text(s->file, name, buf, n) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read root attribute %s as text", name);
+  return DS_OK;
+}

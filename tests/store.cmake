@@ -1,0 +1,4 @@
+# Store room: unit test of the HDF5 store and a check of the file with the
+# HDF5 command-line tools and h5py (tests/store_tools.sh).
+ds_unit_test(test_store ${CMAKE_CURRENT_SOURCE_DIR}/test_store.c ds_store ds_util)
+ds_script_test(store_tools store_tools.sh)
