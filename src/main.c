@@ -205,27 +205,38 @@ static int fail_store(ds_store *s, int rc) {
   return ds_exit_code(rc);
 }
 
-int ds_cli_print_summary(const char *path, FILE *out) {
+/* Grid parameters of each row come from the sweep file stored in the store,
+ * expanded again, so enum axes print as their names ("relu"). */
+static int print_summary(const char *path, FILE *out) {
   ds_store *s = NULL;
   ds_summary_row *rows = NULL;
-  int64_t n = 0, np = 0;
-  int na = 0;
-  char **names = NULL;
-  double *vals = NULL;
+  int64_t n = 0;
+  char *text = NULL;
+  ds_sweep sw;
   int rc = ds_store_open(path, &s);
   if (rc == DS_OK) rc = ds_store_read_summary(s, &rows, &n);
-  if (rc == DS_OK) rc = ds_store_read_axes(s, &na, &names, &vals, &np);
-  if (rc != DS_OK) return fail_store(s, rc);
+  if (rc == DS_OK) rc = ds_store_sweep_text(s, &text);
+  if (rc == DS_OK) rc = ds_sweep_parse(path, text, &sw);
+  free(text);
+  if (rc != DS_OK) {
+    free(rows);
+    return fail_store(s, rc);
+  }
   fprintf(out, "%6s %3s", "point", "rep");
-  for (int a = 0; a < na; a++) fprintf(out, " %11.11s", names[a]);
+  for (int a = 0; a < sw.naxes; a++) fprintf(out, " %11.11s", sw.axes[a].name);
   fprintf(out, " %-8s %8s %12s %12s %8s %4s\n", "status", "steps", "final_loss", "min_loss",
           "wall_s", "rank");
   int64_t count[5] = {0};
   for (int64_t i = 0; i < n; i++) {
     const ds_summary_row *r = &rows[i];
+    ds_point p;
     fprintf(out, "%6lld %3d", (long long)r->id, r->replica);
-    for (int a = 0; a < na; a++)
-      fprintf(out, " %11.4g", i < np ? vals[i * na + a] : NAN);
+    int prc = ds_sweep_point(&sw, r->id, &p);
+    for (int a = 0; a < sw.naxes; a++) {
+      char t[64] = "?";
+      if (prc == DS_OK) ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
+      fprintf(out, " %11.11s", t);
+    }
     fprintf(out, " %-8s %8lld %12.5g %12.5g %8.3f %4d\n", ds_status_name(r->status),
             (long long)r->steps, r->final_loss, r->min_loss, r->wall_s, r->rank);
     if (r->status >= 0 && r->status < 5) count[r->status]++;
@@ -233,9 +244,7 @@ int ds_cli_print_summary(const char *path, FILE *out) {
   fprintf(out, "%lld points: %lld done, %lld diverged, %lld failed, %lld pending\n", (long long)n,
           (long long)count[DS_ST_DONE], (long long)count[DS_ST_DIVERGED],
           (long long)count[DS_ST_FAILED], (long long)(count[DS_ST_PENDING] + count[DS_ST_RUNNING]));
-  for (int a = 0; a < na; a++) free(names[a]);
-  free(names);
-  free(vals);
+  ds_sweep_free(&sw);
   free(rows);
   ds_store_close(s);
   return 0;
@@ -244,7 +253,7 @@ int ds_cli_print_summary(const char *path, FILE *out) {
 static int cmd_ls(int argc, char **argv) {
   if (argc != 1 || argv[0][0] == '-')
     return bad_args(usage_ls, "ls: expected exactly one store file%s", "");
-  return ds_cli_print_summary(argv[0], stdout);
+  return print_summary(argv[0], stdout);
 }
 
 static int cmd_show(int argc, char **argv) {

@@ -9,7 +9,7 @@ for n in 1 2 3; do
   check "run -n $n exits 0" test -s "$T/n$n.h5"
   "$DYNSWEEP" ls "$T/n$n.h5" | awk '{ $(NF-1)=""; $NF=""; print }' > "$T/ls$n.txt"
 done
-npts=$(grep -c -E '^ +[0-9]+ ' "$T/ls1.txt")
+npts=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/' "$T/ls1.txt" | wc -l)
 check "32 points listed (got $npts)" test "$npts" -eq 32
 check "every point finished" bash -c "! grep -qE ' (pending|failed) ' '$T/ls1.txt'"
 for n in 2 3; do

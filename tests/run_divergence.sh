@@ -21,7 +21,7 @@ check "h5dump reads /summary with diverged_step" bash -c "h5dump -d /summary '$T
 # convergence: final loss of a linear lr=0.02 point is < 1/10 of its step-0 loss
 p=$(awk '$5 == 0.02 && $6 == "linear" {print $1; exit}' "$T/ls.txt")
 "$DYNSWEEP" show "$T/s.h5" "$p" --series loss > "$T/l2.txt"
-first=$(awk 'NR == 2 {print $2}' "$T/l2.txt"); final=$(tail -1 "$T/l2.txt" | awk '{print $2}')
+first=$(grep -v '^#' "$T/l2.txt" | head -1 | awk '{print $2}'); final=$(tail -1 "$T/l2.txt" | awk '{print $2}')
 check "loss of point $p fell from $first to $final (< 1/10)" \
   python3 -c "import sys; sys.exit(0 if float('$final') < float('$first') / 10 else 1)"
 report

@@ -66,6 +66,8 @@ int ds_store_close(ds_store *s);
 int ds_store_open(const char *path, ds_store **out);
 int ds_store_read_summary(ds_store *s, ds_summary_row **rows, int64_t *n);
 int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out);
+/* The sweep file's text as stored in /sweep/yaml (caller frees). */
+int ds_store_sweep_text(ds_store *s, char **text);
 /* Root attribute as text (strings, or numbers formatted). */
 int ds_store_attr(ds_store *s, const char *name, char *buf, int n);
 /* Axis names and per-point axis values (caller frees with free()). */

@@ -268,3 +268,17 @@ int ds_store_attr(ds_store *s, const char *name, char *buf, int n) {
     return ds_store_h5fail(DS_EIO, s->path, "cannot read root attribute %s as text", name);
   return DS_OK;
 }
+
+int ds_store_sweep_text(ds_store *s, char **text) {
+  hid_t d = H5Dopen2(s->file, "sweep/yaml", H5P_DEFAULT);
+  if (d < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /sweep/yaml");
+  hid_t t = ds_store_vlen_str();
+  char *v = NULL;
+  int ok = t >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0 && v;
+  if (ok) *text = ds_strdup(v);
+  if (v) H5free_memory(v);
+  if (t >= 0) H5Tclose(t);
+  H5Dclose(d);
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /sweep/yaml");
+  return *text ? DS_OK : DS_ENOMEM;
+}
