@@ -39,6 +39,8 @@ typedef struct {
 
 int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims);
 void ds_mlp_free(ds_mlp *m);
+/* (Note: one aligned allocation; in a linear net A[l] aliases Z[l]. After
+ * ds_mlp_forward, Z[l] and A[l] hold the pre-/post-activations of X.) */
 int ds_mlp_work_init(const ds_mlp *m, int n, ds_mlp_work *w);
 void ds_mlp_work_free(ds_mlp_work *w);
 
