@@ -42,28 +42,49 @@ static int good_enough(const char *k, const char *best) {
   return 0;
 }
 
-void ds_blas_ensure_fast_kernel(char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
+/* What to ask OpenBLAS for at load time: a kernel name (NULL = keep) and
+ * whether the thread count must be pinned to 1. */
+static const char *wanted_kernel(void) {
   const char *best = ds_blas_best_kernel();
   const char *k = detected_kernel();
-  if (!best || good_enough(k, best)) return;
+  if (!best || good_enough(k, best)) return NULL;
   if (getenv("DYNSWEEP_REEXECED")) {
     ds_warn("OpenBLAS still runs kernel %s after re-exec with OPENBLAS_CORETYPE=%s", k, best);
-    return;
+    return NULL;
   }
   if (getenv("OPENBLAS_CORETYPE")) {
     ds_warn("OpenBLAS kernel %s was requested by OPENBLAS_CORETYPE; this CPU supports the "
             "faster %s (unset OPENBLAS_CORETYPE to let dynsweep choose)", k, best);
-    return;
+    return NULL;
   }
   if (getenv("DYNSWEEP_NO_REEXEC")) {
     ds_warn("OpenBLAS chose kernel %s but this CPU supports %s (~5x faster DGEMM); "
             "set OPENBLAS_CORETYPE=%s", k, best, best);
+    return NULL;
+  }
+  return best;
+}
+
+/* Both the kernel and the thread pool are fixed when the library loads:
+ * OPENBLAS_NUM_THREADS unset means a pool of one thread per core whose idle
+ * threads still poll after openblas_set_num_threads(1), taking time from the
+ * neighbouring rank. So when either needs changing we set the variables and
+ * exec ourselves once (DYNSWEEP_EXECED guards against a loop). */
+void ds_blas_ensure_fast_kernel(char **argv) {
+  int pin_threads = !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS");
+  const char *best = wanted_kernel();
+  if (pin_threads) openblas_set_num_threads(1);
+  if ((!best && !pin_threads) || getenv("DYNSWEEP_EXECED") || getenv("DYNSWEEP_NO_REEXEC")) {
+    if (best) ds_warn("running OpenBLAS kernel %s, not %s", ds_blas_kernel(), best);
     return;
   }
-  setenv("OPENBLAS_CORETYPE", best, 1);
-  setenv("DYNSWEEP_REEXECED", k, 1);
+  if (pin_threads) setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  if (best) {
+    setenv("OPENBLAS_CORETYPE", best, 1);
+    setenv("DYNSWEEP_REEXECED", detected_kernel(), 1);
+  }
+  setenv("DYNSWEEP_EXECED", "1", 1);
   unsetenv("DYNSWEEP_ASSUME_DETECTED");
   execv("/proc/self/exe", argv);
-  ds_warn("re-exec with OPENBLAS_CORETYPE=%s failed; running with kernel %s", best, k);
+  ds_warn("re-exec failed; running OpenBLAS kernel %s", ds_blas_kernel());
 }
