@@ -12,18 +12,84 @@
 #define DYNSWEEP_CONFIG_H
 #include <stdint.h>
 
-typedef enum { DS_MODEL_LINEAR = 0, DS_MODEL_RELU = 1 } ds_model_kind;
-typedef enum { DS_INIT_GAUSSIAN = 0 } ds_init_kind;
-typedef enum { DS_DATA_TEACHER = 0 } ds_data_kind;
-typedef enum { DS_LOSS_MSE = 0 } ds_loss_kind;
-/* L = c * sum_{samples i, outputs k} (f_ki - y_ki)^2 with c given by: */
+/* Fixed capacities keep ds_point_cfg plain data (copied by value, sent as bytes). */
+#define DS_MAX_LIST 64   /* entries of a list option (widths, schedule, spectrum) */
+#define DS_MAX_PATH 256  /* file paths */
+
+typedef enum {
+  DS_MODEL_LINEAR = 0, /* deep linear MLP */
+  DS_MODEL_RELU = 1,   /* deep ReLU MLP (linear output layer) */
+  DS_MODEL_E2E = 2     /* end-to-end matrix W_e of a depth-N linear net, updated by Eq. 9 /
+                          Eq. 11 of seed 002 (N = model.depth) */
+} ds_model_kind;
+typedef enum { DS_PARAM_STANDARD = 0, DS_PARAM_NTK = 1 } ds_param_kind;
+/* Train the network itself, or its linearisation / quadratic (NQM) model around
+ * the initial weights w0 (seed 003): f_lin(w) = f(w0) + J(w0)(w-w0), f_quad adds
+ * 1/2 (w-w0)^T H_f(w0) (w-w0). */
+typedef enum { DS_APPROX_NONE = 0, DS_APPROX_LIN = 1, DS_APPROX_QUAD = 2 } ds_approx_kind;
+typedef enum {
+  DS_INIT_GAUSSIAN = 0,       /* N(0, (init_scale * std)^2), std = init_std or 1/sqrt(fan_in) */
+  DS_INIT_GLOROT_UNIFORM = 1, /* U(-a, a), a = init_scale * sqrt(6 / (fan_in + fan_out)) */
+  DS_INIT_HE = 2,             /* N(0, init_scale^2 * 2 / fan_in) */
+  DS_INIT_ORTHOGONAL = 3,     /* init_scale * (semi-)orthogonal from QR of a Gaussian */
+  DS_INIT_DEF4 = 4,           /* seed 000 Def. 4: var 2/(m_{l-1}+m_l) hidden, 1/m_1 first,
+                                 1/m_{N-1} last; times init_scale^2 */
+  DS_INIT_BALANCED = 5,       /* seed 001 Procedure 1: W_{1:N} = A exactly, balancedness 0;
+                                 A = init_scale * G / sqrt(d_in), G Gaussian (or
+                                 init_scale * I with balanced_identity) */
+  DS_INIT_NEAR_IDENTITY = 6,  /* seed 002: N(0, (init_scale*init_std)^2) plus 1 on the diagonal */
+  DS_INIT_NTK = 7,            /* N(0, init_scale^2) (use with model.param: ntk) */
+  DS_INIT_FILE = 8            /* W1..WL (and b1..bL) from the HDF5 file model.init_file */
+} ds_init_kind;
+typedef enum {
+  DS_DATA_TEACHER = 0,        /* x ~ N(0,I), y = T x + noise, T random of rank `rank` */
+  DS_DATA_WHITENED = 1,       /* (1/n) X X^T = I exactly, Y = Phi X, Phi random rank `rank`,
+                                 scaled by target_scale (seed 001) */
+  DS_DATA_GAUSSIAN_SPECTRUM = 2, /* x ~ N(0, diag(spectrum)), y = T x + noise (seed 000) */
+  DS_DATA_RELU_TEACHER = 3,   /* y = two-layer ReLU teacher of width teacher_width + noise */
+  DS_DATA_RANK2 = 4,          /* seed 003: x ~ N(0,I_d), y = x1 x2 + noise */
+  DS_DATA_RANK3 = 5,          /* y = x1 x2 sum_{i<=10} x_i + noise */
+  DS_DATA_RANK4 = 6,          /* y = sum_{j<=4} prod_{i<=j} x_i + noise */
+  DS_DATA_FULLRANK = 7,       /* y = ||x|| / sqrt(d) + noise */
+  DS_DATA_TWO_GAUSSIANS = 8,  /* 1-D: x ~ N(+-2, 1), y = +-1 (seed 003) */
+  DS_DATA_CIRCLE = 9,         /* seed 004: x_j = (sin 2 pi j/8, cos 2 pi j/8), y_j = (-1)^j */
+  DS_DATA_SPHERE = 10,        /* points on the unit sphere, y = T x; point 0 scaled by
+                                 sphere_scale (seed 003 Fig. 4.5) */
+  DS_DATA_IDX = 11,           /* MNIST-format IDX files: path (images), labels_path */
+  DS_DATA_LIBSVM = 12,        /* libsvm text "label[;target] i:v ..." (seed 002 gas data) */
+  DS_DATA_CSV = 13,           /* CSV: last column target(s) given by target_cols */
+  DS_DATA_HDF5 = 14           /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
+} ds_data_kind;
+typedef enum {
+  DS_LABELS_VALUE = 0,   /* regression targets as given */
+  DS_LABELS_ONE_HOT = 1, /* class c -> e_c (d_out = number of classes) */
+  DS_LABELS_PM1 = 2      /* two classes -> -1 / +1 (d_out = 1) */
+} ds_label_mode;
+typedef enum { DS_LOSS_MSE = 0, DS_LOSS_LP = 1, DS_LOSS_CE = 2 } ds_loss_kind;
+/* mse: L = c * sum_{samples i, outputs k} (f_ki - y_ki)^2
+ * lp:  L = c * sum |f_ki - y_ki|^p, where the "half" reductions mean 1/p
+ * ce:  L = c * sum_i -log softmax(f_i)_{y_i}  (Y one-hot), sum or mean only */
 typedef enum {
   DS_RED_SUM = 0,       /* c = 1        */
-  DS_RED_HALF_SUM = 1,  /* c = 1/2      */
+  DS_RED_HALF_SUM = 1,  /* c = 1/2  (lp: 1/p)      */
   DS_RED_MEAN = 2,      /* c = 1/n      */
-  DS_RED_HALF_MEAN = 3  /* c = 1/(2n)   */
+  DS_RED_HALF_MEAN = 3  /* c = 1/(2n) (lp: 1/(p n)) */
 } ds_reduction;
-typedef enum { DS_OPT_GD = 0 } ds_opt_kind;
+typedef enum {
+  DS_OPT_GD = 0,       /* full batch: theta -= lr * g */
+  DS_OPT_SGD = 1,      /* minibatch of batch_size, sampled without replacement per epoch */
+  DS_OPT_MOMENTUM = 2, /* heavy ball (PyTorch form): v = mu v + g; theta -= lr v */
+  DS_OPT_NESTEROV = 3, /* PyTorch nesterov: v = mu v + g; theta -= lr (g + mu v) */
+  DS_OPT_ADAGRAD = 4,  /* s += g^2; theta -= lr g / (sqrt(s) + eps); s0 = initial_accumulator */
+  DS_OPT_ADADELTA = 5, /* Zeiler: rho, eps; theta -= lr * delta */
+  DS_OPT_RMSPROP = 6,  /* s = alpha s + (1-alpha) g^2; theta -= lr g / (sqrt(s) + eps) */
+  DS_OPT_ADAM = 7      /* Kingma-Ba with bias correction, beta1, beta2, eps */
+} ds_opt_kind;
+typedef enum {
+  DS_SCHED_CONSTANT = 0,
+  DS_SCHED_PIECEWISE = 1,     /* lr = schedule_lrs[i] from step schedule_steps[i] on */
+  DS_SCHED_ADAPTIVE_NORM = 2  /* seed 004: lr_t = lr * ||theta||^(2 - L), L = depth */
+} ds_sched_kind;
 
 /* record.series bit set */
 enum {
@@ -32,16 +98,28 @@ enum {
   DS_REC_GRAD_NORM = 1 << 2,  /* ||grad||_2 over all parameters, "grad_norm" */
   DS_REC_PARAM_NORM = 1 << 3, /* ||theta||_2, "param_norm" */
   DS_REC_LAYER_FRO = 1 << 4,  /* ||W_l||_F per layer, "layer_fro" (ncols = depth) */
-  DS_REC_LAYER_SV = 1 << 5    /* top-k singular values of W_l, "sv/W<l>" (ncols = k) */
+  DS_REC_LAYER_SV = 1 << 5,   /* top-k singular values of W_l, "sv/W<l>" (ncols = k) */
+  DS_REC_LOSS_GAP = 1 << 6,   /* L - L*, "loss_gap" (linear models, loss.optimum) */
+  DS_REC_LR = 1 << 7          /* learning rate in effect, "lr" */
 };
 
 typedef struct {
   ds_model_kind type;
   int bias;          /* 0/1 */
-  int width;         /* hidden width (axis "width") */
+  int width;         /* hidden width (axis "width"), used when nwidths == 0 */
   int depth;         /* number of weight matrices (axis "depth") */
   ds_init_kind init;
-  double init_scale; /* axis "init_scale": W_ij ~ N(0, (init_scale^2)/fan_in) */
+  double init_scale; /* axis "init_scale": multiplies every initialisation */
+  /* --- issue 3 --- */
+  int nwidths;                  /* model.widths given: hidden widths per layer (depth-1) */
+  int widths[DS_MAX_LIST];
+  ds_param_kind param;          /* standard, or NTK: layer l computes W_l a / sqrt(d_{l-1}) */
+  int train_output;             /* 0: the last layer stays at its initial value */
+  int symmetric;                /* seed 000: rows/cols paired w_2i = -w_2i-1, a_2i = -a_2i-1 */
+  ds_approx_kind approx;
+  double init_std;              /* gaussian / near_identity std; 0 = 1/sqrt(fan_in) */
+  int balanced_identity;        /* balanced init with A = init_scale * I (padded) */
+  char init_file[DS_MAX_PATH];  /* init: file */
 } ds_model_spec;
 
 typedef struct {
@@ -49,16 +127,51 @@ typedef struct {
   int n_train, n_test, d_in, d_out;
   int rank;      /* teacher rank, 1..min(d_in, d_out) */
   double noise;  /* label noise std */
+  /* --- issue 3 --- */
+  double target_scale;           /* whitened: Phi's singular values (default 1) */
+  int nspectrum;                 /* gaussian_spectrum: covariance eigenvalues ... */
+  double spectrum[DS_MAX_LIST];  /* ... given as a list (padded with the last value) */
+  double spectrum_decay;         /* ... or lambda_i = i^-decay when the list is empty */
+  int teacher_width;             /* relu_teacher hidden width */
+  double sphere_scale;           /* sphere: factor on point 0 */
+  char path[DS_MAX_PATH];        /* file kinds: data file (IDX images, libsvm, CSV, HDF5) */
+  char labels_path[DS_MAX_PATH]; /* IDX labels file */
+  char test_path[DS_MAX_PATH];   /* optional separate test files (else test_fraction split) */
+  char test_labels_path[DS_MAX_PATH];
+  int nclasses;                  /* class subset (IDX/CSV/libsvm labels), e.g. [0, 1] */
+  int classes[DS_MAX_LIST];
+  ds_label_mode labels;
+  int random_subset;             /* take n_train (n_test) samples at random, not the first */
+  int standardize;               /* per-feature zero mean, unit variance (train statistics) */
+  double pixel_scale;            /* multiply inputs (e.g. 1/255); 1 = none */
+  int whiten;                    /* whiten inputs so (1/n) X X^T = I (train statistics) */
+  double test_fraction;          /* files without a test file: last fraction becomes test */
+  int libsvm_target_after_semicolon; /* "label;target": use the value after ';' */
 } ds_data_spec;
 
 typedef struct {
   ds_loss_kind type;
   ds_reduction reduction;
+  double p;          /* lp exponent, >= 2 */
+  int optimum;       /* compute L* (linear models) so L - L* can be recorded */
 } ds_loss_spec;
 
 typedef struct {
   ds_opt_kind type;
   double lr; /* axis "lr" */
+  /* --- issue 3 --- */
+  int batch_size;       /* sgd and others: 0 = full batch */
+  double momentum;      /* momentum / nesterov mu (0.9) */
+  double beta1, beta2;  /* adam (0.9, 0.999) */
+  double eps;           /* adam/adagrad/rmsprop/adadelta epsilon (1e-8) */
+  double rho;           /* adadelta decay (0.95, TensorFlow) */
+  double alpha;         /* rmsprop decay (0.99, PyTorch) */
+  double initial_accumulator; /* adagrad s0 (0.1, TensorFlow) */
+  double weight_decay;  /* L2: g += weight_decay * theta (coupled) */
+  ds_sched_kind schedule;
+  int nschedule;
+  int64_t schedule_steps[DS_MAX_LIST]; /* increasing, first >= 1 */
+  double schedule_lrs[DS_MAX_LIST];
 } ds_optim_spec;
 
 typedef struct {

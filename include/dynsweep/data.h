@@ -25,4 +25,42 @@ void ds_dataset_free(ds_dataset *d);
 int ds_data_teacher_matrix(int d_in, int d_out, int rank, ds_rng *rng, double *T);
 /* Allocate zeroed X (d_in x n) and Y (d_out x n); DS_ENOMEM on failure. */
 int ds_dataset_alloc(ds_dataset *d, int n, int d_in, int d_out);
+
+/* ============================ issue 3 ============================ */
+#include "dynsweep/config.h"
+
+/* Builds the train and test sets a data spec describes: every kind of
+ * ds_data_kind, then preprocessing (class subset, first/random subset, pixel
+ * scaling, standardisation, whitening, label mode, train/test split), in that
+ * order. Draws only from rng. A missing or malformed file gives DS_EINPUT
+ * with "PATH: what is wrong". test may come back with n = 0. */
+int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_dataset *test);
+
+/* Cheap look at a file data set (headers or one pass): the d_in, d_out
+ * (after the label mode and class subset) and the number of samples available
+ * for training, so configs can be validated before any rank starts. */
+int ds_data_probe(const ds_data_spec *spec, int *d_in, int *d_out, int *n_avail);
+
+/* Matrix rows x cols (column-major out) from HDF5 dataset `name` in `path`,
+ * stored row-major as rows x cols (as numpy/h5py write it). DS_EINPUT when the
+ * file/dataset is missing or the shape differs. ds_h5_exists: 1/0. */
+int ds_h5_read_matrix(const char *path, const char *name, int rows, int cols, double *out);
+int ds_h5_exists(const char *path, const char *name);
+
+/* Minibatches without replacement: each epoch is a fresh permutation of
+ * 0..n-1 drawn from the batcher's own rng stream; batches are consecutive
+ * runs of it (the last batch of an epoch may wrap into the next epoch's
+ * permutation so every batch has exactly b samples). Plain data, so a
+ * checkpoint can copy it whole together with perm. */
+typedef struct {
+  int n, b, pos;
+  int *perm;   /* n */
+  ds_rng rng;
+  int64_t epoch;
+} ds_batcher;
+int ds_batcher_init(ds_batcher *bt, int n, int b, const ds_rng *rng);
+void ds_batcher_free(ds_batcher *bt);
+const int *ds_batcher_next(ds_batcher *bt, int *idx_buf); /* b indices into idx_buf */
+/* Gather the columns idx[0..b) of d into Xb (d_in x b) and Yb (d_out x b). */
+void ds_dataset_gather(const ds_dataset *d, const int *idx, int b, double *Xb, double *Yb);
 #endif

@@ -26,6 +26,9 @@ typedef struct {
   size_t nparams;
   size_t *w_off; /* L entries: offset of W_l (l = 1..L stored at [l-1]) */
   size_t *b_off; /* L entries, only meaningful with bias */
+  /* --- issue 3 (set by ds_mlp_setup; ds_mlp_init gives standard, all trained) --- */
+  int param;        /* DS_PARAM_STANDARD, or DS_PARAM_NTK: Z_l = W_l A_{l-1} / sqrt(d_{l-1}) + b_l */
+  int train_output; /* 0: gradient of the last layer (W_L, b_L) is zeroed (fixed output layer) */
 } ds_mlp;
 
 /* Workspace for n samples: activations and backprop buffers. */
@@ -74,4 +77,74 @@ double ds_mlp_loss(const ds_mlp *m, const double *theta, const double *X, const 
  * the benchmark): 2*n*sum d_l d_{l-1} forward, twice that backward (minus the
  * unneeded dA_0). */
 double ds_mlp_step_flops(const ds_mlp *m, int n);
+
+/* ======================= issue 3: the studies' models ======================= */
+#include "dynsweep/config.h"
+
+/* Like ds_mlp_init with a parameterisation (DS_PARAM_*) and whether the output
+ * layer is trained. */
+int ds_mlp_setup(ds_mlp *m, int act, int bias, int depth, const int *dims, int param,
+                 int train_output);
+
+/* Initialise theta by spec->init (every kind of ds_init_kind except
+ * DS_INIT_FILE, which the caller loads and writes into theta itself), times
+ * spec->init_scale, honouring spec->symmetric (seed 000 pairing; needs an even
+ * hidden width, depth 2) and spec->init_std / balanced_identity. Draws only
+ * from rng, in a documented order. Biases start at 0. */
+int ds_mlp_init_weights(const ds_mlp *m, const ds_model_spec *spec, ds_rng *rng, double *theta);
+
+/* A loss: type DS_LOSS_*, exponent p (lp), coefficient c (see config.h). */
+typedef struct {
+  int type;
+  double p;
+  double c;
+} ds_loss;
+/* Coefficient from the reduction for n samples (half = 1/p for lp). */
+int ds_loss_setup(ds_loss *l, const ds_loss_spec *spec, int n);
+/* L and (if dF) dL/dF for outputs F, targets Y (k x n). Cross-entropy takes
+ * one-hot (or probability) columns Y. */
+double ds_loss_eval(const ds_loss *l, const double *F, const double *Y, int k, int n, double *dF);
+/* Second derivative action: out = (d^2 L / dF^2) V for V (k x n). */
+void ds_loss_hess_apply(const ds_loss *l, const double *F, const double *Y, int k, int n,
+                        const double *V, double *out);
+
+double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                          const ds_loss *l, double *grad, ds_mlp_work *w);
+double ds_mlp_loss_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                     const ds_loss *l, ds_mlp_work *w);
+
+/* Optimal loss L* of a single linear map W (d_out x d_in) on (X, Y): closed
+ * form (least squares) for mse, a converged numerical optimum for lp. */
+int ds_linear_optimum(const ds_loss *l, const double *X, const double *Y, int d_in, int d_out,
+                      int n, double *Lstar);
+
+/* Pearlmutter products (exact, by hand, every activation/parameterisation):
+ * JVP: JV = J(theta) v, the directional derivative of F (d_L x n).
+ * Output-Hessian product: out = (d^2/dtheta^2 <G, F(theta)>) v for fixed G.
+ * Loss HVP: out = H_L(theta) v = J^T (d2L/dF2) J v + H_<dL/dF, F> v. */
+void ds_mlp_jvp(const ds_mlp *m, const double *theta, const double *X, const double *v,
+                ds_mlp_work *w, double *JV);
+void ds_mlp_hvp_output(const ds_mlp *m, const double *theta, const double *X, const double *G,
+                       const double *v, ds_mlp_work *w, double *out);
+double ds_mlp_loss_hvp(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                       const ds_loss *l, const double *v, ds_mlp_work *w, double *out);
+
+/* Linearised (order 1) or quadratic (order 2, the NQM) model of m around
+ * theta0 (seed 003): f_lin(theta) = f(theta0) + J(theta0) d, f_quad adds
+ * 1/2 d^T H_f(theta0) d, d = theta - theta0. Works for any X. */
+typedef struct {
+  const ds_mlp *m;
+  int order;
+  double *theta0; /* copy */
+  double *d;      /* scratch, nparams */
+  double *F;      /* scratch outputs */
+  /* implementation scratch may be added */
+} ds_approx;
+int ds_approx_init(ds_approx *a, const ds_mlp *m, int order, const double *theta0, int max_n);
+void ds_approx_free(ds_approx *a);
+/* Outputs of the approximate model at theta on X (n = w->n) into F (d_L x n). */
+void ds_approx_forward(ds_approx *a, const double *theta, const double *X, ds_mlp_work *w,
+                       double *F);
+double ds_approx_loss_grad(ds_approx *a, const double *theta, const double *X, const double *Y,
+                           const ds_loss *l, double *grad, ds_mlp_work *w);
 #endif
