@@ -20,11 +20,28 @@ typedef struct {
   char reason[96];
 } ds_point_result;
 
+/* Checkpointing a point mid-trajectory (issue 5). A checkpoint is one opaque
+ * byte blob made and read only by the worker (weights, optimiser state, batch
+ * sampler and random-stream positions, step, the series recorded so far);
+ * whoever keeps it (rank 0 / the store) treats it as bytes. Resuming from it
+ * continues the trajectory bitwise identically to an uninterrupted run. */
+typedef struct {
+  int64_t every_steps;            /* save every k steps (0 = off) */
+  double every_s;                 /* save when this many wall seconds passed since the last (0 = off) */
+  volatile int *stop;             /* when *stop becomes non-zero: save and return at once with
+                                     res->status = DS_ST_PENDING (the point is unfinished) */
+  int (*save)(void *arg, int64_t id, const char *blob, size_t len); /* non-zero = error */
+  void *arg;
+  const char *resume;             /* blob to continue from, or NULL to start afresh */
+  size_t resume_len;
+} ds_ckpt;
+
 /* Trains point p of sweep sw on team t, filling traj (initialised by the
  * caller) and res. A numerical blow-up is a result (status diverged), not an
- * error; an error return means the point could not be run at all. */
+ * error; an error return means the point could not be run at all. ck may be
+ * NULL (no checkpoints, start afresh). */
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *t, ds_traj *traj,
-                        ds_point_result *res);
+                        ds_point_result *res, const ds_ckpt *ck);
 
 /* The record schedule: should step t (0..steps) be recorded? */
 int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps);

@@ -158,7 +158,7 @@ static void run_one(const ds_sweep *sw, int64_t id, ds_team *team, int rank, ds_
   ds_point p;
   ds_traj_init(tr);
   int rc = ds_sweep_point(sw, id, &p);
-  if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res);
+  if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res, NULL);
   res->id = id;
   res->rank = rank;
   if (rc != DS_OK) {

@@ -180,7 +180,8 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
 }
 
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
-                        ds_point_result *res) {
+                        ds_point_result *res, const ds_ckpt *ck) {
+  (void)ck; /* checkpoints: issue 5 */
   const ds_point_cfg *c = &p->cfg;
   double t0 = ds_now();
   point_state st;
