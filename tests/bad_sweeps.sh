@@ -3,7 +3,8 @@
 # and checks exit code 2 and that stderr contains "FILE:<expectation>", where
 # the expectation is the file's first line "# expect: LINE:COL: message".
 # Also checks that a missing file is refused the same way and that the good
-# demo sweep (sweeps/demo.yaml) plans with exit code 0.
+# sweeps (sweeps/demo.yaml, sweeps/examples/*.yaml) plan with exit code 0.
+# (tests/bad_sweeps/*.svm are data files some of the bad sweeps name.)
 set -u
 if [ -z "${DYNSWEEP:-}" ]; then
   echo "bad_sweeps.sh: DYNSWEEP is not set (path of the dynsweep binary; ctest sets it)" >&2
@@ -56,13 +57,14 @@ fi
 
 check_fails "$tmp/no-such-sweep.yaml" "$tmp/no-such-sweep.yaml: cannot open: No such file or directory"
 
-good=$src/sweeps/demo.yaml
-if "$DYNSWEEP" plan "$good" >"$tmp/out" 2>"$tmp/err"; then
-  pass=$((pass + 1))
-else
-  echo "FAIL $good: good sweep exits $?; stderr: $(cat "$tmp/err")" >&2
-  fail=$((fail + 1))
-fi
+for good in "$src/sweeps/demo.yaml" "$src"/sweeps/examples/*.yaml; do
+  if "$DYNSWEEP" plan "$good" >"$tmp/out" 2>"$tmp/err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $good: good sweep exits $?; stderr: $(cat "$tmp/err")" >&2
+    fail=$((fail + 1))
+  fi
+done
 
 echo "bad_sweeps: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,12 +1,17 @@
 /* test_config.c -- the sweep file: every field of a full example, grid
  * expansion (order, replicas, linear/log ranges), the meaning hash, cost
  * estimates, and one check per error class (code, file:line:col, words). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "dynsweep/config.h"
+#include "dynsweep/data.h"
 #include "dynsweep/util.h"
 
 static const char *full_yaml =
@@ -283,7 +288,7 @@ static void test_errors(void) {
   expect_err("out of range depth", HEAD "model:\n  depth: 65\n", 4, 10, "model.depth: must be in 1..64, got 65");
   expect_err("out of range in axis", HEAD "grid:\n  lr: [0.1, 0]\n", 4, 13, "optimizer.lr: must be > 0, got 0");
   expect_err("enum suggestion", HEAD "model:\n  type: relux\n", 4, 9,
-             "model.type: expected one of linear, relu, got 'relux' (did you mean 'relu'?)");
+             "model.type: expected one of linear, relu, e2e, got 'relux' (did you mean 'relu'?)");
   expect_err("empty axis", HEAD "grid:\n  width: []\n", 4, 10, "empty axis 'width'");
   expect_err("grid too large", HEAD "grid:\n  width: {start: 1, stop: 1000, num: 1000}\n"
                                     "  depth: {start: 1, stop: 64, num: 64}\n  replicas: 16\n",
@@ -365,10 +370,567 @@ static void test_load_demo(void) {
   ds_sweep_free(&s);
 }
 
+/* ======================= issue 3: new options ======================= */
+
+static char tmpdir[256];
+
+static void write_file(const char *name, const char *text) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "w");
+  if (!f) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A scratch directory with files the sweeps below name. */
+static void make_tmpdir(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_config_XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    CHECK(0, "mkdtemp failed");
+    return;
+  }
+  char sub[300];
+  snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+  mkdir(sub, 0755);
+  write_file("init.h5", "not really HDF5: only opened by the config room\n");
+  /* libsvm: 10 samples, 3 features, classes 0/1/2 */
+  write_file("train.svm", "0 1:0.5 2:1 3:0\n1 1:0.1 2:0.3\n2 1:1 3:2\n0 2:1\n1 1:0.2 3:0.1\n"
+                          "2 1:0.3 2:0.2 3:0.1\n0 1:1\n1 2:1\n2 3:1\n0 1:0.1 2:0.1 3:0.1\n");
+  write_file("bad.svm", "0 1:0.5 x:1\n");
+  write_file("t.csv", "1,2,3,0.5\n4,5,6,0.25\n7,8,9,1\n1,1,1,0\n2,2,2,1\n");
+}
+
+static void rm_tmpdir(void) {
+  const char *files[] = {"init.h5", "train.svm", "bad.svm", "t.csv", "sub/train.svm", NULL};
+  char p[512];
+  for (int i = 0; files[i]; i++) {
+    snprintf(p, sizeof p, "%s/%s", tmpdir, files[i]);
+    unlink(p);
+  }
+  snprintf(p, sizeof p, "%s/sub", tmpdir);
+  rmdir(p);
+  rmdir(tmpdir);
+}
+
+static void test_issue3_defaults(void) {
+  ds_sweep s;
+  int rc = ds_sweep_parse("d.yaml", "name: d\nloss: {reduction: mean}\n", &s);
+  CHECK(rc == DS_OK, "minimal: %s", ds_errmsg());
+  if (rc) return;
+  const ds_point_cfg *b = &s.base;
+  CHECK(b->model.nwidths == 0 && b->model.param == DS_PARAM_STANDARD && b->model.train_output == 1 &&
+            b->model.symmetric == 0 && b->model.approx == DS_APPROX_NONE && b->model.init_std == 0 &&
+            b->model.balanced_identity == 0 && b->model.init_file[0] == 0, "model defaults");
+  CHECK(b->data.target_scale == 1 && b->data.nspectrum == 0 && b->data.spectrum_decay == 1 &&
+            b->data.teacher_width == 64 && b->data.sphere_scale == 1 && !b->data.path[0] &&
+            !b->data.labels_path[0] && !b->data.test_path[0] && !b->data.test_labels_path[0] &&
+            b->data.nclasses == 0 && b->data.labels == DS_LABELS_VALUE && !b->data.random_subset &&
+            !b->data.standardize && b->data.pixel_scale == 1 && !b->data.whiten &&
+            b->data.test_fraction == 0.2 && !b->data.libsvm_target_after_semicolon, "data defaults");
+  CHECK(b->loss.type == DS_LOSS_MSE && b->loss.p == 2 && b->loss.optimum == 0, "loss defaults");
+  const ds_optim_spec *o = &b->optimizer;
+  CHECK(o->type == DS_OPT_GD && o->batch_size == 0 && o->momentum == 0.9 && o->beta1 == 0.9 &&
+            o->beta2 == 0.999 && o->eps == 1e-8 && o->rho == 0.95 && o->alpha == 0.99 &&
+            o->initial_accumulator == 0.1 && o->weight_decay == 0 &&
+            o->schedule == DS_SCHED_CONSTANT && o->nschedule == 0, "optimizer defaults");
+  CHECK(b->record.series == 63, "default series: the first six");
+  char t[256];
+  CHECK(ds_cfg_get_text(b, "model.widths", t, sizeof t) == DS_OK && !strcmp(t, "[]"), "%s", t);
+  CHECK(ds_cfg_get_text(b, "data.path", t, sizeof t) == DS_OK && !strcmp(t, ""), "%s", t);
+  ds_sweep_free(&s);
+}
+
+static const char *issue3_yaml =
+    "name: issue3\n"
+    "model:\n"
+    "  type: linear\n"
+    "  depth: 3\n"
+    "  widths: [8, 6]\n"
+    "  param: ntk\n"
+    "  train_output: false\n"
+    "  symmetric: false\n"
+    "  approx: lin\n"
+    "  init: near_identity\n"
+    "  init_std: 0.01\n"
+    "  balanced_identity: true\n"
+    "  init_file: init.h5\n"
+    "data:\n"
+    "  kind: gaussian_spectrum\n"
+    "  d_in: 4\n"
+    "  d_out: 2\n"
+    "  n_train: 64\n"
+    "  n_test: 0\n"
+    "  target_scale: 2\n"
+    "  spectrum: [4, 2, 1.5]\n"
+    "  spectrum_decay: 0.5\n"
+    "  teacher_width: 32\n"
+    "  sphere_scale: 3\n"
+    "  path: ./train.svm\n"
+    "  labels_path: sub/../train.svm\n"
+    "  test_path: TMP/train.svm\n"
+    "  test_labels_path: \"\"\n"
+    "  classes: [3, 1]\n"
+    "  labels: value\n"
+    "  random_subset: true\n"
+    "  standardize: true\n"
+    "  pixel_scale: 0.5\n"
+    "  whiten: true\n"
+    "  test_fraction: 0.25\n"
+    "  libsvm_target_after_semicolon: true\n"
+    "loss:\n"
+    "  type: lp\n"
+    "  reduction: half_mean\n"
+    "  p: 4\n"
+    "  optimum: true\n"
+    "optimizer:\n"
+    "  type: adam\n"
+    "  lr: 0.001\n"
+    "  batch_size: 16\n"
+    "  momentum: 0.8\n"
+    "  beta1: 0.85\n"
+    "  beta2: 0.99\n"
+    "  eps: 1e-6\n"
+    "  rho: 0.9\n"
+    "  alpha: 0.95\n"
+    "  initial_accumulator: 0.2\n"
+    "  weight_decay: 0.001\n"
+    "  schedule: piecewise\n"
+    "  schedule_steps: [10, 20]\n"
+    "  schedule_lrs: [0.01, 0.001]\n"
+    "record:\n"
+    "  series: [loss, loss_gap, lr]\n"
+    "grid:\n"
+    "  optimizer.batch_size: [8, 16]\n"
+    "  optimizer.type: [sgd, adam]\n"
+    "  loss.p: [2, 4]\n"
+    "  model.param: [standard, ntk]\n";
+
+/* issue3_yaml with TMP replaced by the scratch directory */
+static void issue3_text(char *buf, size_t n, const char *src) {
+  const char *q = strstr(src, "TMP");
+  if (!q) {
+    snprintf(buf, n, "%s", src);
+    return;
+  }
+  snprintf(buf, n, "%.*s%s%s", (int)(q - src), src, tmpdir, q + 3);
+}
+
+static void test_issue3_options(void) {
+  char text[8192], path[512], want[512], t[512];
+  issue3_text(text, sizeof text, issue3_yaml);
+  snprintf(path, sizeof path, "%s/s.yaml", tmpdir);
+  ds_sweep s;
+  int rc = ds_sweep_parse(path, text, &s);
+  CHECK(rc == DS_OK, "issue3 parse: %s", ds_errmsg());
+  if (rc) return;
+  const ds_point_cfg *b = &s.base;
+  CHECK(b->model.nwidths == 2 && b->model.widths[0] == 8 && b->model.widths[1] == 6, "widths");
+  CHECK(b->model.param == DS_PARAM_NTK && b->model.train_output == 0 && b->model.symmetric == 0 &&
+            b->model.approx == DS_APPROX_LIN && b->model.init == DS_INIT_NEAR_IDENTITY &&
+            b->model.init_std == 0.01 && b->model.balanced_identity == 1, "model");
+  snprintf(want, sizeof want, "%s/init.h5", tmpdir);
+  CHECK(!strcmp(b->model.init_file, want), "init_file %s", b->model.init_file);
+  snprintf(want, sizeof want, "%s/train.svm", tmpdir);
+  CHECK(!strcmp(b->data.path, want), "./ resolved: %s", b->data.path);
+  CHECK(!strcmp(b->data.test_path, want), "absolute kept: %s", b->data.test_path);
+  snprintf(want, sizeof want, "%s/sub/../train.svm", tmpdir);
+  CHECK(!strcmp(b->data.labels_path, want), ".. kept: %s", b->data.labels_path);
+  CHECK(b->data.test_labels_path[0] == 0, "\"\" = unset");
+  CHECK(b->data.kind == DS_DATA_GAUSSIAN_SPECTRUM && b->data.target_scale == 2 &&
+            b->data.nspectrum == 3 && b->data.spectrum[2] == 1.5 && b->data.spectrum_decay == 0.5 &&
+            b->data.teacher_width == 32 && b->data.sphere_scale == 3, "data synth");
+  CHECK(b->data.nclasses == 2 && b->data.classes[0] == 3 && b->data.classes[1] == 1 &&
+            b->data.labels == DS_LABELS_VALUE && b->data.random_subset && b->data.standardize &&
+            b->data.pixel_scale == 0.5 && b->data.whiten && b->data.test_fraction == 0.25 &&
+            b->data.libsvm_target_after_semicolon, "data preprocessing");
+  CHECK(b->loss.type == DS_LOSS_LP && b->loss.p == 4 && b->loss.optimum == 1, "loss");
+  const ds_optim_spec *o = &b->optimizer;
+  CHECK(o->type == DS_OPT_ADAM && o->batch_size == 16 && o->momentum == 0.8 && o->beta1 == 0.85 &&
+            o->beta2 == 0.99 && o->eps == 1e-6 && o->rho == 0.9 && o->alpha == 0.95 &&
+            o->initial_accumulator == 0.2 && o->weight_decay == 0.001, "optimizer");
+  CHECK(o->schedule == DS_SCHED_PIECEWISE && o->nschedule == 2 && o->schedule_steps[1] == 20 &&
+            o->schedule_lrs[0] == 0.01, "schedule");
+  CHECK(b->record.series == (DS_REC_LOSS | DS_REC_LOSS_GAP | DS_REC_LR), "series %u", b->record.series);
+
+  /* axes of the new scalar options */
+  CHECK(s.naxes == 4 && ds_sweep_npoints(&s) == 16, "axes %d", s.naxes);
+  ds_point p;
+  ds_sweep_point(&s, 15, &p);
+  CHECK(p.cfg.optimizer.batch_size == 16 && p.cfg.optimizer.type == DS_OPT_ADAM && p.cfg.loss.p == 4 &&
+            p.cfg.model.param == DS_PARAM_NTK, "last point");
+  ds_sweep_point(&s, 0, &p);
+  CHECK(p.cfg.optimizer.batch_size == 8 && p.cfg.optimizer.type == DS_OPT_SGD && p.cfg.loss.p == 2 &&
+            p.cfg.model.param == DS_PARAM_STANDARD, "first point");
+  CHECK(ds_cfg_get_text(&p.cfg, "optimizer.type", t, sizeof t) == DS_OK && !strcmp(t, "sgd"), "%s", t);
+  CHECK(ds_cfg_get_text(&p.cfg, "model.widths", t, sizeof t) == DS_OK && !strcmp(t, "[8,6]"), "%s", t);
+  CHECK(ds_cfg_get_text(&p.cfg, "data.spectrum", t, sizeof t) == DS_OK && !strcmp(t, "[4,2,1.5]"), "%s", t);
+  CHECK(ds_cfg_get_text(&p.cfg, "optimizer.schedule_steps", t, sizeof t) == DS_OK &&
+            !strcmp(t, "[10,20]"), "%s", t);
+  CHECK(ds_cfg_get_text(&p.cfg, "record.series", t, sizeof t) == DS_OK && !strcmp(t, "loss,loss_gap,lr"),
+        "%s", t);
+  CHECK(ds_cfg_get_text(&p.cfg, "data.path", t, sizeof t) == DS_OK && !strcmp(t, b->data.path), "%s", t);
+
+  /* dims from model.widths; cost and store follow batch size and series */
+  int dims[4];
+  ds_point_dims(b, dims);
+  CHECK(dims[0] == 4 && dims[1] == 8 && dims[2] == 6 && dims[3] == 2, "dims %d %d %d %d", dims[0],
+        dims[1], dims[2], dims[3]);
+  ds_point_cfg c = p.cfg;
+  c.model.approx = DS_APPROX_NONE;
+  c.optimizer.type = DS_OPT_SGD;
+  c.record.series = DS_REC_LR;
+  double w = 4 * 8 + 8 * 6 + 6 * 2;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 8 * w, 1e-12), "sgd cost %g", ds_point_cost(&c));
+  c.optimizer.type = DS_OPT_GD;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 64 * w, 1e-12), "gd ignores batch %g",
+        ds_point_cost(&c));
+  c.optimizer.type = DS_OPT_ADAM;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 8 * w + 8 * w), 1e-12), "adam cost %g",
+        ds_point_cost(&c));
+  double recs = floor(1000.0 / 10) + 1 + 10 * 3 + 1;
+  CHECK(ds_close_rel(ds_point_store_bytes(&c), recs * 16, 1e-12), "lr store %g", ds_point_store_bytes(&c));
+  c.record.series = DS_REC_LR | DS_REC_LOSS_GAP;
+  CHECK(ds_close_rel(ds_point_store_bytes(&c), recs * 32, 1e-12), "loss_gap store");
+  c.model.type = DS_MODEL_E2E;
+  CHECK(ds_point_cost(&c) > 1000.0 * 6 * 8 * 4 * 2, "e2e cost");
+
+  /* hash: list and path options count; formatting does not */
+  ds_sweep r;
+  char text2[8192];
+  snprintf(text2, sizeof text2, "%s", text);
+  char *q = strstr(text2, "widths: [8, 6]");
+  memcpy(q, "widths: [8,6] ", 14);
+  q = strstr(text2, "./train.svm");
+  memcpy(q, "'train.svm'", 11);
+  rc = ds_sweep_parse(path, text2, &r);
+  CHECK(rc == DS_OK && r.hash == s.hash, "reformatted list/path keeps the hash: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  snprintf(text2, sizeof text2, "%s", text);
+  q = strstr(text2, "widths: [8, 6]");
+  q[12] = '7';
+  rc = ds_sweep_parse(path, text2, &r);
+  CHECK(rc == DS_OK && r.hash != s.hash, "list element -> hash: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  snprintf(text2, sizeof text2, "%s", text);
+  q = strstr(text2, "beta2: 0.99");
+  q[10] = '8';
+  rc = ds_sweep_parse(path, text2, &r);
+  CHECK(rc == DS_OK && r.hash != s.hash, "beta2 -> hash: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  snprintf(text2, sizeof text2, "%s", text);
+  q = strstr(text2, "labels_path: sub/../train.svm");
+  memcpy(q, "labels_path: sub//./train.svm", 29); /* a different file name */
+  write_file("sub/train.svm", "0 1:1\n");
+  rc = ds_sweep_parse(path, text2, &r);
+  CHECK(rc == DS_OK && r.hash != s.hash, "path -> hash: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  ds_sweep_free(&s);
+
+  /* relative sweep path: names resolve against cwd + the sweep's directory */
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) && chdir(tmpdir) == 0) {
+    char here[PATH_MAX];
+    if (!getcwd(here, sizeof here)) here[0] = 0;
+    const char *y = "name: rel\nloss: {reduction: mean}\nmodel: {init_file: ../init.h5}\n";
+    rc = ds_sweep_parse("sub/s.yaml", y, &r);
+    CHECK(rc == DS_OK, "relative sweep path: %s", ds_errmsg());
+    snprintf(want, sizeof want, "%s/sub/../init.h5", here);
+    if (rc == DS_OK) CHECK(!strcmp(r.base.model.init_file, want), "%s vs %s", r.base.model.init_file, want);
+    ds_sweep_free(&r);
+    rc = ds_sweep_parse("s.yaml", "name: rel\nloss: {reduction: mean}\nmodel: {init_file: init.h5}\n", &r);
+    snprintf(want, sizeof want, "%s/init.h5", here);
+    CHECK(rc == DS_OK && !strcmp(r.base.model.init_file, want), "bare sweep name: %s",
+          rc ? ds_errmsg() : r.base.model.init_file);
+    ds_sweep_free(&r);
+    CHECK(chdir(cwd) == 0, "chdir back");
+  }
+
+  /* fixed-shape kinds set d_in/d_out; circle has 8 points */
+  rc = ds_sweep_parse("c.yaml", "name: c\nloss: {reduction: mean}\ndata: {kind: circle}\n"
+                      "grid: {depth: [2, 3]}\n", &r);
+  CHECK(rc == DS_OK, "circle: %s", ds_errmsg());
+  if (rc == DS_OK) {
+    ds_sweep_point(&r, 1, &p);
+    CHECK(p.cfg.data.d_in == 2 && p.cfg.data.d_out == 1 && p.cfg.data.n_train == 8 &&
+              p.cfg.data.rank == 1 && p.cfg.model.depth == 3, "circle point %d %d %d",
+          p.cfg.data.d_in, p.cfg.data.d_out, p.cfg.data.n_train);
+    CHECK(r.base.data.d_in == 2 && r.base.data.n_train == 8, "circle base");
+    ds_sweep_free(&r);
+  }
+  rc = ds_sweep_parse("c.yaml", "name: c\nloss: {reduction: mean}\ndata: {kind: rank3, d_in: 100}\n", &r);
+  CHECK(rc == DS_OK && r.base.data.d_in == 100 && r.base.data.d_out == 1, "rank3: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  /* e2e, balanced and symmetric that are fine */
+  rc = ds_sweep_parse("e.yaml", "name: e\nloss: {reduction: half_mean, optimum: true}\n"
+                      "model: {type: e2e, depth: 4, init: balanced, width: 4}\n"
+                      "record: {series: [loss, loss_gap]}\n", &r);
+  CHECK(rc == DS_OK, "e2e: %s", ds_errmsg());
+  ds_sweep_free(&r);
+  rc = ds_sweep_parse("e.yaml", "name: e\nloss: {reduction: half_sum}\n"
+                      "model: {type: relu, depth: 2, width: 6, symmetric: true, train_output: false}\n", &r);
+  CHECK(rc == DS_OK, "symmetric: %s", ds_errmsg());
+  ds_sweep_free(&r);
+}
+
+/* File data: ds_data_probe fills d_in/d_out and bounds n_train. */
+static void test_issue3_files(void) {
+  char path[512], y[1024];
+  snprintf(path, sizeof path, "%s/f.yaml", tmpdir);
+  ds_sweep s;
+  int rc = ds_sweep_parse(path, "name: f\nloss: {reduction: mean}\n"
+                          "data: {kind: libsvm, path: train.svm, n_train: 5, n_test: 2}\n", &s);
+  CHECK(rc == DS_OK, "libsvm: %s", ds_errmsg());
+  if (rc == DS_OK) {
+    int din = 0, dout = 0, avail = 0;
+    CHECK(ds_data_probe(&s.base.data, &din, &dout, &avail) == DS_OK, "probe: %s", ds_errmsg());
+    CHECK(s.base.data.d_in == din && s.base.data.d_out == dout && din == 3 && dout == 1,
+          "dims from the file: %d %d (probe %d %d)", s.base.data.d_in, s.base.data.d_out, din, dout);
+    CHECK(s.base.data.rank == 1, "rank auto %d", s.base.data.rank);
+    ds_point p;
+    ds_sweep_point(&s, 0, &p);
+    CHECK(p.cfg.data.d_in == din, "point dims");
+    ds_sweep_free(&s);
+  }
+  /* one_hot: d_out = number of classes (3), and with a class subset 2 */
+  rc = ds_sweep_parse(path, "name: f\nloss: {reduction: mean, type: cross_entropy}\n"
+                      "data: {kind: libsvm, path: train.svm, n_train: 5, n_test: 2, labels: one_hot}\n", &s);
+  CHECK(rc == DS_OK && s.base.data.d_out == 3, "one_hot: %s", rc ? ds_errmsg() : "");
+  if (rc == DS_OK) ds_sweep_free(&s);
+  rc = ds_sweep_parse(path, "name: f\nloss: {reduction: mean}\n"
+                      "data: {kind: libsvm, path: train.svm, n_train: 4, n_test: 1, labels: pm1,"
+                      " classes: [0, 2]}\n", &s);
+  CHECK(rc == DS_OK && s.base.data.d_out == 1, "pm1: %s", rc ? ds_errmsg() : "");
+  if (rc == DS_OK) ds_sweep_free(&s);
+  /* CSV: the last column is the target unless d_out says more */
+  rc = ds_sweep_parse(path, "name: f\nloss: {reduction: mean}\n"
+                      "data: {kind: csv, path: t.csv, n_train: 3, n_test: 1}\n", &s);
+  CHECK(rc == DS_OK && s.base.data.d_in == 3 && s.base.data.d_out == 1, "csv: %s", rc ? ds_errmsg() : "");
+  if (rc == DS_OK) ds_sweep_free(&s);
+  /* no file checks for re-reading a stored sweep */
+  rc = ds_sweep_parse_flags(path, "name: f\nloss: {reduction: mean}\n"
+                            "data: {kind: idx, path: gone.idx, labels_path: gone-labels.idx}\n",
+                            DS_SWEEP_NO_FILES, &s);
+  CHECK(rc == DS_OK, "NO_FILES: %s", ds_errmsg());
+  if (rc == DS_OK) ds_sweep_free(&s);
+
+  /* errors that need the scratch files */
+  struct {
+    const char *what, *yaml;
+    int line, col;
+    const char *words;
+  } e[] = {
+      {"n_train > available", "data: {kind: libsvm, path: train.svm, n_train: 100}\n", 3, 48,
+       "data.n_train: 100 training samples requested but 'train.svm' has only "},
+      {"n_train axis > available", "data: {kind: libsvm, path: train.svm}\ngrid: {data.n_train: [2, 50]}\n",
+       4, 26, "(at grid.data.n_train = 50)"},
+      {"probe failure", "data: {kind: libsvm, path: bad.svm}\n", 3, 28, "data.path: "},
+      {"d_in given for file data", "data: {kind: libsvm, path: train.svm, n_train: 5, d_in: 7}\n", 3, 57,
+       "data.d_in: the data file 'train.svm' gives d_in = 3, got 7; omit data.d_in for file data"},
+      {"pm1 without two classes", "data: {kind: libsvm, path: train.svm, n_train: 5, labels: pm1}\n", 3, 59,
+       "data.labels: pm1 needs exactly two classes in data.classes (e.g. [0, 1]), got 0"},
+      {"idx without labels_path", "data: {kind: idx, path: train.svm}\n", 3, 14,
+       "data.kind: idx needs data.labels_path (the IDX labels file)"},
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0] + 2; i++) {
+    const char *what, *words;
+    int line, col;
+    if (i < sizeof e / sizeof e[0]) {
+      snprintf(y, sizeof y, "name: e\nloss: {reduction: mean}\n%s", e[i].yaml);
+      what = e[i].what, words = e[i].words, line = e[i].line, col = e[i].col;
+    } else if (i == sizeof e / sizeof e[0]) {
+      snprintf(y, sizeof y, "name: e\nloss: {reduction: mean, type: cross_entropy, optimum: true}\n"
+                            "data: {kind: libsvm, path: train.svm, n_train: 5, labels: one_hot}\n");
+      what = "cross_entropy + optimum", line = 2, col = 55;
+      words = "loss.optimum: not available with loss.type cross_entropy (L* is computed for mse and lp only)";
+    } else {
+      snprintf(y, sizeof y, "name: e\nloss: {reduction: half_mean, type: cross_entropy}\n"
+                            "data: {kind: libsvm, path: train.svm, n_train: 5, labels: one_hot}\n");
+      what = "cross_entropy half_mean", line = 2, col = 19;
+      words = "loss.reduction: cross_entropy takes sum or mean, got half_mean";
+    }
+    ds_clear_error();
+    rc = ds_sweep_parse(path, y, &s);
+    char pre[600];
+    snprintf(pre, sizeof pre, "%s:%d:%d: ", path, line, col);
+    const char *m = ds_errmsg();
+    CHECK(rc == DS_EINPUT, "%s: rc %d (%s)", what, rc, m);
+    CHECK(!strncmp(m, pre, strlen(pre)), "%s: want prefix '%s', got '%s'", what, pre, m);
+    CHECK(strstr(m, words) != NULL, "%s: want '%s' in '%s'", what, words, m);
+    if (rc == DS_OK) ds_sweep_free(&s);
+  }
+}
+
+static void test_issue3_errors(void) {
+  /* lists */
+  expect_err("list element range", HEAD "model: {depth: 3, widths: [8, 0]}\n", 3, 31,
+             "model.widths: must be >= 1, got 0");
+  expect_err("list element type", HEAD "model:\n  depth: 3\n  widths:\n    - 8\n    - eight\n", 7, 7,
+             "model.widths: expected an integer, got 'eight'");
+  expect_err("list element not scalar", HEAD "data: {spectrum: [1, [2]]}\n", 3, 22,
+             "data.spectrum: expected a number, got a list");
+  expect_err("list given a scalar", HEAD "model: {widths: 8}\n", 3, 17,
+             "model.widths: expected a list such as [1, 2], got '8'");
+  char big[1024] = HEAD "data: {classes: [";
+  for (int i = 0; i < 65; i++) snprintf(big + strlen(big), sizeof big - strlen(big), "%s%d", i ? "," : "", i);
+  strcat(big, "]}\n");
+  expect_err("list too long words", big, 3, (int)(strstr(big, ",64]") - strstr(big, "data:")) + 2,
+             "data.classes: too many values (65, limit 64)");
+  expect_err("steps not increasing", HEAD "optimizer: {schedule: piecewise, schedule_steps: [10, 10],"
+                                          " schedule_lrs: [1, 2]}\n", 3, 55,
+             "optimizer.schedule_steps: steps must be strictly increasing, got 10 after 10");
+  expect_err("steps >= 1", HEAD "optimizer: {schedule_steps: [0]}\n", 3, 30,
+             "optimizer.schedule_steps: must be in 1..1000000000, got 0");
+  expect_err("schedule lengths", HEAD "optimizer:\n  schedule: piecewise\n  schedule_steps: [10, 20]\n"
+                                      "  schedule_lrs: [0.1]\n", 6, 17,
+             "optimizer.schedule_lrs: has 1 values but optimizer.schedule_steps has 2; give one learning "
+             "rate per step");
+  expect_err("piecewise needs lists", HEAD "optimizer: {schedule: piecewise}\n", 3, 23,
+             "optimizer.schedule: piecewise needs optimizer.schedule_steps and optimizer.schedule_lrs");
+  expect_err("class twice", HEAD "data: {classes: [1, 2, 1]}\n", 3, 24,
+             "data.classes: class 1 is listed twice; list each class once");
+  expect_err("list axis", HEAD "grid:\n  model.widths: [8, 16]\n", 4, 3,
+             "model.widths cannot be a grid axis: only single-valued options can be swept (lists are "
+             "not); set it under model: instead");
+  expect_err("path axis", HEAD "grid:\n  data.path: [a.csv, b.csv]\n", 4, 3,
+             "data.path cannot be a grid axis: only single-valued options can be swept (file names are "
+             "not); set it under data: instead");
+  /* strings */
+  expect_err("path not a string", HEAD "data: {path: [a, b]}\n", 3, 14, "data.path: expected a file name, got a list");
+  expect_err("missing init file", HEAD "model:\n  init: file\n  init_file: x.h5\n", 5, 14,
+             "model.init_file: cannot open 'x.h5': No such file or directory (relative names are "
+             "resolved against the sweep file's directory: looked for '");
+  expect_err("missing absolute file", HEAD "data: {path: /nonexistent/a.csv}\n", 3, 14,
+             "data.path: cannot open '/nonexistent/a.csv': No such file or directory");
+  char longp[400] = HEAD "data: {path: ";
+  for (int i = 0; i < 300; i++) strcat(longp, "a");
+  strcat(longp, "}\n");
+  expect_err("path too long", longp, 3, 14, "data.path: file name too long (300 characters, limit 255)");
+  /* ranges of new scalars */
+  expect_err("p < 2", "name: e\nloss: {reduction: mean, type: lp, p: 1.5}\n", 2, 38,
+             "loss.p: must be >= 2, got 1.5");
+  expect_err("test_fraction 1", HEAD "data: {test_fraction: 1}\n", 3, 23,
+             "data.test_fraction: must be >= 0 and < 1, got 1");
+  expect_err("momentum 1", HEAD "optimizer: {momentum: 1.0}\n", 3, 23,
+             "optimizer.momentum: must be >= 0 and < 1, got 1");
+  expect_err("eps 0", HEAD "optimizer: {eps: 0}\n", 3, 18, "optimizer.eps: must be > 0, got 0");
+  expect_err("new enum", HEAD "optimizer: {type: adamw}\n", 3, 19,
+             "optimizer.type: expected one of gd, sgd, momentum, nesterov, adagrad, adadelta, rmsprop, adam, "
+             "got 'adamw' (did you mean 'adam'?)");
+  expect_err("new series", HEAD "record: {series: [loss, loss_gapp]}\n", 3, 25,
+             "unknown series 'loss_gapp' (did you mean 'loss_gap'?)");
+  /* cross-field */
+  expect_err("widths vs depth", HEAD "model: {depth: 3, widths: [8]}\n", 3, 27,
+             "model.widths: has 1 entries but model.depth = 3 needs depth-1 = 2 hidden widths");
+  expect_err("widths vs depth axis", HEAD "model: {widths: [8]}\ngrid: {depth: [2, 3]}\n", 4, 19,
+             "model.widths: has 1 entries but model.depth = 3 needs depth-1 = 2 hidden widths (at "
+             "grid.depth = 3)");
+  expect_err("balanced too narrow", HEAD "model: {init: balanced, width: 2, depth: 3}\ndata: {d_in: 8, d_out: 4}\n",
+             3, 15, "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = 4, but the "
+                    "smallest is 2");
+  expect_err("balanced width axis", HEAD "model: {init: balanced, depth: 3}\ngrid: {width: [16, 3]}\n", 4, 20,
+             "(at grid.width = 3)");
+  expect_err("symmetric depth", HEAD "model: {symmetric: true, depth: 3}\n", 3, 20,
+             "model.symmetric: needs model.depth = 2, got 3");
+  expect_err("symmetric odd", HEAD "model: {symmetric: true, width: 7}\n", 3, 20,
+             "model.symmetric: needs an even hidden width (units come in +/- pairs), got 7");
+  expect_err("init file unset", HEAD "model: {init: file}\n", 3, 15,
+             "model.init: file needs model.init_file (an HDF5 file with W1..W2)");
+  expect_err("file kind without path", HEAD "data: {kind: csv}\n", 3, 14,
+             "data.kind: csv needs data.path (the data file)");
+  expect_err("cross_entropy labels 2", "name: e\nloss: {reduction: mean, type: cross_entropy}\n", 2, 31,
+             "loss.type: cross_entropy needs data.labels: one_hot, got value");
+  expect_err("labels on synthetic data", HEAD "data: {labels: one_hot}\n", 3, 16,
+             "data.labels: one_hot needs class labels from a file data set (data.kind idx, libsvm, csv or "
+             "hdf5), got data.kind teacher");
+  expect_err("optimum relu", "name: e\nloss: {reduction: mean, optimum: true}\nmodel: {type: relu}\n", 2, 34,
+             "loss.optimum: needs a linear model (model.type linear or e2e), got relu");
+  expect_err("optimum relu axis", "name: e\nloss: {reduction: mean, optimum: true}\n"
+                                  "grid: {model.type: [linear, relu]}\n", 3, 29,
+             "loss.optimum: needs a linear model (model.type linear or e2e), got relu (at grid.model.type = relu)");
+  expect_err("loss_gap without optimum", HEAD "record: {series: [loss, loss_gap]}\n", 3, 18,
+             "record.series: loss_gap needs loss.optimum: true");
+  expect_err("e2e bias", HEAD "model: {type: e2e, bias: true}\n", 3, 15,
+             "model.type: e2e has no biases; set model.bias: false");
+  expect_err("e2e approx", HEAD "model: {type: e2e, approx: quad}\n", 3, 28,
+             "model.approx: quad needs model.type linear or relu, got e2e");
+  expect_err("sgd batch 0", HEAD "optimizer: {type: sgd}\n", 3, 19,
+             "optimizer.type: sgd needs optimizer.batch_size >= 1 (0 means full batch: use gd)");
+  expect_err("batch > n_train", HEAD "optimizer: {type: sgd, batch_size: 300}\n", 3, 36,
+             "optimizer.batch_size: must be <= data.n_train = 256, got 300");
+  expect_err("batch axis > n_train", HEAD "data: {n_train: 100}\noptimizer: {type: sgd}\n"
+                                          "grid: {optimizer.batch_size: [10, 200]}\n", 5, 35,
+             "optimizer.batch_size: must be <= data.n_train = 100, got 200 (at grid.optimizer.batch_size = 200)");
+  expect_err("batch vs n_train axis", HEAD "optimizer: {type: sgd, batch_size: 50}\n"
+                                           "grid: {data.n_train: [100, 20]}\n", 4, 28,
+             "(at grid.data.n_train = 20)");
+  expect_err("circle d_in", HEAD "data: {kind: circle, d_in: 3}\n", 3, 28,
+             "data.d_in: data.kind circle has d_in = 2, got 3; omit data.d_in (the kind sets it)");
+  expect_err("rank3 d_in", HEAD "data: {kind: rank3, d_in: 4}\n", 3, 27,
+             "data.d_in: data.kind rank3 needs d_in >= 10, got 4");
+  expect_err("rank2 d_out axis", HEAD "data: {kind: rank2}\ngrid: {data.d_out: [1, 2]}\n", 4, 24,
+             "data.d_out: data.kind rank2 has d_out = 1, got 2; omit data.d_out (the kind sets it) (at "
+             "grid.data.d_out = 2)");
+  expect_err("whitened n < d", HEAD "data: {kind: whitened, n_train: 8, d_in: 16}\n", 3, 33,
+             "data.n_train: whitened data needs n_train >= data.d_in = 16 ((1/n) X X^T = I), got 8");
+  expect_err("whiten n < d", HEAD "data: {whiten: true, n_train: 8}\n", 3, 16,
+             "data.whiten: needs n_train >= data.d_in = 16 to whiten the inputs, got n_train = 8");
+  expect_err("spectrum too long", HEAD "data: {kind: gaussian_spectrum, d_in: 2, spectrum: [3, 2, 1]}\n", 3, 52,
+             "data.spectrum: has 3 eigenvalues but data.d_in = 2; give at most d_in");
+}
+
+/* Every yaml block of docs/sweep-spec.md parses (fragments get a name and
+ * a loss reduction), and every sweeps/examples/NAME.yaml loads. */
+static void test_docs_and_examples(void) {
+  char *doc = NULL;
+  int rc = ds_read_file(DS_SRC_DIR "/docs/sweep-spec.md", &doc, NULL);
+  CHECK(rc == DS_OK, "read docs: %s", ds_errmsg());
+  if (rc) return;
+  int nblocks = 0;
+  for (char *p = strstr(doc, "```yaml\n"); p; p = strstr(p, "```yaml\n")) {
+    p += 8;
+    char *end = strstr(p, "```");
+    if (!end) break;
+    char text[8192];
+    int len = (int)(end - p), line = 1;
+    for (char *q = doc; q < p; q++) line += *q == '\n';
+    int has_name = !strncmp(p, "name:", 5) || (strstr(p, "\nname:") && strstr(p, "\nname:") < end);
+    int has_loss = !strncmp(p, "loss:", 5) || (strstr(p, "\nloss:") && strstr(p, "\nloss:") < end);
+    snprintf(text, sizeof text, "%s%.*s%s", has_name ? "" : "name: doc\n", len, p,
+             has_loss ? "" : "loss: {reduction: mean}\n");
+    ds_sweep s;
+    rc = ds_sweep_parse_flags(DS_SRC_DIR "/docs/sweep-spec.md", text, DS_SWEEP_NO_FILES, &s);
+    CHECK(rc == DS_OK, "docs/sweep-spec.md block at line %d: %s", line, ds_errmsg());
+    if (rc == DS_OK) ds_sweep_free(&s);
+    nblocks++;
+    p = end + 3;
+  }
+  CHECK(nblocks >= 20, "only %d yaml blocks in the docs", nblocks);
+  free(doc);
+
+  const char *examples[] = {"e2e_vs_deep.yaml", "catapult.yaml", "saddles.yaml", "gas_libsvm.yaml",
+                            "optimizers.yaml", NULL};
+  for (int i = 0; examples[i]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/sweeps/examples/%s", DS_SRC_DIR, examples[i]);
+    ds_sweep s;
+    rc = ds_sweep_load(path, &s);
+    CHECK(rc == DS_OK, "%s: %s", examples[i], ds_errmsg());
+    if (rc == DS_OK) ds_sweep_free(&s);
+  }
+}
+
 int main(void) {
   test_full();
   test_defaults_and_ranges();
   test_errors();
   test_load_demo();
+  make_tmpdir();
+  test_issue3_defaults();
+  test_issue3_options();
+  test_issue3_files();
+  test_issue3_errors();
+  rm_tmpdir();
+  test_docs_and_examples();
   return ds_check_report("test_config");
 }

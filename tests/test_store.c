@@ -1,7 +1,11 @@
 /* test_store.c -- tests of the HDF5 store: create, write points (scalar and
  * multi-column series, names with '/', reruns), read everything back bitwise,
  * error paths (existing file, missing directory, non-HDF5 file) and on-disk
- * size against the payload. With argv[1], the main store is left at that
+ * size against the payload. Durability: a writer killed before it published
+ * (a forked child that _exit()s) leaves the journal that ds_store_resume
+ * replays, a torn journal tail is ignored, checkpoints are kept, replaced and
+ * dropped, an extension keeps old ids, the writer lock refuses a second
+ * writer, and a reader keeps a consistent view across publishes. With argv[1], the main store is left at that
  * path for tests/store_tools.sh (h5ls/h5dump/h5py checks). */
 #include <math.h>
 #include <stdint.h>
@@ -9,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -230,7 +235,7 @@ static void test_roundtrip(const char *path) {
 
   char buf[256];
   struct { const char *name, *want; } attrs[] = {
-      {"format", "dynsweep-store"}, {"format_version", "1"}, {"sweep_name", "test-sweep"},
+      {"format", "dynsweep-store"}, {"format_version", "2"}, {"sweep_name", "test-sweep"},
       {"sweep_hash", "0123456789abcdef"}, {"hosts", "node1,node2"}, {"nranks", "4"},
       {"start_time", "2024-01-02T03:04:05Z"}, {"end_time", "2024-01-02T04:00:00Z"},
       {"blas_kernel", "Haswell"}, {"rank0_cpu_s", "12.5"}, {"wall_s", "3600.25"},
@@ -354,6 +359,233 @@ static void test_size(const char *dir) {
   unlink(path);
 }
 
+/* ---- durability ------------------------------------------------------------- */
+
+static void make_rows(ds_summary_row *rows, int n) {
+  for (int i = 0; i < n; i++) rows[i] = pending_row(i);
+}
+
+static ds_summary_row done_row(int64_t id) {
+  ds_summary_row r = pending_row(id);
+  r.status = DS_ST_DONE;
+  r.steps = 10 + id;
+  r.final_loss = 1.0 / (1 + (double)id);
+  r.rank = 1;
+  return r;
+}
+
+static off_t file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
+/* A child writes points 0..2 (+ a checkpoint of 4, a running row 3), syncs
+ * the journal and dies without publishing or closing. */
+static void crash_writer(const char *path, int publish_first) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    ds_store *s = NULL;
+    if (ds_store_resume(path, &s) != DS_OK) _exit(3);
+    for (int p = 0; p < 3; p++) {
+      ds_traj t;
+      make_traj(&t, p, 5 + p, p == 1);
+      ds_summary_row r = done_row(p);
+      if (ds_store_write_point(s, &r, &t) != DS_OK) _exit(4);
+      ds_traj_free(&t);
+      if (publish_first && p == 0 && ds_store_publish(s, 1) != DS_OK) _exit(5);
+    }
+    ds_summary_row r = pending_row(3);
+    r.status = DS_ST_RUNNING;
+    r.rank = 2;
+    if (ds_store_write_row(s, &r) != DS_OK) _exit(6);
+    if (ds_store_write_ckpt(s, 4, "blob-of-point-4", 15) != DS_OK) _exit(7);
+    if (ds_store_sync(s) != DS_OK) _exit(8);
+    _exit(0); /* like SIGKILL: no publish, no close */
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "crash writer exit %d", WEXITSTATUS(st));
+}
+
+static void check_points_0_2(ds_store *s) {
+  for (int p = 0; p < 3; p++) {
+    ds_traj want, back;
+    make_traj(&want, p, 5 + p, p == 1);
+    int rc = ds_store_read_traj(s, p, &back);
+    CHECK(rc == DS_OK, "replayed point %d: %s", p, ds_errmsg());
+    if (rc == DS_OK) check_traj_equal(&want, &back, p);
+    ds_traj_free(&want);
+    ds_traj_free(&back);
+  }
+}
+
+static void test_journal(const char *dir) {
+  enum { N = 6 };
+  char path[4096], jpath[4200];
+  snprintf(path, sizeof path, "%s/durable.h5", dir);
+  snprintf(jpath, sizeof jpath, "%s.journal", path);
+  double axv[N * NAX];
+  ds_store_meta m = make_meta(axv, N);
+  ds_summary_row rows[N];
+  make_rows(rows, N);
+  ds_store *s = NULL;
+  CHECK(ds_store_create(path, &m, rows, &s) == DS_OK, "create: %s", ds_errmsg());
+  CHECK(ds_store_close(s) == DS_OK, "close new store");
+  CHECK(access(jpath, F_OK) != 0, "clean close removes the journal");
+
+  /* 1. killed before publishing: the published store has nothing new, the
+   * live view and a resume have everything */
+  crash_writer(path, 0);
+  CHECK(access(jpath, F_OK) == 0, "journal left behind by the crash");
+  CHECK(ds_store_open(path, &s) == DS_OK, "open after crash: %s", ds_errmsg());
+  ds_summary_row *got = NULL;
+  int64_t n = 0, nrec = 0;
+  double mt = 0;
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && n == N && got[0].status == DS_ST_PENDING,
+        "published store has no new point before resume");
+  free(got);
+  CHECK(ds_store_read_summary_live(s, &got, &n, &nrec, &mt) == DS_OK && n == N && nrec == 5 &&
+            mt > 0 && got[0].status == DS_ST_DONE && got[2].status == DS_ST_DONE &&
+            got[3].status == DS_ST_RUNNING && got[5].status == DS_ST_PENDING,
+        "live view folds in the journal (nrec %lld)", (long long)nrec);
+  free(got);
+  ds_store_close(s);
+  CHECK(ds_store_resume(path, &s) == DS_OK, "resume: %s", ds_errmsg());
+  if (!s) return;
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && got[1].status == DS_ST_DONE &&
+            got[1].steps == 11, "resume replayed the rows");
+  free(got);
+  check_points_0_2(s);
+  char *blob = NULL;
+  size_t len = 0;
+  CHECK(ds_store_read_ckpt(s, 4, &blob, &len) == DS_OK && len == 15 &&
+            memcmp(blob, "blob-of-point-4", 15) == 0, "checkpoint replayed: %s", ds_errmsg());
+  free(blob);
+  CHECK(ds_store_read_ckpt(s, 5, &blob, &len) == DS_EINPUT, "no checkpoint for point 5");
+
+  /* 2. a second writer is refused while this one holds the lock */
+  ds_store *s2 = NULL;
+  int rc = ds_store_resume(path, &s2);
+  CHECK(rc != DS_OK && s2 == NULL && strstr(ds_errmsg(), "another dynsweep run"),
+        "second writer refused: %s", ds_errmsg());
+
+  /* 3. checkpoints: replace (larger, smaller), drop on result, ignore after */
+  char big[10000];
+  for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7);
+  CHECK(ds_store_write_ckpt(s, 4, big, sizeof big) == DS_OK && ds_store_publish(s, 1) == DS_OK,
+        "bigger checkpoint: %s", ds_errmsg());
+  CHECK(ds_store_read_ckpt(s, 4, &blob, &len) == DS_OK && len == sizeof big &&
+            memcmp(blob, big, len) == 0, "bigger checkpoint read back");
+  free(blob);
+  CHECK(ds_store_write_ckpt(s, 4, "xy", 2) == DS_OK && ds_store_publish(s, 1) == DS_OK,
+        "smaller checkpoint: %s", ds_errmsg());
+  CHECK(ds_store_read_ckpt(s, 4, &blob, &len) == DS_OK && len == 2 && memcmp(blob, "xy", 2) == 0,
+        "smaller checkpoint read back");
+  free(blob);
+  /* a reader opened now keeps its view across the next publish */
+  ds_store *r = NULL;
+  CHECK(ds_store_open(path, &r) == DS_OK, "reader open: %s", ds_errmsg());
+  ds_traj t4;
+  make_traj(&t4, 4, 3, 0);
+  ds_summary_row d4 = done_row(4);
+  CHECK(ds_store_write_point(s, &d4, &t4) == DS_OK && ds_store_publish(s, 1) == DS_OK,
+        "point 4 done: %s", ds_errmsg());
+  CHECK(ds_store_read_ckpt(s, 4, &blob, &len) == DS_EINPUT, "checkpoint dropped when done");
+  CHECK(ds_store_write_ckpt(s, 4, "late", 4) == DS_OK && ds_store_publish(s, 1) == DS_OK &&
+            ds_store_read_ckpt(s, 4, &blob, &len) == DS_EINPUT, "late checkpoint ignored");
+  ds_summary_row run4 = pending_row(4);
+  run4.status = DS_ST_RUNNING;
+  CHECK(ds_store_write_row(s, &run4) == DS_OK, "stale running row accepted");
+  ds_traj back;
+  CHECK(ds_store_read_traj(r, 4, &back) == DS_EINPUT, "old reader still sees its snapshot");
+  ds_traj_free(&back);
+  CHECK(ds_store_read_ckpt(r, 4, &blob, &len) == DS_OK && len == 2, "old reader's checkpoint");
+  free(blob);
+  ds_store_close(r);
+  CHECK(ds_store_read_traj(s, 4, &back) == DS_OK, "point 4 written: %s", ds_errmsg());
+  if (back.n) check_traj_equal(&t4, &back, 4);
+  ds_traj_free(&back);
+  ds_traj_free(&t4);
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && got[4].status == DS_ST_DONE,
+        "final row never replaced by a stale running row");
+  free(got);
+
+  /* 4. extension: 3 more points, old ids and trajectories kept */
+  enum { N2 = N + 3 };
+  double axv2[N2 * NAX];
+  ds_store_meta m2 = make_meta(axv2, N2);
+  m2.sweep_text = "name: test-sweep\ngrid:\n  lr: [0.1, 0.05, 0.01]\n";
+  m2.sweep_hash = 0xfedcba9876543210ULL;
+  ds_summary_row rows2[N2];
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && n == N, "rows before extension");
+  for (int i = 0; i < N2; i++) rows2[i] = i < N && got ? got[i] : pending_row(i);
+  free(got);
+  CHECK(ds_store_extend(s, &m2, rows2) == DS_OK, "extend: %s", ds_errmsg());
+  ds_traj t7;
+  make_traj(&t7, 7, 4, 0);
+  ds_summary_row d7 = done_row(7);
+  CHECK(ds_store_write_point(s, &d7, &t7) == DS_OK, "write new point 7: %s", ds_errmsg());
+  CHECK(ds_store_close(s) == DS_OK, "close: %s", ds_errmsg());
+  CHECK(access(jpath, F_OK) != 0, "journal removed at close");
+  CHECK(ds_store_open(path, &s) == DS_OK, "reopen: %s", ds_errmsg());
+  if (!s) return;
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && n == N2 && got[7].status == DS_ST_DONE &&
+            got[0].status == DS_ST_DONE && got[8].status == DS_ST_PENDING && got[8].id == 8,
+        "extended summary (n %lld)", (long long)n);
+  free(got);
+  check_points_0_2(s);
+  CHECK(ds_store_read_traj(s, 7, &back) == DS_OK, "new point 7 readable");
+  if (back.n) check_traj_equal(&t7, &back, 7);
+  ds_traj_free(&back);
+  ds_traj_free(&t7);
+  char buf[256], *text = NULL;
+  CHECK(ds_store_attr(s, "sweep_hash", buf, sizeof buf) == DS_OK &&
+            strcmp(buf, "fedcba9876543210") == 0, "extended hash %s", buf);
+  CHECK(ds_store_sweep_text(s, &text) == DS_OK && strstr(text, "0.01"), "extended sweep text");
+  free(text);
+  int naxes = 0;
+  char **an = NULL;
+  double *av = NULL;
+  int64_t np = 0;
+  CHECK(ds_store_read_axes(s, &naxes, &an, &av, &np) == DS_OK && np == N2 &&
+            same_bits(av, axv2, N2 * NAX), "extended axes");
+  for (int a = 0; an && a < naxes; a++) free(an[a]);
+  free(an);
+  free(av);
+  CHECK(ds_store_attr(s, "run_state", buf, sizeof buf) == DS_OK, "run_state attribute");
+  ds_store_close(s);
+
+  /* 5. torn tail: the last record cut in half is ignored, the others kept */
+  crash_writer(path, 1); /* publishes point 0, journals 1, 2, row 3, ckpt 4 */
+  off_t js = file_size(jpath);
+  CHECK(js > 64 && truncate(jpath, js - 7) == 0, "tear the journal (%lld bytes)", (long long)js);
+  CHECK(ds_store_resume(path, &s) == DS_OK, "resume torn: %s", ds_errmsg());
+  if (!s) return;
+  check_points_0_2(s);
+  CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && got[3].status == DS_ST_RUNNING, "row 3");
+  free(got);
+  CHECK(ds_store_read_ckpt(s, 4, &blob, &len) == DS_EINPUT, "torn checkpoint record ignored");
+  ds_store_close(s);
+
+  /* 6. a journal of another store is ignored with a warning */
+  crash_writer(path, 0);
+  char other[4096], ojpath[4200];
+  snprintf(other, sizeof other, "%s/other.h5", dir);
+  snprintf(ojpath, sizeof ojpath, "%s.journal", other);
+  CHECK(ds_store_create(other, &m, rows, &s) == DS_OK, "create other: %s", ds_errmsg());
+  ds_store_close(s);
+  CHECK(rename(jpath, ojpath) == 0, "move journal to the other store");
+  CHECK(ds_store_resume(other, &s) == DS_OK, "resume other: %s", ds_errmsg());
+  if (s) {
+    CHECK(ds_store_read_summary(s, &got, &n) == DS_OK && n == N &&
+              got[0].status == DS_ST_PENDING, "foreign journal not replayed");
+    free(got);
+    ds_store_close(s);
+  }
+  unlink(other);
+  unlink(path);
+}
+
 int main(int argc, char **argv) {
   char dir[] = "/tmp/ds_test_store_XXXXXX";
   if (!mkdtemp(dir)) {
@@ -370,6 +602,7 @@ int main(int argc, char **argv) {
   test_errors(dir, path);
   test_empty(dir);
   test_size(dir);
+  test_journal(dir);
   if (argc <= 1) unlink(path);
   rmdir(dir);
   return ds_check_report("test_store");

@@ -1,5 +1,5 @@
 /* bench.c -- dynsweep-bench: how fast is one training step compared with the
- * machine's DGEMM?
+ * machine's DGEMM (and, with --compare, with a PyTorch reference)?
  *
  * Prints the OpenBLAS kernel in use and the best one for this CPU, the DGEMM
  * rate of the BLAS in use (square, 1 thread unless OPENBLAS_NUM_THREADS says
@@ -10,6 +10,19 @@
  * best DGEMM rate (best-of against best-of: this VM's timings are noisy).
  *
  *   dynsweep-bench [--csv FILE] [--quick]
+ *   dynsweep-bench --compare DIR [--quick]
+ *
+ * --compare DIR: the C half of bench/run.sh's comparison with PyTorch. For
+ * every case of the grid (deep linear / deep ReLU nets, widths 4..2048,
+ * depths 2..8, n = 256..4096, d_in = d_out = width) it draws the data (linear
+ * teacher) and the initial weights, writes them raw (float64, little endian:
+ * X d_in x n, Y d_out x n, theta = W_1[,b_1],W_2,... all column-major) to
+ * DIR/case_NNN.bin for bench/torch_ref.py, trains k full-batch GD steps
+ * (one warm-up step from a copy, then timed repetitions of the same k steps
+ * from the same start until the time budget is spent) and writes the case
+ * definitions with the C figures to DIR/cases.csv and the DGEMM reference to
+ * DIR/env.csv. Losses of the first and the k-th step go to the CSV so the
+ * Python side can check it computed the same thing.
  *
  * OPENBLAS_CORETYPE=Prescott dynsweep-bench shows the generic kernel. */
 #include <cblas.h>
@@ -19,6 +32,7 @@
 
 #include "dynsweep/data.h"
 #include "dynsweep/nn.h"
+#include "dynsweep/optim.h"
 #include "dynsweep/util.h"
 
 typedef struct {
@@ -98,15 +112,197 @@ static int bench_net(bench_row *row, double dgemm_gflops, double budget) {
   return rc;
 }
 
+/* ---- --compare: the C half of the PyTorch comparison -------------------- */
+
+typedef struct {
+  int act, bias, depth, width, n;
+} cmp_case;
+
+static int add_case(cmp_case *c, int nc, int max, int act, int depth, int width, int n) {
+  if (nc >= max) return nc;
+  c[nc].act = act;
+  c[nc].bias = act == DS_ACT_RELU; /* linear nets without bias, ReLU nets with */
+  c[nc].depth = depth;
+  c[nc].width = width;
+  c[nc].n = n;
+  return nc + 1;
+}
+
+/* The case grid: every width of issue 7 with a depth/n subset chosen so the
+ * whole comparison (both sides) stays within a few minutes. */
+static int compare_cases(int quick, cmp_case *c, int max) {
+  int nc = 0;
+  for (int a = 0; a < 2; a++) {
+    int act = a ? DS_ACT_RELU : DS_ACT_LINEAR;
+    if (quick) {
+      static const int w[] = {4, 16, 64, 256, 1024}, n[] = {256, 256, 1024, 1024, 256};
+      for (int i = 0; i < 5; i++) nc = add_case(c, nc, max, act, 4, w[i], n[i]);
+      nc = add_case(c, nc, max, act, 4, 64, 256);
+      continue;
+    }
+    static const int small_w[] = {4, 16};
+    static const int depths[] = {2, 4, 8};
+    for (int wi = 0; wi < 2; wi++)
+      for (int di = 0; di < 3; di++) {
+        nc = add_case(c, nc, max, act, depths[di], small_w[wi], 256);
+        nc = add_case(c, nc, max, act, depths[di], small_w[wi], 4096);
+      }
+    for (int di = 0; di < 3; di++) {
+      nc = add_case(c, nc, max, act, depths[di], 64, 256);
+      nc = add_case(c, nc, max, act, depths[di], 64, 1024);
+      nc = add_case(c, nc, max, act, depths[di], 64, 4096);
+    }
+    for (int di = 0; di < 3; di++) {
+      nc = add_case(c, nc, max, act, depths[di], 256, 256);
+      nc = add_case(c, nc, max, act, depths[di], 256, 1024);
+    }
+    nc = add_case(c, nc, max, act, 4, 256, 4096);
+    nc = add_case(c, nc, max, act, 2, 1024, 256);
+    nc = add_case(c, nc, max, act, 4, 1024, 1024);
+    nc = add_case(c, nc, max, act, 2, 1024, 4096);
+    nc = add_case(c, nc, max, act, 2, 2048, 1024);
+  }
+  return nc;
+}
+
+/* k steps of loss + gradient + GD from theta (overwritten); losses of the
+ * first and the last step. */
+static void train_k(const ds_mlp *m, double *theta, double *grad, const ds_dataset *d, double c,
+                    double lr, int k, ds_mlp_work *w, double *first, double *last) {
+  for (int s = 0; s < k; s++) {
+    double loss = ds_mlp_loss_grad(m, theta, d->X, d->Y, c, grad, w);
+    ds_gd_step(theta, grad, m->nparams, lr);
+    if (s == 0) *first = loss;
+    *last = loss;
+  }
+}
+
+static int write_raw(FILE *f, const double *v, size_t count) {
+  return fwrite(v, sizeof *v, count, f) == count ? DS_OK : ds_fail(DS_EIO, "bench: short write");
+}
+
+static int compare_one(const cmp_case *cc, int id, const char *dir, double budget,
+                       double dgemm_ref, FILE *csv) {
+  int L = cc->depth, w = cc->width, n = cc->n;
+  int dims[16];
+  for (int l = 0; l <= L; l++) dims[l] = w;
+  ds_mlp m;
+  ds_mlp_work work;
+  ds_dataset data;
+  double t_setup = ds_now();
+  DS_TRY(ds_mlp_init(&m, cc->act, cc->bias, L, dims));
+  DS_TRY(ds_mlp_work_init(&m, n, &work));
+  ds_rng r;
+  ds_rng_init(&r, 7, (uint64_t)w * 100 + L, 0, DS_STREAM_DATA);
+  DS_TRY(ds_data_teacher(w, w, w / 2 > 0 ? w / 2 : 1, 0.1, n, 0, &r, &data, NULL));
+  size_t P = m.nparams;
+  double *theta0 = malloc(P * sizeof *theta0), *theta = malloc(P * sizeof *theta),
+         *grad = malloc(P * sizeof *grad);
+  if (!theta0 || !theta || !grad) return ds_fail(DS_ENOMEM, "bench: out of memory");
+  ds_rng_init(&r, 7, (uint64_t)w * 100 + L, 0, DS_STREAM_INIT);
+  ds_mlp_init_gaussian(&m, 1.0, &r, theta0);
+  t_setup = ds_now() - t_setup;
+  const double c = 0.5 / n, lr = 1e-3;
+  double flops = ds_mlp_step_flops(&m, n);
+  /* k: about budget seconds of PyTorch steps by a rough model of its per-step
+   * cost here (framework overhead ~60 us + ~33 us per layer, ~30 us more per
+   * ReLU layer, GEMMs at ~35 GFLOP/s); the C side repeats the k steps */
+  double t_est = 60e-6 + (cc->act == DS_ACT_RELU ? 63e-6 : 33e-6) * L + flops / 35e9;
+  double kd = budget / t_est;
+  int k = kd < 3 ? 3 : kd > 20000 ? 20000 : (int)kd;
+
+  char path[1024];
+  snprintf(path, sizeof path, "%s/case_%03d.bin", dir, id);
+  FILE *f = fopen(path, "wb");
+  if (!f) return ds_fail(DS_EIO, "bench: cannot write %s", path);
+  int rc = write_raw(f, data.X, (size_t)w * n);
+  if (rc == DS_OK) rc = write_raw(f, data.Y, (size_t)w * n);
+  if (rc == DS_OK) rc = write_raw(f, theta0, P);
+  if (fclose(f) != 0 && rc == DS_OK) rc = ds_fail(DS_EIO, "bench: cannot write %s", path);
+  if (rc != DS_OK) return rc;
+
+  /* warm-up: one step from a copy */
+  double first = 0, last = 0, f2, l2;
+  memcpy(theta, theta0, P * sizeof *theta);
+  train_k(&m, theta, grad, &data, c, lr, 1, &work, &f2, &l2);
+  /* timed repetitions of the same k steps from theta0 */
+  int reps = 0, same = 1;
+  double total = 0.0, best = 1e300;
+  while (reps < 1 || total < budget) {
+    memcpy(theta, theta0, P * sizeof *theta);
+    double t0 = ds_now();
+    train_k(&m, theta, grad, &data, c, lr, k, &work, &f2, &l2);
+    double dt = ds_now() - t0;
+    if (reps == 0) first = f2, last = l2;
+    else same &= f2 == first && l2 == last;
+    total += dt;
+    best = dt < best ? dt : best;
+    reps++;
+  }
+  double sps = (double)k * reps / total, best_sps = k / best;
+  double gflops = flops * best_sps * 1e-9;
+  const char *net = cc->act == DS_ACT_RELU ? "relu" : "linear";
+  printf("%3d %-6s %4s %5d %5d %5d %6d %5d %12.1f %9.1f %7.1f%% %22.15e%s\n", id, net,
+         cc->bias ? "yes" : "no", L, w, n, k, reps, sps, gflops, 100.0 * gflops / dgemm_ref, last,
+         same ? "" : "  (reps differ!)");
+  fflush(stdout);
+  fprintf(csv,
+          "%d,%s,%d,%d,%d,%d,%d,%d,%zu,%.17g,%.17g,%d,%.6g,case_%03d.bin,%d,%.6g,%.6g,%.6g,%.6g,"
+          "%.17g,%.17g,%d,%.4g\n",
+          id, net, cc->bias, L, w, w, w, n, P, lr, c, k, flops, id, reps, sps, best_sps, gflops,
+          gflops / dgemm_ref, first, last, same, t_setup);
+  free(theta0);
+  free(theta);
+  free(grad);
+  ds_dataset_free(&data);
+  ds_mlp_work_free(&work);
+  ds_mlp_free(&m);
+  return last == last ? DS_OK : ds_fail(DS_ENUM, "bench: loss is NaN");
+}
+
+static int bench_compare(const char *dir, int quick, double g1024, double g2048) {
+  double ref = g1024 > g2048 ? g1024 : g2048;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/env.csv", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) return ds_fail(DS_EIO, "bench: cannot write %s (does the directory exist?)", path);
+  fprintf(f, "kernel,best_kernel,threads,dgemm1024_gflops,dgemm2048_gflops,dgemm_ref_gflops\n");
+  const char *bk = ds_blas_best_kernel();
+  fprintf(f, "%s,%s,%d,%.4f,%.4f,%.4f\n", ds_blas_kernel(), bk ? bk : "", openblas_get_num_threads(),
+          g1024, g2048, ref);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/cases.csv", dir);
+  FILE *csv = fopen(path, "w");
+  if (!csv) return ds_fail(DS_EIO, "bench: cannot write %s", path);
+  fprintf(csv, "id,net,bias,depth,width,d_in,d_out,n,nparams,lr,c,k,flops_step,file,c_reps,"
+               "c_steps_per_s,c_best_steps_per_s,c_gflops,c_frac_dgemm,c_loss_first,c_loss_last,"
+               "c_reps_bitwise_equal,c_setup_s\n");
+  cmp_case cases[128];
+  int nc = compare_cases(quick, cases, 128);
+  printf("C side: %d cases, k GD steps each (lr 1e-3, loss 1/(2n) sum (f-y)^2), timed reps of "
+         "the same k steps\n", nc);
+  printf("%3s %-6s %4s %5s %5s %5s %6s %5s %12s %9s %8s %22s\n", "id", "net", "bias", "depth",
+         "width", "n", "k", "reps", "steps/s", "GFLOP/s", "% DGEMM", "loss at step k");
+  int rc = DS_OK;
+  for (int i = 0; i < nc && rc == DS_OK; i++)
+    rc = compare_one(&cases[i], i, dir, quick ? 0.1 : 0.3, ref, csv);
+  if (fclose(csv) != 0 && rc == DS_OK) rc = ds_fail(DS_EIO, "bench: cannot write %s", path);
+  if (rc == DS_OK) printf("wrote %s/cases.csv and %s/env.csv\n", dir, dir);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   ds_blas_ensure_fast_kernel(argv);
   const char *csv = NULL;
+  const char *compare = NULL;
   int quick = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
+    else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) compare = argv[++i];
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else {
-      fprintf(stderr, "usage: dynsweep-bench [--csv FILE] [--quick]\n");
+      fprintf(stderr, "usage: dynsweep-bench [--csv FILE] [--quick]\n"
+                      "       dynsweep-bench --compare DIR [--quick]   (see bench/run.sh)\n");
       return 2;
     }
   }
@@ -116,12 +312,20 @@ int main(int argc, char **argv) {
   printf("OpenBLAS config        : %s\n", ds_blas_config());
   printf("BLAS threads           : %d\n", openblas_get_num_threads());
 
-  double g1024 = bench_dgemm(1024, quick ? 2 : 5);
-  double g2048 = quick ? 0.0 : bench_dgemm(2048, 3);
+  double g1024 = bench_dgemm(1024, quick ? 3 : 5);
+  double g2048 = quick && !compare ? 0.0 : bench_dgemm(2048, 3);
   double ref = g1024 > g2048 ? g1024 : g2048;
   printf("DGEMM n=1024           : %.1f GFLOP/s\n", g1024);
-  if (!quick) printf("DGEMM n=2048           : %.1f GFLOP/s\n", g2048);
+  if (g2048 > 0) printf("DGEMM n=2048           : %.1f GFLOP/s\n", g2048);
   printf("reference (best DGEMM) : %.1f GFLOP/s\n\n", ref);
+  if (compare) {
+    int rc = bench_compare(compare, quick, g1024, g2048);
+    if (rc != DS_OK) {
+      fprintf(stderr, "dynsweep-bench: %s\n", ds_errmsg());
+      return ds_exit_code(rc);
+    }
+    return 0;
+  }
 
   static const int widths[] = {64, 256, 1024};
   bench_row rows[6];

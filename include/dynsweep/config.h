@@ -233,6 +233,13 @@ typedef struct {
 
 int ds_sweep_load(const char *path, ds_sweep *out);
 int ds_sweep_parse(const char *path, const char *text, ds_sweep *out);
+/* issue 3 (config room): ds_sweep_parse with flags. DS_SWEEP_NO_FILES: do not
+ * touch the files a sweep names (no existence checks, no ds_data_probe, so
+ * data.d_in/d_out of file data keep their written or default values); for
+ * re-reading a sweep kept in a store (ls/show) where the files may be gone.
+ * Relative file names are resolved against the directory of `path` either way. */
+#define DS_SWEEP_NO_FILES 1
+int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep *out);
 void ds_sweep_free(ds_sweep *s);
 int64_t ds_sweep_npoints(const ds_sweep *s);
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out);

@@ -30,10 +30,19 @@ int ds_dataset_alloc(ds_dataset *d, int n, int d_in, int d_out);
 #include "dynsweep/config.h"
 
 /* Builds the train and test sets a data spec describes: every kind of
- * ds_data_kind, then preprocessing (class subset, first/random subset, pixel
- * scaling, standardisation, whitening, label mode, train/test split), in that
- * order. Draws only from rng. A missing or malformed file gives DS_EINPUT
- * with "PATH: what is wrong". test may come back with n = 0. */
+ * ds_data_kind, then preprocessing in this order: class subset, train/test
+ * pools (test_path, else the last test_fraction, shuffled first with
+ * random_subset), first/random n_train / n_test, pixel scaling,
+ * standardisation, whitening (train statistics), label mode. Draws only from
+ * rng. A missing or malformed file gives DS_EINPUT with "PATH: what is wrong"
+ * ("PATH:LINE: ..." in text files). test may come back with n = 0.
+ * Conventions (docs/data.md): pm1 maps class index 0 (first listed class, or
+ * the smaller label) to -1 and index 1 to +1; one_hot without a class list
+ * uses the distinct labels sorted; for file kinds n_train <= 0 takes every
+ * available sample, n_test = 0 gives no test set and a larger n_test is
+ * capped by the test pool; rank2/rank3/rank4/fullrank have d_out = 1;
+ * circle is always the 8 points (no test set); target_scale, sphere_scale
+ * and pixel_scale equal to 0 mean 1. */
 int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_dataset *test);
 
 /* Cheap look at a file data set (headers or one pass): the d_in, d_out

@@ -38,6 +38,9 @@ typedef struct {
   double **A;    /* A[l], l = 1..L-1 (A[0] = X, A[L] = Z[L] by reference) */
   double *dF;    /* d_L x n */
   double *bufa, *bufb; /* max_l d_l x n each */
+  /* --- issue 3 --- */
+  void *prod; /* buffers of the JVP/HVP/approx products: NULL until first used
+                 (ds_mlp_work_products); freed by ds_mlp_work_free */
 } ds_mlp_work;
 
 int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims);
@@ -86,6 +89,13 @@ double ds_mlp_step_flops(const ds_mlp *m, int n);
 int ds_mlp_setup(ds_mlp *m, int act, int bias, int depth, const int *dims, int param,
                  int train_output);
 
+/* Allocates the extra buffers the products below need (about twice the
+ * forward activations) in w, if not done yet. Optional: the product functions
+ * call it on first use, but they return nothing, so an allocation failure
+ * there shows up only as NaN outputs (and DS_ENOMEM in ds_errmsg()); call this
+ * first to get the error as a value. Plain training never allocates them. */
+int ds_mlp_work_products(const ds_mlp *m, ds_mlp_work *w);
+
 /* Initialise theta by spec->init (every kind of ds_init_kind except
  * DS_INIT_FILE, which the caller loads and writes into theta itself), times
  * spec->init_scale, honouring spec->symmetric (seed 000 pairing; needs an even
@@ -117,6 +127,10 @@ double ds_mlp_loss_l(const ds_mlp *m, const double *theta, const double *X, cons
  * form (least squares) for mse, a converged numerical optimum for lp. */
 int ds_linear_optimum(const ds_loss *l, const double *X, const double *Y, int d_in, int d_out,
                       int n, double *Lstar);
+/* The same, also returning the minimiser W (d_out x d_in, column-major; may be
+ * NULL). mse: the minimum-norm least-squares solution (dgelsd). */
+int ds_linear_optimum_w(const ds_loss *l, const double *X, const double *Y, int d_in,
+                        int d_out, int n, double *W, double *Lstar);
 
 /* Pearlmutter products (exact, by hand, every activation/parameterisation):
  * JVP: JV = J(theta) v, the directional derivative of F (d_L x n).
@@ -139,6 +153,7 @@ typedef struct {
   double *d;      /* scratch, nparams */
   double *F;      /* scratch outputs */
   /* implementation scratch may be added */
+  int max_n;      /* F holds d_L x max_n: w->n must not exceed it */
 } ds_approx;
 int ds_approx_init(ds_approx *a, const ds_mlp *m, int order, const double *theta0, int max_n);
 void ds_approx_free(ds_approx *a);

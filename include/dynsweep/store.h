@@ -1,9 +1,18 @@
 /* store.h -- the HDF5 store: one file per sweep (layout in docs/store.md).
  *
- * One writer (rank 0) at a time. The store knows rows, axes and series; it
- * knows nothing of networks. */
+ * One writer (rank 0) at a time. The store knows rows, axes, series and
+ * opaque checkpoint blobs; it knows nothing of networks.
+ *
+ * Crash safety (docs/store.md, "Durability"): the published file STORE is
+ * never modified in place. A writer appends every write to the append-only
+ * journal STORE.journal (length + CRC32 per record) and from time to time
+ * PUBLISHES: copies STORE to STORE.tmp, applies the journal, closes, fsyncs
+ * and renames STORE.tmp onto STORE. Readers always see a complete, closed
+ * HDF5 file; after a kill, the journal records since the last publish are
+ * replayed by ds_store_resume (a torn tail is ignored). */
 #ifndef DYNSWEEP_STORE_H
 #define DYNSWEEP_STORE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "dynsweep/traj.h"
 
@@ -52,14 +61,29 @@ typedef struct {
 
 typedef struct ds_store ds_store; /* opaque */
 
-/* Creates a new store (fails with DS_EINPUT if path exists) with all rows. */
+/* Creates a new store (fails with DS_EINPUT if path exists) with all rows and
+ * publishes it: STORE appears complete or not at all. Returns a writer. */
 int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
                     ds_store **out);
-/* Writes point row->id: its series under /points/<id>/ and its summary row,
- * then flushes the file. */
+/* Opens an existing store for writing: takes the writer lock (STORE.journal),
+ * replays the journal records written after the last publish (a torn tail is
+ * ignored) and publishes them. DS_EINPUT for a file that is not a dynsweep
+ * store (left untouched), DS_EIO for a damaged one or a store another run is
+ * writing. */
+int ds_store_resume(const char *path, ds_store **out);
+/* Replaces the sweep text, hash, name, the grid and the summary of a writer
+ * by meta/rows (npoints >= the old count; rows[i].id == i; old rows keep
+ * their ids, new points are appended) and publishes. Used when a sweep file
+ * only added grid values. */
+int ds_store_extend(ds_store *s, const ds_store_meta *meta, const ds_summary_row *rows);
+/* Journals point row->id: its series (published under /points/<id>/) and its
+ * summary row. Durable once ds_store_sync returned (or the next publish). */
 int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
-/* Records end time and scheduler figures as root attributes. */
+/* Records end time and scheduler figures as root attributes, marks the run
+ * state "complete" and publishes. */
 int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s);
+/* A writer publishes what is journaled, then releases the lock (and removes
+ * the then empty journal). */
 int ds_store_close(ds_store *s);
 
 /* Reading (any process, no MPI needed). */
@@ -81,7 +105,47 @@ int ds_store_read_axes(ds_store *s, int *naxes, char ***names, double **vals, in
  * with DS_EINPUT if the point was not written yet; ds_store_attr truncates
  * to n-1 characters. */
 
-/* Updates only the /summary row of point row->id (e.g. to mark it running)
- * and flushes; the point's trajectory group is not touched. */
+/* Journals only the /summary row of point row->id (e.g. to mark it running);
+ * the point's trajectory group is not touched. A non-final row (pending,
+ * running) never replaces a final one (done, diverged, failed). */
 int ds_store_write_row(ds_store *s, const ds_summary_row *row);
+
+/* ---- durability, checkpoints, progress (issue 5) ---- */
+
+/* Journals a checkpoint blob of unfinished point id (published as
+ * /checkpoints/<id>, replacing the previous one; removed when the point's
+ * result is written). Ignored for a point that already finished. */
+int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len);
+/* The last published checkpoint of point id (malloc'd; DS_EINPUT if none). */
+int ds_store_read_ckpt(ds_store *s, int64_t id, char **blob, size_t *len);
+/* fsyncs the journal if records were appended since the last sync (group
+ * commit: rank 0 calls it when it has no message waiting). */
+int ds_store_sync(ds_store *s);
+/* Publishes when due: at least every_s seconds after the last publish and
+ * at least 50x the last publish's cost (so publishing stays <= ~2% of wall
+ * time). force = 1: now. Nothing to publish: no-op. */
+int ds_store_publish(ds_store *s, int force);
+void ds_store_set_publish_every(ds_store *s, double every_s);
+/* Run bookkeeping, written as root attributes at the next publish:
+ * run_state ("running", "drained", "stopped", "complete"), the session's
+ * start (unix seconds) and how many points had finished when it started. */
+void ds_store_set_run(ds_store *s, const char *state, double session_start_unix, int64_t done0);
+
+typedef struct {
+  int64_t publishes, generation;
+  double publish_s;        /* total seconds spent publishing */
+  double last_publish_s;   /* cost of the latest publish */
+  double journal_s;        /* seconds spent appending + fsyncing the journal */
+  double journal_bytes;    /* bytes appended to the journal */
+  int64_t journal_records;
+  double file_bytes;       /* size of the published file */
+} ds_store_stats;
+void ds_store_get_stats(const ds_store *s, ds_store_stats *st);
+
+/* Live view for `dynsweep status` (reader handle, no lock): the summary rows
+ * of the published file with the journal's newer rows folded in, the number
+ * of such journal records, and the journal's modification time (unix s, 0 if
+ * there is no journal). */
+int ds_store_read_summary_live(ds_store *s, ds_summary_row **rows, int64_t *n, int64_t *nrec,
+                               double *journal_mtime);
 #endif

@@ -40,7 +40,11 @@ typedef enum {
   DS_OT_DOUBLE, /* double */
   DS_OT_BOOL,   /* int 0/1 */
   DS_OT_ENUM,   /* int-sized enum, value = index into choices */
-  DS_OT_SERIES  /* unsigned DS_REC_* bit set, written as a YAML list */
+  DS_OT_SERIES, /* unsigned DS_REC_* bit set, written as a YAML list */
+  DS_OT_PATH,   /* char[DS_MAX_PATH]: a file name, resolved against the sweep file's directory */
+  DS_OT_INT_LIST,    /* int[DS_MAX_LIST], count (int) at cnt_off */
+  DS_OT_INT64_LIST,  /* int64_t[DS_MAX_LIST], count (int) at cnt_off */
+  DS_OT_DOUBLE_LIST  /* double[DS_MAX_LIST], count (int) at cnt_off */
 } ds_opt_type;
 
 typedef struct {
@@ -54,6 +58,8 @@ typedef struct {
   double def;                  /* default (ENUM: code, SERIES: bits) */
   const char *def_text;        /* default as documented */
   const char *doc;             /* one-line meaning */
+  size_t cnt_off;              /* lists: offset of the int element count */
+  int max_excl;                /* max is exclusive ("< 1") */
 } ds_option;
 
 extern const ds_option ds_options[];
@@ -64,12 +70,21 @@ extern const char *const ds_reduction_help;  /* "half_sum (L = 1/2 * sum ...), .
 const ds_option *ds_opt_find(const char *path);       /* by path or grid alias */
 int ds_opt_index(const ds_option *o);
 int ds_opt_is_scalar(const ds_option *o);             /* may be a grid axis */
+int ds_opt_is_list(const ds_option *o);               /* one of the *_LIST types */
 void ds_opt_defaults(ds_point_cfg *c);
 /* Numeric value (enum: code, bool: 0/1, series: bits) of an option in c. */
 double ds_opt_get(const ds_option *o, const ds_point_cfg *c);
 void ds_opt_set(const ds_option *o, ds_point_cfg *c, double v);
-/* Canonical text of value v of option o. */
+/* Canonical text of value v of option o (scalar options). */
 void ds_opt_format(const ds_option *o, double v, char *buf, int n);
+/* Canonical text of option o as set in c, any type: lists "[1,2]", paths as
+ * stored (resolved), scalars as ds_opt_format. */
+void ds_opt_format_cfg(const ds_option *o, const ds_point_cfg *c, char *buf, int n);
+/* Parses a YAML list v into list option o of c (count and elements); each
+ * element is type- and range-checked with its own line:col. */
+int ds_opt_parse_list(const char *file, const ds_option *o, const ds_yn *v, ds_point_cfg *c);
+/* Count of list option o in c. */
+int ds_opt_list_count(const ds_option *o, const ds_point_cfg *c);
 /* Parses scalar node v for option o into *val; checks type and range.
  * Errors name the option and carry v's file:line:col. */
 int ds_opt_parse_scalar(const char *file, const ds_option *o, const ds_yn *v, double *val);

@@ -15,73 +15,180 @@
 #include "config_internal.h"
 #include "dynsweep/util.h"
 
-static const char *const model_types[] = {"linear", "relu", NULL};
-static const char *const init_kinds[] = {"gaussian", NULL};
-static const char *const data_kinds[] = {"teacher", NULL};
-static const char *const loss_types[] = {"mse", NULL};
+/* Choice names, indexed by the enum codes of include/dynsweep/config.h. */
+static const char *const model_types[] = {"linear", "relu", "e2e", NULL};
+static const char *const param_kinds[] = {"standard", "ntk", NULL};
+static const char *const approx_kinds[] = {"none", "lin", "quad", NULL};
+static const char *const init_kinds[] = {"gaussian", "glorot_uniform", "he",   "orthogonal",
+                                         "def4",     "balanced",       "near_identity",
+                                         "ntk",      "file",           NULL};
+static const char *const data_kinds[] = {"teacher", "whitened",      "gaussian_spectrum",
+                                         "relu_teacher", "rank2",    "rank3",
+                                         "rank4",   "fullrank",      "two_gaussians",
+                                         "circle",  "sphere",        "idx",
+                                         "libsvm",  "csv",           "hdf5", NULL};
+static const char *const label_modes[] = {"value", "one_hot", "pm1", NULL};
+static const char *const loss_types[] = {"mse", "lp", "cross_entropy", NULL};
 /* Indexed by ds_reduction. */
 static const char *const reductions[] = {"sum", "half_sum", "mean", "half_mean", NULL};
-static const char *const opt_types[] = {"gd", NULL};
-const char *const ds_series_names[] = {"loss",       "test_loss", "grad_norm",
-                                       "param_norm", "layer_fro", "layer_sv", NULL};
+static const char *const opt_types[] = {"gd",      "sgd",      "momentum", "nesterov",
+                                        "adagrad", "adadelta", "rmsprop",  "adam", NULL};
+static const char *const sched_kinds[] = {"constant", "piecewise", "adaptive_norm", NULL};
+const char *const ds_series_names[] = {"loss",      "test_loss", "grad_norm", "param_norm",
+                                       "layer_fro", "layer_sv",  "loss_gap",  "lr", NULL};
 const char *const ds_reduction_help =
     "half_sum (L = 1/2 * sum (f-y)^2), sum (L = sum (f-y)^2), "
     "mean (L = 1/n * sum (f-y)^2), half_mean (L = 1/(2n) * sum (f-y)^2), "
     "where the sum runs over the n training samples and all outputs";
 
-#define ALL_SERIES 63.0
+#define ALL_SERIES 63.0 /* the first six: loss_gap and lr only when asked for */
 #define OFF(f) offsetof(ds_point_cfg, f)
 #define NOMAX INFINITY
+/* Rows: path, alias, type, offset, min, max, min_excl, choices, default,
+ * default as documented, doc [, count offset (lists), max_excl]. */
+#define LIST(f) OFF(f)
 
 const ds_option ds_options[] = {
+    /* ---- model ---- */
     {"model.type", NULL, DS_OT_ENUM, OFF(model.type), 0, 0, 0, model_types, DS_MODEL_LINEAR,
-     "linear", "activation between layers: linear (deep linear network) or relu"},
+     "linear", "linear (deep linear net), relu (ReLU MLP, linear output) or e2e (end-to-end matrix "
+     "of a depth-N linear net, seed 002 Eq. 9/11)", 0, 0},
     {"model.bias", NULL, DS_OT_BOOL, OFF(model.bias), 0, 1, 0, NULL, 0, "false",
-     "add a bias vector to every layer"},
+     "add a bias vector to every layer", 0, 0},
     {"model.width", "width", DS_OT_INT, OFF(model.width), 1, INT_MAX, 0, NULL, 16, "16",
-     "hidden layer width"},
+     "hidden layer width (every hidden layer, unless model.widths is given)", 0, 0},
+    {"model.widths", NULL, DS_OT_INT_LIST, OFF(model.widths), 1, INT_MAX, 0, NULL, 0, "[]",
+     "hidden widths d_1..d_{depth-1} one per layer (depth-1 entries); [] = all model.width",
+     LIST(model.nwidths), 0},
     {"model.depth", "depth", DS_OT_INT, OFF(model.depth), 1, 64, 0, NULL, 2, "2",
-     "number of weight matrices (layers)"},
+     "number of weight matrices (layers)", 0, 0},
+    {"model.param", NULL, DS_OT_ENUM, OFF(model.param), 0, 0, 0, param_kinds, DS_PARAM_STANDARD,
+     "standard", "standard, or ntk: layer l computes W_l a / sqrt(d_{l-1})", 0, 0},
+    {"model.train_output", NULL, DS_OT_BOOL, OFF(model.train_output), 0, 1, 0, NULL, 1, "true",
+     "train the last layer (false: it stays at its initial value)", 0, 0},
+    {"model.symmetric", NULL, DS_OT_BOOL, OFF(model.symmetric), 0, 1, 0, NULL, 0, "false",
+     "seed 000 symmetric init: w_2i = -w_2i-1, a_2i = -a_2i-1 (depth 2, even width)", 0, 0},
+    {"model.approx", NULL, DS_OT_ENUM, OFF(model.approx), 0, 0, 0, approx_kinds, DS_APPROX_NONE,
+     "none", "train the network (none), its linearisation (lin) or quadratic model (quad) at w0", 0, 0},
     {"model.init", NULL, DS_OT_ENUM, OFF(model.init), 0, 0, 0, init_kinds, DS_INIT_GAUSSIAN,
-     "gaussian", "initialisation: W_ij ~ N(0, init_scale^2 / fan_in)"},
+     "gaussian", "initialisation scheme (see the table of init kinds)", 0, 0},
     {"model.init_scale", "init_scale", DS_OT_DOUBLE, OFF(model.init_scale), 0, NOMAX, 1, NULL, 1.0,
-     "1.0", "initialisation scale (standard deviation times sqrt(fan_in))"},
+     "1.0", "multiplies every initialisation", 0, 0},
+    {"model.init_std", NULL, DS_OT_DOUBLE, OFF(model.init_std), 0, NOMAX, 0, NULL, 0, "0",
+     "gaussian / near_identity standard deviation; 0 = 1/sqrt(fan_in)", 0, 0},
+    {"model.balanced_identity", NULL, DS_OT_BOOL, OFF(model.balanced_identity), 0, 1, 0, NULL, 0,
+     "false", "balanced init with A = init_scale * I (zero-padded) instead of a Gaussian A", 0, 0},
+    {"model.init_file", NULL, DS_OT_PATH, OFF(model.init_file), 0, 0, 0, NULL, 0, "\"\"",
+     "HDF5 file with W1..WL (and b1..bL) for init: file", 0, 0},
+    /* ---- data ---- */
     {"data.kind", NULL, DS_OT_ENUM, OFF(data.kind), 0, 0, 0, data_kinds, DS_DATA_TEACHER,
-     "teacher", "data: Gaussian inputs labelled by a random low-rank linear teacher"},
+     "teacher", "data set kind (see the table of data kinds)", 0, 0},
     {"data.n_train", NULL, DS_OT_INT, OFF(data.n_train), 1, INT_MAX, 0, NULL, 256, "256",
-     "number of training samples n"},
+     "number of training samples n (circle: always 8)", 0, 0},
     {"data.n_test", NULL, DS_OT_INT, OFF(data.n_test), 0, INT_MAX, 0, NULL, 256, "256",
-     "number of test samples (0 = no test set)"},
+     "number of test samples (0 = no test set)", 0, 0},
     {"data.d_in", NULL, DS_OT_INT, OFF(data.d_in), 1, INT_MAX, 0, NULL, 16, "16",
-     "input dimension"},
+     "input dimension (set by the kind for fixed-shape and file data)", 0, 0},
     {"data.d_out", NULL, DS_OT_INT, OFF(data.d_out), 1, INT_MAX, 0, NULL, 4, "4",
-     "output dimension"},
+     "output dimension (set by the kind for fixed-shape and file data)", 0, 0},
     {"data.rank", NULL, DS_OT_INT, OFF(data.rank), 1, INT_MAX, 0, NULL, 0, "min(d_in, d_out)",
-     "teacher rank, 1..min(d_in, d_out)"},
+     "teacher rank, 1..min(d_in, d_out)", 0, 0},
     {"data.noise", NULL, DS_OT_DOUBLE, OFF(data.noise), 0, NOMAX, 0, NULL, 0.0, "0.0",
-     "standard deviation of Gaussian label noise"},
+     "standard deviation of Gaussian label noise", 0, 0},
+    {"data.target_scale", NULL, DS_OT_DOUBLE, OFF(data.target_scale), 0, NOMAX, 1, NULL, 1.0, "1",
+     "whitened: singular values of Phi", 0, 0},
+    {"data.spectrum", NULL, DS_OT_DOUBLE_LIST, OFF(data.spectrum), 0, NOMAX, 1, NULL, 0, "[]",
+     "gaussian_spectrum: covariance eigenvalues (padded with the last); [] = use spectrum_decay",
+     LIST(data.nspectrum), 0},
+    {"data.spectrum_decay", NULL, DS_OT_DOUBLE, OFF(data.spectrum_decay), 0, NOMAX, 0, NULL, 1.0,
+     "1", "gaussian_spectrum without a list: lambda_i = i^-decay", 0, 0},
+    {"data.teacher_width", NULL, DS_OT_INT, OFF(data.teacher_width), 1, INT_MAX, 0, NULL, 64, "64",
+     "relu_teacher: hidden width of the teacher", 0, 0},
+    {"data.sphere_scale", NULL, DS_OT_DOUBLE, OFF(data.sphere_scale), 0, NOMAX, 1, NULL, 1.0, "1",
+     "sphere: factor on point 0", 0, 0},
+    {"data.path", NULL, DS_OT_PATH, OFF(data.path), 0, 0, 0, NULL, 0, "\"\"",
+     "file kinds: the data file (IDX images, libsvm, CSV, HDF5)", 0, 0},
+    {"data.labels_path", NULL, DS_OT_PATH, OFF(data.labels_path), 0, 0, 0, NULL, 0, "\"\"",
+     "idx: the IDX labels file", 0, 0},
+    {"data.test_path", NULL, DS_OT_PATH, OFF(data.test_path), 0, 0, 0, NULL, 0, "\"\"",
+     "file kinds: separate test file (\"\" = split off test_fraction)", 0, 0},
+    {"data.test_labels_path", NULL, DS_OT_PATH, OFF(data.test_labels_path), 0, 0, 0, NULL, 0,
+     "\"\"", "idx: labels of the separate test file", 0, 0},
+    {"data.classes", NULL, DS_OT_INT_LIST, OFF(data.classes), 0, INT_MAX, 0, NULL, 0, "[]",
+     "keep only these class labels, e.g. [0, 1]; [] = all", LIST(data.nclasses), 0},
+    {"data.labels", NULL, DS_OT_ENUM, OFF(data.labels), 0, 0, 0, label_modes, DS_LABELS_VALUE,
+     "value", "targets: value (as given), one_hot (class c -> e_c) or pm1 (two classes -> -1/+1)", 0, 0},
+    {"data.random_subset", NULL, DS_OT_BOOL, OFF(data.random_subset), 0, 1, 0, NULL, 0, "false",
+     "take n_train (n_test) samples at random instead of the first ones", 0, 0},
+    {"data.standardize", NULL, DS_OT_BOOL, OFF(data.standardize), 0, 1, 0, NULL, 0, "false",
+     "per-feature zero mean, unit variance (train statistics)", 0, 0},
+    {"data.pixel_scale", NULL, DS_OT_DOUBLE, OFF(data.pixel_scale), 0, NOMAX, 1, NULL, 1.0, "1",
+     "multiply inputs by this (e.g. 0.00392156862745098 = 1/255)", 0, 0},
+    {"data.whiten", NULL, DS_OT_BOOL, OFF(data.whiten), 0, 1, 0, NULL, 0, "false",
+     "whiten inputs so (1/n) X X^T = I (train statistics)", 0, 0},
+    {"data.test_fraction", NULL, DS_OT_DOUBLE, OFF(data.test_fraction), 0, 1, 0, NULL, 0.2, "0.2",
+     "file without a test file: the last fraction becomes the test set", 0, 1},
+    {"data.libsvm_target_after_semicolon", NULL, DS_OT_BOOL,
+     OFF(data.libsvm_target_after_semicolon), 0, 1, 0, NULL, 0, "false",
+     "libsvm \"label;target\": use the value after ';' as the target", 0, 0},
+    /* ---- loss ---- */
     {"loss.type", NULL, DS_OT_ENUM, OFF(loss.type), 0, 0, 0, loss_types, DS_LOSS_MSE, "mse",
-     "loss function: squared error"},
+     "mse (squared error), lp (|f-y|^p) or cross_entropy (softmax, one-hot labels)", 0, 0},
     {"loss.reduction", NULL, DS_OT_ENUM, OFF(loss.reduction), 0, 0, 0, reductions,
-     DS_RED_HALF_MEAN, "(required)", "constant c in L = c * sum (f-y)^2"},
+     DS_RED_HALF_MEAN, "(required)", "constant c in L = c * sum (f-y)^2", 0, 0},
+    {"loss.p", NULL, DS_OT_DOUBLE, OFF(loss.p), 2, NOMAX, 0, NULL, 2.0, "2",
+     "lp exponent (>= 2)", 0, 0},
+    {"loss.optimum", NULL, DS_OT_BOOL, OFF(loss.optimum), 0, 1, 0, NULL, 0, "false",
+     "compute the optimal loss L* (linear models) so loss_gap = L - L* can be recorded", 0, 0},
+    /* ---- optimizer ---- */
     {"optimizer.type", NULL, DS_OT_ENUM, OFF(optimizer.type), 0, 0, 0, opt_types, DS_OPT_GD, "gd",
-     "full-batch gradient descent"},
+     "update rule (see the table of optimisers)", 0, 0},
     {"optimizer.lr", "lr", DS_OT_DOUBLE, OFF(optimizer.lr), 0, NOMAX, 1, NULL, 0.01, "0.01",
-     "learning rate"},
+     "learning rate", 0, 0},
+    {"optimizer.batch_size", NULL, DS_OT_INT, OFF(optimizer.batch_size), 0, INT_MAX, 0, NULL, 0, "0",
+     "minibatch size, <= n_train; 0 = full batch", 0, 0},
+    {"optimizer.momentum", NULL, DS_OT_DOUBLE, OFF(optimizer.momentum), 0, 1, 0, NULL, 0.9, "0.9",
+     "momentum / nesterov mu", 0, 1},
+    {"optimizer.beta1", NULL, DS_OT_DOUBLE, OFF(optimizer.beta1), 0, 1, 0, NULL, 0.9, "0.9",
+     "adam first-moment decay", 0, 1},
+    {"optimizer.beta2", NULL, DS_OT_DOUBLE, OFF(optimizer.beta2), 0, 1, 0, NULL, 0.999, "0.999",
+     "adam second-moment decay", 0, 1},
+    {"optimizer.eps", NULL, DS_OT_DOUBLE, OFF(optimizer.eps), 0, NOMAX, 1, NULL, 1e-8, "1e-8",
+     "adam / adagrad / rmsprop / adadelta epsilon", 0, 0},
+    {"optimizer.rho", NULL, DS_OT_DOUBLE, OFF(optimizer.rho), 0, 1, 0, NULL, 0.95, "0.95",
+     "adadelta decay (TensorFlow default)", 0, 1},
+    {"optimizer.alpha", NULL, DS_OT_DOUBLE, OFF(optimizer.alpha), 0, 1, 0, NULL, 0.99, "0.99",
+     "rmsprop decay (PyTorch default)", 0, 1},
+    {"optimizer.initial_accumulator", NULL, DS_OT_DOUBLE, OFF(optimizer.initial_accumulator), 0,
+     NOMAX, 0, NULL, 0.1, "0.1", "adagrad initial accumulator s0 (TensorFlow default)", 0, 0},
+    {"optimizer.weight_decay", NULL, DS_OT_DOUBLE, OFF(optimizer.weight_decay), 0, NOMAX, 0, NULL,
+     0, "0", "L2 penalty, coupled: g += weight_decay * theta", 0, 0},
+    {"optimizer.schedule", NULL, DS_OT_ENUM, OFF(optimizer.schedule), 0, 0, 0, sched_kinds,
+     DS_SCHED_CONSTANT, "constant",
+     "constant lr, piecewise (schedule_lrs from schedule_steps on) or adaptive_norm "
+     "(lr * ||theta||^(2-depth))", 0, 0},
+    {"optimizer.schedule_steps", NULL, DS_OT_INT64_LIST, OFF(optimizer.schedule_steps), 1, 1e9, 0,
+     NULL, 0, "[]", "piecewise: steps (strictly increasing, >= 1) where schedule_lrs take effect",
+     LIST(optimizer.nschedule), 0},
+    {"optimizer.schedule_lrs", NULL, DS_OT_DOUBLE_LIST, OFF(optimizer.schedule_lrs), 0, NOMAX, 1,
+     NULL, 0, "[]", "piecewise: learning rate from the matching schedule step on",
+     LIST(optimizer.nschedule), 0},
+    /* ---- train ---- */
     {"train.steps", NULL, DS_OT_INT64, OFF(train.steps), 1, 1e9, 0, NULL, 1000, "1000",
-     "maximum number of optimiser steps"},
+     "maximum number of optimiser steps", 0, 0},
     {"train.tol", NULL, DS_OT_DOUBLE, OFF(train.tol), 0, NOMAX, 0, NULL, 0.0, "0",
-     "stop early once the train loss is below tol (0 = never)"},
+     "stop early once the train loss is below tol (0 = never)", 0, 0},
     {"train.diverge_above", NULL, DS_OT_DOUBLE, OFF(train.diverge_above), 0, NOMAX, 1, NULL, 1e6,
-     "1e6", "declare divergence when the loss exceeds this or is not finite"},
+     "1e6", "declare divergence when the loss exceeds this or is not finite", 0, 0},
+    /* ---- record ---- */
     {"record.series", NULL, DS_OT_SERIES, OFF(record.series), 0, 0, 0, ds_series_names,
-     ALL_SERIES, "all six", "series to record"},
+     ALL_SERIES, "the first six", "series to record", 0, 0},
     {"record.every", NULL, DS_OT_INT64, OFF(record.every), 0, 1e18, 0, NULL, 10, "10",
-     "record every k steps (0 = off)"},
+     "record every k steps (0 = off)", 0, 0},
     {"record.per_decade", NULL, DS_OT_INT, OFF(record.per_decade), 0, INT_MAX, 0, NULL, 10, "10",
-     "also record this many log-spaced steps per decade (0 = off)"},
+     "also record this many log-spaced steps per decade (0 = off)", 0, 0},
     {"record.top_k", NULL, DS_OT_INT, OFF(record.top_k), 1, INT_MAX, 0, NULL, 5, "5",
-     "singular values recorded per layer (layer_sv)"},
+     "singular values recorded per layer (layer_sv)", 0, 0},
 };
 const int ds_noptions = (int)(sizeof ds_options / sizeof ds_options[0]);
 
@@ -95,7 +202,28 @@ const ds_option *ds_opt_find(const char *path) {
 
 int ds_opt_index(const ds_option *o) { return (int)(o - ds_options); }
 
-int ds_opt_is_scalar(const ds_option *o) { return o->type != DS_OT_SERIES; }
+int ds_opt_is_list(const ds_option *o) {
+  return o->type == DS_OT_INT_LIST || o->type == DS_OT_INT64_LIST || o->type == DS_OT_DOUBLE_LIST;
+}
+
+int ds_opt_is_scalar(const ds_option *o) {
+  return o->type != DS_OT_SERIES && o->type != DS_OT_PATH && !ds_opt_is_list(o);
+}
+
+/* The scalar type of one element of a list option (the option's own type otherwise). */
+static ds_opt_type opt_elem_type(const ds_option *o) {
+  switch (o->type) {
+  case DS_OT_INT_LIST: return DS_OT_INT;
+  case DS_OT_INT64_LIST: return DS_OT_INT64;
+  case DS_OT_DOUBLE_LIST: return DS_OT_DOUBLE;
+  default: return o->type;
+  }
+}
+
+int ds_opt_list_count(const ds_option *o, const ds_point_cfg *c) {
+  if (!ds_opt_is_list(o)) return 0;
+  return *(const int *)((const char *)c + o->cnt_off);
+}
 
 double ds_opt_get(const ds_option *o, const ds_point_cfg *c) {
   const char *p = (const char *)c + o->off;
@@ -106,8 +234,8 @@ double ds_opt_get(const ds_option *o, const ds_point_cfg *c) {
   case DS_OT_INT64: return (double)*(const int64_t *)p;
   case DS_OT_DOUBLE: return *(const double *)p;
   case DS_OT_SERIES: return *(const unsigned *)p;
+  default: return 0; /* paths and lists have no single numeric value */
   }
-  return 0;
 }
 
 void ds_opt_set(const ds_option *o, ds_point_cfg *c, double v) {
@@ -119,6 +247,7 @@ void ds_opt_set(const ds_option *o, ds_point_cfg *c, double v) {
   case DS_OT_INT64: *(int64_t *)p = (int64_t)v; break;
   case DS_OT_DOUBLE: *(double *)p = v; break;
   case DS_OT_SERIES: *(unsigned *)p = (unsigned)v; break;
+  default: break; /* paths and lists: written by their own parsers */
   }
 }
 
@@ -144,7 +273,7 @@ static void opt_format_series(unsigned bits, char *buf, int n) {
 }
 
 void ds_opt_format(const ds_option *o, double v, char *buf, int n) {
-  switch (o->type) {
+  switch (opt_elem_type(o)) {
   case DS_OT_INT:
   case DS_OT_INT64: snprintf(buf, (size_t)n, "%lld", (long long)v); break;
   case DS_OT_DOUBLE: ds_fmt_double(v, buf, n); break;
@@ -156,13 +285,37 @@ void ds_opt_format(const ds_option *o, double v, char *buf, int n) {
     break;
   }
   case DS_OT_SERIES: opt_format_series((unsigned)v, buf, n); break;
+  default: buf[0] = 0; break;
   }
+}
+
+void ds_opt_format_cfg(const ds_option *o, const ds_point_cfg *c, char *buf, int n) {
+  const char *p = (const char *)c + o->off;
+  if (o->type == DS_OT_PATH) {
+    snprintf(buf, (size_t)n, "%s", p);
+    return;
+  }
+  if (!ds_opt_is_list(o)) {
+    ds_opt_format(o, ds_opt_get(o, c), buf, n);
+    return;
+  }
+  int cnt = ds_opt_list_count(o, c), used = 1;
+  snprintf(buf, (size_t)n, "[");
+  for (int i = 0; i < cnt && used < n; i++) {
+    double v = o->type == DS_OT_INT_LIST     ? ((const int *)p)[i]
+               : o->type == DS_OT_INT64_LIST ? (double)((const int64_t *)p)[i]
+                                             : ((const double *)p)[i];
+    char e[64];
+    ds_opt_format(o, v, e, sizeof e);
+    used += snprintf(buf + used, (size_t)(n - used), "%s%s", i ? "," : "", e);
+  }
+  if (used < n) snprintf(buf + used, (size_t)(n - used), "]");
 }
 
 int ds_cfg_get_text(const ds_point_cfg *c, const char *path, char *buf, int n) {
   const ds_option *o = ds_opt_find(path);
   if (!o) return ds_fail(DS_EINPUT, "unknown configuration option '%s'", path);
-  ds_opt_format(o, ds_opt_get(o, c), buf, n);
+  ds_opt_format_cfg(o, c, buf, n);
   return DS_OK;
 }
 
@@ -201,13 +354,19 @@ int ds_opt_check_range(const char *file, const ds_option *o, double v, int line,
   if (o->type == DS_OT_BOOL || o->type == DS_OT_ENUM || o->type == DS_OT_SERIES) return DS_OK;
   int bad = o->min_excl ? !(v > o->min) : !(v >= o->min);
   bad = bad || v > o->max;
+  ds_opt_type et = opt_elem_type(o);
+  int hi_excl = o->max_excl && !(v < o->max);
+  bad = bad || hi_excl;
   if (!bad) return DS_OK;
   ds_opt_format(o, v, got, sizeof got);
   ds_opt_format(o, o->min, lo, sizeof lo);
   ds_opt_format(o, o->max, hi, sizeof hi);
+  if (o->max_excl)
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be >= %s and < %s, got %s", file, line, col, o->path,
+                   lo, hi, got);
   if (o->min_excl)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be > %s, got %s", file, line, col, o->path, lo, got);
-  if (o->max >= (o->type == DS_OT_INT ? (double)INT_MAX : 1e18))
+  if (o->max >= (et == DS_OT_INT ? (double)INT_MAX : 1e18))
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be >= %s, got %s", file, line, col, o->path, lo, got);
   return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be in %s..%s, got %s", file, line, col, o->path, lo,
                  hi, got);
@@ -231,13 +390,13 @@ static int opt_parse_enum(const char *file, const ds_option *o, const ds_yn *v, 
     for (int i = 0; i < nc; i++)
       if (strcmp(v->str, o->choices[i]) == 0) return *val = i, DS_OK;
   }
-  char list[256];
+  char list[512];
   opt_choices(o->choices, list, sizeof list);
   const char *sug = v->kind == DS_YN_SCALAR ? ds_suggest(v->str, o->choices, nc) : NULL;
   if (sug)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: expected one of %s, got '%s' (did you mean '%s'?)", file,
                    v->line, v->col, o->path, list, v->str, sug);
-  char what[300];
+  char what[600];
   snprintf(what, sizeof what, "one of %s", list);
   return opt_type_error(file, o, v, what);
 }
@@ -247,7 +406,8 @@ int ds_opt_parse_scalar(const char *file, const ds_option *o, const ds_yn *v, do
   if (o->type == DS_OT_SERIES) return ds_opt_parse_series(file, o, v, val);
   if (o->type == DS_OT_ENUM) return opt_parse_enum(file, o, v, val);
   if (v->kind != DS_YN_SCALAR) goto bad_type;
-  switch (o->type) {
+  ds_opt_type et = opt_elem_type(o);
+  switch (et) {
   case DS_OT_BOOL:
     if (!opt_parse_bool(v->str, &x)) goto bad_type;
     break;
@@ -269,9 +429,31 @@ int ds_opt_parse_scalar(const char *file, const ds_option *o, const ds_yn *v, do
   return DS_OK;
 bad_type:
   return opt_type_error(file, o, v,
-                        o->type == DS_OT_BOOL     ? "true or false"
-                        : o->type == DS_OT_DOUBLE ? "a number"
-                                                  : "an integer");
+                        opt_elem_type(o) == DS_OT_BOOL     ? "true or false"
+                        : opt_elem_type(o) == DS_OT_DOUBLE ? "a number"
+                                                           : "an integer");
+}
+
+int ds_opt_parse_list(const char *file, const ds_option *o, const ds_yn *v, ds_point_cfg *c) {
+  const char *ex = o->type == DS_OT_DOUBLE_LIST ? "[0.5, 1.0]" : "[1, 2]";
+  if (v->kind != DS_YN_SEQ)
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: expected a list such as %s, got %s%s%s", file, v->line,
+                   v->col, o->path, ex, v->kind == DS_YN_SCALAR ? "'" : "",
+                   v->kind == DS_YN_SCALAR ? v->str : ds_yaml_kind_name(v),
+                   v->kind == DS_YN_SCALAR ? "'" : "");
+  if (v->n > DS_MAX_LIST)
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: too many values (%d, limit %d)", file,
+                   v->item[DS_MAX_LIST]->line, v->item[DS_MAX_LIST]->col, o->path, v->n, DS_MAX_LIST);
+  char *p = (char *)c + o->off;
+  for (int i = 0; i < v->n; i++) {
+    double x;
+    DS_TRY(ds_opt_parse_scalar(file, o, v->item[i], &x));
+    if (o->type == DS_OT_INT_LIST) ((int *)p)[i] = (int)x;
+    else if (o->type == DS_OT_INT64_LIST) ((int64_t *)p)[i] = (int64_t)x;
+    else ((double *)p)[i] = x;
+  }
+  *(int *)((char *)c + o->cnt_off) = v->n;
+  return DS_OK;
 }
 
 int ds_opt_parse_series(const char *file, const ds_option *o, const ds_yn *v, double *val) {
@@ -290,7 +472,9 @@ int ds_opt_parse_series(const char *file, const ds_option *o, const ds_yn *v, do
     for (int k = 0; it->kind == DS_YN_SCALAR && ds_series_names[k]; k++)
       if (strcmp(it->str, ds_series_names[k]) == 0) b = k;
     if (b < 0) {
-      const char *sug = it->kind == DS_YN_SCALAR ? ds_suggest(it->str, ds_series_names, 6) : NULL;
+      int nnames = 0;
+      while (ds_series_names[nnames]) nnames++;
+      const char *sug = it->kind == DS_YN_SCALAR ? ds_suggest(it->str, ds_series_names, nnames) : NULL;
       if (sug)
         return ds_fail(DS_EINPUT, "%s:%d:%d: %s: unknown series '%s' (did you mean '%s'?)", file,
                        it->line, it->col, o->path, it->str, sug);

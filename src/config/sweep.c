@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_internal.h"
+#include "dynsweep/data.h"
 #include "dynsweep/util.h"
 
-#define SW_MAX_OPTS 64
+#define SW_MAX_OPTS 128
+#define SW_PROBE_CACHE 8
 #define SW_STORE_LIMIT (64.0 * 1024 * 1024 * 1024) /* bytes */
 
 static const char *const sw_top_keys[] = {"name",      "seed",  "grid",  "model", "data",
@@ -31,6 +34,16 @@ typedef struct {
   int *vline[DS_MAX_AXES], *vcol[DS_MAX_AXES];                 /* each axis value's position */
   int have_grid, gline, gcol;
   int have_loss, lline, lcol;
+  int secline[6], seccol[6];                                   /* section keys */
+  int flags;                                                   /* DS_SWEEP_* */
+  char basedir[DS_MAX_PATH];                                   /* sweep file's directory */
+  int listn[SW_MAX_OPTS];                                      /* list lengths as given */
+  char given[SW_MAX_OPTS][DS_MAX_PATH];                        /* paths as written */
+  /* ds_data_probe results per distinct file data spec (the probed fields only) */
+  int nprobe;
+  ds_data_spec probe_key[SW_PROBE_CACHE];
+  int probe_din[SW_PROBE_CACHE], probe_dout[SW_PROBE_CACHE], probe_avail[SW_PROBE_CACHE];
+  ds_point_cfg raw_base;                                       /* base before sw_derive */
 } sw_ctx;
 
 static int sw_err(const sw_ctx *x, int line, int col, const char *fmt, ...)
@@ -99,6 +112,103 @@ static int sw_parse_seed(sw_ctx *x, const ds_yn *v) {
   return DS_OK;
 }
 
+/* ---- file names --------------------------------------------------------- */
+
+/* Appends the segments of p to out (an absolute path being built), dropping
+ * empty and "." segments; ".." is kept (symlinks make dropping it wrong). */
+static void sw_path_append(char *out, size_t n, const char *p) {
+  while (*p) {
+    while (*p == '/') p++;
+    size_t len = strcspn(p, "/");
+    if (len && !(len == 1 && p[0] == '.')) {
+      size_t used = strlen(out);
+      if (used + len + 2 > n) return; /* caller checks the length first */
+      if (used == 0 || out[used - 1] != '/') out[used++] = '/';
+      memcpy(out + used, p, len);
+      out[used + len] = 0;
+    }
+    p += len;
+  }
+}
+
+/* Absolute directory of the sweep file: relative names in it are resolved
+ * against this directory, whatever the working directory of the run. */
+static void sw_basedir(sw_ctx *x, const char *path) {
+  char dir[DS_MAX_PATH * 2] = "";
+  const char *slash = strrchr(path, '/');
+  if (path[0] != '/' && !getcwd(dir, sizeof dir)) snprintf(dir, sizeof dir, ".");
+  if (slash) {
+    char rel[DS_MAX_PATH * 2];
+    size_t len = (size_t)(slash - path);
+    if (len >= sizeof rel) len = sizeof rel - 1;
+    memcpy(rel, path, len);
+    rel[len] = 0;
+    if (path[0] == '/') snprintf(dir, sizeof dir, "/");
+    sw_path_append(dir, sizeof dir, rel);
+  }
+  if (!dir[0]) snprintf(dir, sizeof dir, "/");
+  snprintf(x->basedir, sizeof x->basedir, "%s", dir);
+}
+
+/* A file name option: stored resolved against the sweep file's directory;
+ * the file must exist and be readable (unless DS_SWEEP_NO_FILES). "" = unset. */
+static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
+  if (v->kind != DS_YN_SCALAR)
+    return sw_err(x, v->line, v->col, "%s: expected a file name, got %s", o->path, ds_yaml_kind_name(v));
+  char *dst = (char *)&x->s->base + o->off;
+  size_t n = strlen(v->str);
+  if (n >= DS_MAX_PATH)
+    return sw_err(x, v->line, v->col, "%s: file name too long (%zu characters, limit %d)", o->path, n,
+                  DS_MAX_PATH - 1);
+  snprintf(x->given[ds_opt_index(o)], DS_MAX_PATH, "%s", v->str);
+  if (!n) {
+    dst[0] = 0;
+    return DS_OK;
+  }
+  char full[DS_MAX_PATH * 3] = "";
+  if (v->str[0] == '/') snprintf(full, sizeof full, "/");
+  else snprintf(full, sizeof full, "%s", x->basedir);
+  if (strlen(full) + n + 2 > sizeof full || strlen(full) + n + 1 >= DS_MAX_PATH)
+    return sw_err(x, v->line, v->col,
+                  "%s: file name too long once resolved against '%s' (limit %d characters)", o->path,
+                  x->basedir, DS_MAX_PATH - 1);
+  sw_path_append(full, sizeof full, v->str);
+  snprintf(dst, DS_MAX_PATH, "%s", full);
+  if (x->flags & DS_SWEEP_NO_FILES) return DS_OK;
+  FILE *f = fopen(full, "rb");
+  if (!f) {
+    int e = errno;
+    if (v->str[0] == '/')
+      return sw_err(x, v->line, v->col, "%s: cannot open '%s': %s", o->path, v->str, strerror(e));
+    return sw_err(x, v->line, v->col, "%s: cannot open '%s': %s (relative names are resolved "
+                  "against the sweep file's directory: looked for '%s')", o->path, v->str,
+                  strerror(e), full);
+  }
+  fclose(f);
+  return DS_OK;
+}
+
+/* Checks on a whole list beyond the range of each element. */
+static int sw_list_checks(sw_ctx *x, const ds_option *o, const ds_yn *v) {
+  const ds_point_cfg *b = &x->s->base;
+  if (!strcmp(o->path, "optimizer.schedule_steps")) {
+    for (int i = 1; i < v->n; i++)
+      if (b->optimizer.schedule_steps[i] <= b->optimizer.schedule_steps[i - 1])
+        return sw_err(x, v->item[i]->line, v->item[i]->col,
+                      "optimizer.schedule_steps: steps must be strictly increasing, got %lld after %lld",
+                      (long long)b->optimizer.schedule_steps[i],
+                      (long long)b->optimizer.schedule_steps[i - 1]);
+  } else if (!strcmp(o->path, "data.classes")) {
+    for (int i = 1; i < v->n; i++)
+      for (int j = 0; j < i; j++)
+        if (b->data.classes[i] == b->data.classes[j])
+          return sw_err(x, v->item[i]->line, v->item[i]->col,
+                        "data.classes: class %d is listed twice; list each class once",
+                        b->data.classes[i]);
+  }
+  return DS_OK;
+}
+
 /* ---- option sections (model:, data:, ...) -------------------------------- */
 
 static int sw_parse_section(sw_ctx *x, const char *sec, const ds_yn *m) {
@@ -120,10 +230,18 @@ static int sw_parse_section(sw_ctx *x, const char *sec, const ds_yn *m) {
           cands[n++] = ds_options[j].path + sl + 1;
       return sw_unknown_key(x, k, sec, cands, n, NULL);
     }
-    double v;
-    DS_TRY(ds_opt_parse_scalar(x->file, o, m->item[i], &v));
     int oi = ds_opt_index(o);
-    ds_opt_set(o, &x->s->base, v);
+    if (o->type == DS_OT_PATH) {
+      DS_TRY(sw_parse_path(x, o, m->item[i]));
+    } else if (ds_opt_is_list(o)) {
+      DS_TRY(ds_opt_parse_list(x->file, o, m->item[i], &x->s->base));
+      DS_TRY(sw_list_checks(x, o, m->item[i]));
+      x->listn[oi] = m->item[i]->n;
+    } else {
+      double v;
+      DS_TRY(ds_opt_parse_scalar(x->file, o, m->item[i], &v));
+      ds_opt_set(o, &x->s->base, v);
+    }
     x->set[oi] = 1;
     x->sline[oi] = m->item[i]->line;
     x->scol[oi] = m->item[i]->col;
@@ -317,8 +435,10 @@ static int sw_parse_axis(sw_ctx *x, const ds_yn *k, const ds_yn *v) {
   if (!o) return sw_grid_unknown(x, k);
   if (!ds_opt_is_scalar(o))
     return sw_err(x, k->line, k->col,
-                  "%s cannot be a grid axis: only single-valued options can be swept; set it under "
-                  "%.*s: instead", o->path, (int)(strchr(o->path, '.') - o->path), o->path);
+                  "%s cannot be a grid axis: only single-valued options can be swept (%s); set it "
+                  "under %.*s: instead", o->path,
+                  o->type == DS_OT_PATH ? "file names are not" : "lists are not",
+                  (int)(strchr(o->path, '.') - o->path), o->path);
   int oi = ds_opt_index(o);
   if (x->axis_of[oi] >= 0)
     return sw_err(x, k->line, k->col, "grid: axis %s is given twice (also at line %d); give it once",
@@ -379,6 +499,8 @@ static int sw_walk(sw_ctx *x, const ds_yn *root) {
       if (!strcmp(k->str, sw_sections[j])) sec = j;
     if (sec >= 0) {
       if (sec == 2) x->have_loss = 1, x->lline = k->line, x->lcol = k->col;
+      x->secline[sec] = k->line;
+      x->seccol[sec] = k->col;
       DS_TRY(sw_parse_section(x, sw_sections[sec], v));
     } else if (!strcmp(k->str, "name")) DS_TRY(sw_parse_name(x, v));
     else if (!strcmp(k->str, "seed")) DS_TRY(sw_parse_seed(x, v));
@@ -421,14 +543,49 @@ static void sw_combo_index(const ds_sweep *s, int64_t combo, int *idx) {
   }
 }
 
-static void sw_apply(const ds_sweep *s, const int *idx, ds_point_cfg *c) {
-  *c = s->base;
+/* Shape a synthetic data kind fixes: d_in (0 = free, then at least min_din)
+ * and d_out (0 = free). */
+static void sw_kind_shape(ds_data_kind k, int *din, int *dout, int *min_din) {
+  *din = 0, *dout = 0, *min_din = 1;
+  switch (k) {
+  case DS_DATA_RANK2: *dout = 1, *min_din = 2; break;
+  case DS_DATA_RANK3: *dout = 1, *min_din = 10; break; /* x1 x2 sum_{i<=10} x_i */
+  case DS_DATA_RANK4: *dout = 1, *min_din = 4; break;
+  case DS_DATA_FULLRANK: *dout = 1; break;
+  case DS_DATA_TWO_GAUSSIANS: *din = 1, *dout = 1; break;
+  case DS_DATA_CIRCLE: *din = 2, *dout = 1; break;
+  default: break;
+  }
+}
+
+static int sw_is_file_kind(ds_data_kind k) {
+  return k == DS_DATA_IDX || k == DS_DATA_LIBSVM || k == DS_DATA_CSV || k == DS_DATA_HDF5;
+}
+
+/* base with this combo's axis values, nothing derived yet. */
+static void sw_apply_axes(const ds_sweep *s, const ds_point_cfg *base, const int *idx, ds_point_cfg *c) {
+  *c = *base;
   for (int a = 0; a < s->naxes; a++) ds_opt_set(ds_opt_find(s->axes[a].path), c, s->axes[a].val[idx[a]]);
+}
+
+/* What follows from other values: the shape of fixed-shape data kinds, the
+ * 8 circle points, and an omitted rank (min(d_in, d_out) of the point). */
+static void sw_derive(const ds_sweep *s, ds_point_cfg *c) {
+  int din, dout, dmin;
+  sw_kind_shape(c->data.kind, &din, &dout, &dmin);
+  if (din) c->data.d_in = din;
+  if (dout) c->data.d_out = dout;
+  if (c->data.kind == DS_DATA_CIRCLE) c->data.n_train = 8;
   if (s->rank_auto) {
     int rank_axis = 0;
     for (int a = 0; a < s->naxes; a++) rank_axis |= !strcmp(s->axes[a].path, "data.rank");
     if (!rank_axis) c->data.rank = c->data.d_in < c->data.d_out ? c->data.d_in : c->data.d_out;
   }
+}
+
+static void sw_apply(const ds_sweep *s, const int *idx, ds_point_cfg *c) {
+  sw_apply_axes(s, &s->base, idx, c);
+  sw_derive(s, c);
 }
 
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out) {
@@ -486,6 +643,261 @@ static int sw_check_record(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                 "recorded; set at least one > 0 (e.g. every: 10)");
 }
 
+/* ---- cross-field checks --------------------------------------------------- */
+
+#define SW_AT(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int sw_opt_i(const char *path) { return ds_opt_index(ds_opt_find(path)); }
+
+/* Option given in the file (section or grid axis). */
+static int sw_explicit(const sw_ctx *x, const char *path) {
+  int oi = sw_opt_i(path);
+  return x->set[oi] || x->axis_of[oi] >= 0;
+}
+
+/* A cross-field message points at the first of the options involved (paths)
+ * that is a grid axis (the value of this point), else at the first one given
+ * in the file, else at its section; an axis value is named in the message. */
+static int sw_xerr(const sw_ctx *x, const int *idx, const char *const *paths, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int sw_xerr(const sw_ctx *x, const int *idx, const char *const *paths, const char *fmt, ...) {
+  char msg[1800], at[200] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  int line = 0, col = 0;
+  for (int i = 0; paths[i] && !line; i++) {
+    int a = x->axis_of[sw_opt_i(paths[i])];
+    if (a >= 0 && idx) {
+      line = x->vline[a][idx[a]], col = x->vcol[a][idx[a]];
+      snprintf(at, sizeof at, " (at grid.%s = %s)", x->s->axes[a].name, x->s->axes[a].text[idx[a]]);
+    }
+  }
+  for (int i = 0; paths[i] && !line; i++) {
+    int oi = sw_opt_i(paths[i]);
+    if (x->set[oi]) line = x->sline[oi], col = x->scol[oi];
+  }
+  for (int i = 0; paths[i] && !line; i++) {
+    for (int j = 0; j < 6; j++) {
+      size_t l = strlen(sw_sections[j]);
+      if (!strncmp(paths[i], sw_sections[j], l) && paths[i][l] == '.' && x->secline[j])
+        line = x->secline[j], col = x->seccol[j];
+    }
+  }
+  if (!line) line = 1, col = 1;
+  return sw_err(x, line, col, "%s%s", msg, at);
+}
+
+static const char *sw_choice(const char *path, int v) {
+  return ds_opt_find(path)->choices[v];
+}
+
+/* Explicit d_in/d_out against a fixed-shape kind (before sw_derive overrides them). */
+static int sw_check_shape(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  int din, dout, dmin;
+  const char *kind = sw_choice("data.kind", c->data.kind);
+  sw_kind_shape(c->data.kind, &din, &dout, &dmin);
+  if (din && sw_explicit(x, "data.d_in") && c->data.d_in != din)
+    return sw_xerr(x, idx, SW_AT("data.d_in", "data.kind"),
+                   "data.d_in: data.kind %s has d_in = %d, got %d; omit data.d_in (the kind sets it)",
+                   kind, din, c->data.d_in);
+  if (dout && sw_explicit(x, "data.d_out") && c->data.d_out != dout)
+    return sw_xerr(x, idx, SW_AT("data.d_out", "data.kind"),
+                   "data.d_out: data.kind %s has d_out = %d, got %d; omit data.d_out (the kind sets it)",
+                   kind, dout, c->data.d_out);
+  if (c->data.d_in < dmin)
+    return sw_xerr(x, idx, SW_AT("data.d_in", "data.kind"),
+                   "data.d_in: data.kind %s needs d_in >= %d, got %d", kind, dmin, c->data.d_in);
+  return DS_OK;
+}
+
+/* Fields of a data spec that ds_data_probe's answer depends on. */
+static int sw_probe_same(const ds_data_spec *a, const ds_data_spec *b) {
+  return a->kind == b->kind && !strcmp(a->path, b->path) && !strcmp(a->labels_path, b->labels_path) &&
+         !strcmp(a->test_path, b->test_path) && !strcmp(a->test_labels_path, b->test_labels_path) &&
+         a->nclasses == b->nclasses &&
+         !memcmp(a->classes, b->classes, (size_t)a->nclasses * sizeof a->classes[0]) &&
+         a->labels == b->labels && a->test_fraction == b->test_fraction &&
+         a->libsvm_target_after_semicolon == b->libsvm_target_after_semicolon;
+}
+
+/* ds_data_probe with a small cache (grid points mostly share one data set). */
+static int sw_probe(sw_ctx *x, const int *idx, const ds_data_spec *d, int *din, int *dout, int *avail) {
+  for (int i = 0; i < x->nprobe; i++) {
+    if (sw_probe_same(&x->probe_key[i], d)) {
+      *din = x->probe_din[i], *dout = x->probe_dout[i], *avail = x->probe_avail[i];
+      return DS_OK;
+    }
+  }
+  int rc = ds_data_probe(d, din, dout, avail);
+  if (rc != DS_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ds_errmsg());
+    sw_xerr(x, idx, SW_AT("data.path", "data.kind"), "data.path: %s", msg);
+    return rc == DS_ENOMEM ? rc : DS_EINPUT;
+  }
+  int k = x->nprobe < SW_PROBE_CACHE ? x->nprobe++ : SW_PROBE_CACHE - 1;
+  x->probe_key[k] = *d;
+  x->probe_din[k] = *din, x->probe_dout[k] = *dout, x->probe_avail[k] = *avail;
+  return DS_OK;
+}
+
+/* File data: the files named, and the shape and size the probe reports. */
+static int sw_check_file_data(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_data_spec *d = &c->data;
+  const char *kind = sw_choice("data.kind", d->kind);
+  if (!sw_is_file_kind(d->kind)) return DS_OK;
+  if (!d->path[0])
+    return sw_xerr(x, idx, SW_AT("data.kind", "data.path"),
+                   "data.kind: %s needs data.path (the data file)", kind);
+  if (d->kind == DS_DATA_IDX && !d->labels_path[0])
+    return sw_xerr(x, idx, SW_AT("data.kind", "data.labels_path"),
+                   "data.kind: idx needs data.labels_path (the IDX labels file)");
+  if (d->kind == DS_DATA_IDX && d->test_path[0] && !d->test_labels_path[0])
+    return sw_xerr(x, idx, SW_AT("data.test_path", "data.kind"),
+                   "data.test_path: idx test images need data.test_labels_path too");
+  if (x->flags & DS_SWEEP_NO_FILES) return DS_OK;
+  int din, dout, avail;
+  DS_TRY(sw_probe(x, idx, d, &din, &dout, &avail));
+  if (d->d_in != din)
+    return sw_xerr(x, idx, SW_AT("data.d_in", "data.kind", "data.labels", "data.path"),
+                   "data.d_in: the data file '%s' gives d_in = %d, got %d; omit data.d_in for file data "
+                   "(and do not mix data sets of different shapes in one sweep)",
+                   x->given[sw_opt_i("data.path")], din, d->d_in);
+  if (d->d_out != dout)
+    return sw_xerr(x, idx, SW_AT("data.d_out", "data.labels", "data.classes", "data.kind", "data.path"),
+                   "data.d_out: the data file '%s' with data.labels %s gives d_out = %d, got %d; omit "
+                   "data.d_out for file data (and do not sweep options that change it)",
+                   x->given[sw_opt_i("data.path")], sw_choice("data.labels", d->labels), dout, d->d_out);
+  if (d->n_train > avail)
+    return sw_xerr(x, idx, SW_AT("data.n_train", "data.path"),
+                   "data.n_train: %d training samples requested but '%s' has only %d available",
+                   d->n_train, x->given[sw_opt_i("data.path")], avail);
+  return DS_OK;
+}
+
+static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_model_spec *m = &c->model;
+  if (m->nwidths > 0 && m->nwidths != m->depth - 1)
+    return sw_xerr(x, idx, SW_AT("model.widths", "model.depth"),
+                   "model.widths: has %d entries but model.depth = %d needs depth-1 = %d hidden widths",
+                   m->nwidths, m->depth, m->depth - 1);
+  if (m->type == DS_MODEL_E2E && m->bias)
+    return sw_xerr(x, idx, SW_AT("model.type", "model.bias"),
+                   "model.type: e2e has no biases; set model.bias: false");
+  if (m->approx != DS_APPROX_NONE && m->type == DS_MODEL_E2E)
+    return sw_xerr(x, idx, SW_AT("model.approx", "model.type"),
+                   "model.approx: %s needs model.type linear or relu, got e2e",
+                   sw_choice("model.approx", m->approx));
+  int dims[65], minw = INT32_MAX;
+  ds_point_dims(c, dims);
+  for (int l = 1; l < m->depth; l++)
+    if (dims[l] < minw) minw = dims[l];
+  int r = c->data.d_in < c->data.d_out ? c->data.d_in : c->data.d_out;
+  if (m->init == DS_INIT_BALANCED && m->depth >= 2 && minw < r)
+    return sw_xerr(x, idx, SW_AT("model.init", "model.width", "model.widths", "model.depth", "data.d_in",
+                                 "data.d_out"),
+                   "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = %d, "
+                   "but the smallest is %d", r, minw);
+  if (m->symmetric && m->depth != 2)
+    return sw_xerr(x, idx, SW_AT("model.symmetric", "model.depth"),
+                   "model.symmetric: needs model.depth = 2, got %d", m->depth);
+  if (m->symmetric && dims[1] % 2)
+    return sw_xerr(x, idx, SW_AT("model.symmetric", "model.width", "model.widths"),
+                   "model.symmetric: needs an even hidden width (units come in +/- pairs), got %d", dims[1]);
+  if (m->init == DS_INIT_FILE && !m->init_file[0])
+    return sw_xerr(x, idx, SW_AT("model.init", "model.init_file"),
+                   "model.init: file needs model.init_file (an HDF5 file with W1..W%d)", m->depth);
+  return DS_OK;
+}
+
+/* Label mode against the data kind and class list (before any file is probed). */
+static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_data_spec *d = &c->data;
+  const char *kind = sw_choice("data.kind", d->kind);
+  if (d->labels != DS_LABELS_VALUE && !sw_is_file_kind(d->kind))
+    return sw_xerr(x, idx, SW_AT("data.labels", "data.kind"),
+                   "data.labels: %s needs class labels from a file data set (data.kind idx, libsvm, "
+                   "csv or hdf5), got data.kind %s", sw_choice("data.labels", d->labels), kind);
+  if (d->labels == DS_LABELS_PM1 && d->nclasses != 2)
+    return sw_xerr(x, idx, SW_AT("data.labels", "data.classes"),
+                   "data.labels: pm1 needs exactly two classes in data.classes (e.g. [0, 1]), got %d",
+                   d->nclasses);
+  return DS_OK;
+}
+
+static int sw_check_data(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_data_spec *d = &c->data;
+  if (d->kind == DS_DATA_WHITENED && d->n_train < d->d_in)
+    return sw_xerr(x, idx, SW_AT("data.n_train", "data.d_in", "data.kind"),
+                   "data.n_train: whitened data needs n_train >= data.d_in = %d ((1/n) X X^T = I), got %d",
+                   d->d_in, d->n_train);
+  if (d->whiten && d->n_train < d->d_in)
+    return sw_xerr(x, idx, SW_AT("data.whiten", "data.n_train", "data.d_in"),
+                   "data.whiten: needs n_train >= data.d_in = %d to whiten the inputs, got n_train = %d",
+                   d->d_in, d->n_train);
+  if (d->kind == DS_DATA_GAUSSIAN_SPECTRUM && d->nspectrum > d->d_in)
+    return sw_xerr(x, idx, SW_AT("data.spectrum", "data.d_in"),
+                   "data.spectrum: has %d eigenvalues but data.d_in = %d; give at most d_in",
+                   d->nspectrum, d->d_in);
+  return DS_OK;
+}
+
+static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_loss_spec *l = &c->loss;
+  const ds_optim_spec *o = &c->optimizer;
+  if (l->type == DS_LOSS_CE) {
+    if (c->data.labels != DS_LABELS_ONE_HOT)
+      return sw_xerr(x, idx, SW_AT("loss.type", "data.labels"),
+                     "loss.type: cross_entropy needs data.labels: one_hot, got %s",
+                     sw_choice("data.labels", c->data.labels));
+    if (l->reduction != DS_RED_SUM && l->reduction != DS_RED_MEAN)
+      return sw_xerr(x, idx, SW_AT("loss.reduction", "loss.type"),
+                     "loss.reduction: cross_entropy takes sum or mean, got %s",
+                     sw_choice("loss.reduction", l->reduction));
+    if (l->optimum)
+      return sw_xerr(x, idx, SW_AT("loss.optimum", "loss.type"),
+                     "loss.optimum: not available with loss.type cross_entropy (L* is computed for mse "
+                     "and lp only)");
+  }
+  if (l->optimum && c->model.type != DS_MODEL_LINEAR && c->model.type != DS_MODEL_E2E)
+    return sw_xerr(x, idx, SW_AT("loss.optimum", "model.type"),
+                   "loss.optimum: needs a linear model (model.type linear or e2e), got %s",
+                   sw_choice("model.type", c->model.type));
+  if ((c->record.series & DS_REC_LOSS_GAP) && !l->optimum)
+    return sw_xerr(x, idx, SW_AT("loss.optimum", "record.series"),
+                   "record.series: loss_gap needs loss.optimum: true (L* of a linear model)");
+  if (o->type == DS_OPT_SGD && o->batch_size == 0)
+    return sw_xerr(x, idx, SW_AT("optimizer.type", "optimizer.batch_size"),
+                   "optimizer.type: sgd needs optimizer.batch_size >= 1 (0 means full batch: use gd)");
+  if (o->batch_size > c->data.n_train)
+    return sw_xerr(x, idx, SW_AT("optimizer.batch_size", "data.n_train"),
+                   "optimizer.batch_size: must be <= data.n_train = %d, got %d", c->data.n_train,
+                   o->batch_size);
+  if (o->schedule == DS_SCHED_PIECEWISE && o->nschedule == 0)
+    return sw_xerr(x, idx, SW_AT("optimizer.schedule"),
+                   "optimizer.schedule: piecewise needs optimizer.schedule_steps and "
+                   "optimizer.schedule_lrs (lists of equal length, e.g. [100, 200] and [0.1, 0.01])");
+  return DS_OK;
+}
+
+/* Every constraint of one combo. */
+static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
+  ds_point_cfg raw; /* the values as written, before anything is derived */
+  sw_apply_axes(x->s, &x->raw_base, idx, &raw);
+  DS_TRY(sw_check_shape(x, idx, &raw));
+  sw_apply(x->s, idx, c);
+  DS_TRY(sw_check_labels(x, idx, c));
+  DS_TRY(sw_check_file_data(x, idx, c));
+  DS_TRY(sw_check_rank(x, idx, c));
+  DS_TRY(sw_check_record(x, idx, c));
+  DS_TRY(sw_check_model(x, idx, c));
+  DS_TRY(sw_check_data(x, idx, c));
+  DS_TRY(sw_check_loss_optim(x, idx, c));
+  return DS_OK;
+}
+
 /* Size limits, then every combo: cross-field constraints and store estimate. */
 static int sw_check_points(sw_ctx *x) {
   ds_sweep *s = x->s;
@@ -501,9 +913,7 @@ static int sw_check_points(sw_ctx *x) {
     int idx[DS_MAX_AXES];
     ds_point_cfg c;
     sw_combo_index(s, k, idx);
-    sw_apply(s, idx, &c);
-    DS_TRY(sw_check_rank(x, idx, &c));
-    DS_TRY(sw_check_record(x, idx, &c));
+    DS_TRY(sw_check_combo(x, idx, &c));
     bytes += ds_point_store_bytes(&c) * s->replicas;
   }
   if (bytes > SW_STORE_LIMIT)
@@ -525,7 +935,7 @@ static uint64_t sw_hash_line(uint64_t h, const char *k, const char *v) {
 
 /* FNV-1a over canonical "path=value" lines: the meaning, not the formatting. */
 static uint64_t sw_hash(const ds_sweep *s) {
-  char buf[256];
+  char buf[4096];
   uint64_t h = ds_fnv1a("dynsweep-sweep-v1\n", 18, 0);
   h = sw_hash_line(h, "name", s->name);
   snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->seed);
@@ -535,7 +945,7 @@ static uint64_t sw_hash(const ds_sweep *s) {
   for (int i = 0; i < ds_noptions; i++) {
     const ds_option *o = &ds_options[i];
     if (s->rank_auto && !strcmp(o->path, "data.rank")) snprintf(buf, sizeof buf, "auto");
-    else ds_opt_format(o, ds_opt_get(o, &s->base), buf, sizeof buf);
+    else ds_opt_format_cfg(o, &s->base, buf, sizeof buf);
     h = sw_hash_line(h, o->path, buf);
   }
   for (int a = 0; a < s->naxes; a++) {
@@ -567,41 +977,87 @@ void ds_sweep_free(ds_sweep *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Lists given together must agree in length. */
+static int sw_check_lists(sw_ctx *x) {
+  int si = sw_opt_i("optimizer.schedule_steps"), li = sw_opt_i("optimizer.schedule_lrs");
+  if (x->listn[si] == x->listn[li]) return DS_OK;
+  int at = x->set[li] ? li : si;
+  return sw_err(x, x->sline[at], x->scol[at],
+                "optimizer.schedule_lrs: has %d values but optimizer.schedule_steps has %d; give one "
+                "learning rate per step", x->listn[li], x->listn[si]);
+}
+
+/* File data in the base: d_in and d_out come from the file (ds_data_probe). */
+static int sw_base_file_data(sw_ctx *x) {
+  ds_data_spec *d = &x->s->base.data;
+  if ((x->flags & DS_SWEEP_NO_FILES) || !sw_is_file_kind(d->kind) || !d->path[0]) return DS_OK;
+  if (d->kind == DS_DATA_IDX && !d->labels_path[0]) return DS_OK; /* reported per point */
+  DS_TRY(sw_check_labels(x, NULL, &x->s->base));
+  int din, dout, avail;
+  int ii = sw_opt_i("data.d_in"), oi = sw_opt_i("data.d_out");
+  /* CSV with value labels: d_out is the number of trailing target columns,
+   * one unless stated */
+  if (d->kind == DS_DATA_CSV && d->labels == DS_LABELS_VALUE && !x->set[oi] && x->axis_of[oi] < 0)
+    d->d_out = 1;
+  DS_TRY(sw_probe(x, NULL, d, &din, &dout, &avail));
+  if (x->set[ii] && d->d_in != din)
+    return sw_err(x, x->sline[ii], x->scol[ii],
+                  "data.d_in: the data file '%s' gives d_in = %d, got %d; omit data.d_in for file data",
+                  x->given[sw_opt_i("data.path")], din, d->d_in);
+  if (x->set[oi] && d->d_out != dout)
+    return sw_err(x, x->sline[oi], x->scol[oi],
+                  "data.d_out: the data file '%s' with data.labels %s gives d_out = %d, got %d; omit "
+                  "data.d_out for file data", x->given[sw_opt_i("data.path")],
+                  sw_choice("data.labels", d->labels), dout, d->d_out);
+  d->d_in = din;
+  d->d_out = dout;
+  return DS_OK;
+}
+
 static int sw_build(sw_ctx *x, const ds_yn *root) {
   ds_sweep *s = x->s;
   DS_TRY(sw_walk(x, root));
   DS_TRY(sw_required(x));
+  DS_TRY(sw_check_lists(x));
+  x->raw_base = s->base;
+  DS_TRY(sw_base_file_data(x));
   int ri = ds_opt_index(ds_opt_find("data.rank"));
-  if (!x->set[ri]) {
-    s->rank_auto = x->axis_of[ri] < 0;
+  if (!x->set[ri]) s->rank_auto = x->axis_of[ri] < 0;
+  sw_derive(s, &s->base);
+  if (!x->set[ri])
     s->base.data.rank = s->base.data.d_in < s->base.data.d_out ? s->base.data.d_in : s->base.data.d_out;
-  }
   DS_TRY(sw_check_points(x));
   s->hash = sw_hash(s);
   return DS_OK;
 }
 
 int ds_sweep_parse(const char *path, const char *text, ds_sweep *out) {
-  sw_ctx x;
+  return ds_sweep_parse_flags(path, text, 0, out);
+}
+
+int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep *out) {
   ds_yn *root = NULL;
   memset(out, 0, sizeof *out);
-  memset(&x, 0, sizeof x);
-  for (int i = 0; i < SW_MAX_OPTS; i++) x.axis_of[i] = -1;
-  x.file = path;
-  x.s = out;
+  sw_ctx *x = ds_calloc(1, sizeof *x); /* large (file names, probe cache): not on the stack */
+  if (!x) return DS_ENOMEM;
+  for (int i = 0; i < SW_MAX_OPTS; i++) x->axis_of[i] = -1;
+  x->flags = flags;
+  sw_basedir(x, path);
+  x->file = path;
+  x->s = out;
   out->replicas = 1;
   ds_opt_defaults(&out->base);
-  if (!(out->path = ds_strdup(path)) || !(out->text = ds_strdup(text))) {
-    ds_sweep_free(out);
-    return DS_ENOMEM;
+  int rc = DS_ENOMEM;
+  if ((out->path = ds_strdup(path)) && (out->text = ds_strdup(text))) {
+    rc = ds_yaml_load(path, text, &root);
+    if (rc == DS_OK) rc = sw_build(x, root);
   }
-  int rc = ds_yaml_load(path, text, &root);
-  if (rc == DS_OK) rc = sw_build(&x, root);
   ds_yaml_free(root);
   for (int a = 0; a < DS_MAX_AXES; a++) {
-    free(x.vline[a]);
-    free(x.vcol[a]);
+    free(x->vline[a]);
+    free(x->vcol[a]);
   }
+  free(x);
   if (rc != DS_OK) ds_sweep_free(out);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dynsweep/data.h"
+#include "data_internal.h"
 
 /* LAPACK (Fortran symbols from liblapack) */
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
@@ -27,7 +28,7 @@ static void fill_normal(double *x, size_t count, ds_rng *rng) {
 
 /* Q (m x k, in place over the Gaussian matrix A, m >= k): orthonormal columns
  * with the QR sign convention diag(R) > 0. */
-static int orthonormalise(double *A, int m, int k) {
+int ds_data_orthonormalise(double *A, int m, int k) {
   int info = 0, lwork = -1;
   double query = 0.0;
   double *tau = ds_calloc((size_t)k, sizeof *tau);
@@ -80,8 +81,8 @@ int ds_data_teacher_matrix(int d_in, int d_out, int rank, ds_rng *rng, double *T
   }
   fill_normal(U, (size_t)d_out * rank, rng);
   fill_normal(V, (size_t)d_in * rank, rng);
-  if ((rc = orthonormalise(U, d_out, rank)) != DS_OK) goto done;
-  if ((rc = orthonormalise(V, d_in, rank)) != DS_OK) goto done;
+  if ((rc = ds_data_orthonormalise(U, d_out, rank)) != DS_OK) goto done;
+  if ((rc = ds_data_orthonormalise(V, d_in, rank)) != DS_OK) goto done;
   /* T (d_out x d_in) = U (d_out x r) V^T (r x d_in) */
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d_out, d_in, rank, 1.0, U, d_out, V, d_in,
               0.0, T, d_out);

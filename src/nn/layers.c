@@ -23,32 +23,34 @@
 
 /* Z = b 1^T:  b (d) -> Z (d x n) */
 DS_ELEMENTWISE
-static void bias_fill(double *Z, const double *b, int d, int n) {
+void ds_nn_bias_fill(double *Z, const double *b, int d, int n) {
   for (int j = 0; j < n; j++) {
     double *z = Z + (size_t)j * d;
     for (int i = 0; i < d; i++) z[i] = b[i];
   }
 }
 
+/* alpha = 1.0 (standard parameterisation) goes to BLAS as is: the same
+ * products, bitwise, as before the NTK scale existed. */
 void ds_nn_linear_forward(double *Z, const double *W, const double *b, const double *A,
-                          int dout, int din, int n) {
+                          int dout, int din, int n, double alpha) {
   double beta = 0.0;
   if (b) {
-    bias_fill(Z, b, dout, n);
+    ds_nn_bias_fill(Z, b, dout, n);
     beta = 1.0;
   }
-  /* Z (dout x n) = W (dout x din) A (din x n) + beta Z */
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, dout, n, din, 1.0, W, dout, A, din,
+  /* Z (dout x n) = alpha W (dout x din) A (din x n) + beta Z */
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, dout, n, din, alpha, W, dout, A, din,
               beta, Z, dout);
 }
 
 void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const double *W,
-                           const double *A, int dout, int din, int n) {
-  /* dW (dout x din) = dZ (dout x n) A^T (n x din) */
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, din, n, 1.0, dZ, dout, A, din,
-              0.0, dW, dout);
-  if (dA) /* dA (din x n) = W^T (din x dout) dZ (dout x n) */
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, din, n, dout, 1.0, W, dout, dZ, dout,
+                           const double *A, int dout, int din, int n, double alpha) {
+  if (dW) /* dW (dout x din) = alpha dZ (dout x n) A^T (n x din) */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, din, n, alpha, dZ, dout, A, din,
+                0.0, dW, dout);
+  if (dA) /* dA (din x n) = alpha W^T (din x dout) dZ (dout x n) */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, din, n, dout, alpha, W, dout, dZ, dout,
                 0.0, dA, din);
 }
 
@@ -59,6 +61,22 @@ void ds_nn_bias_backward(double *db, const double *dZ, int d, int n) {
     const double *dz = dZ + (size_t)j * d;
     for (int i = 0; i < d; i++) db[i] += dz[i];
   }
+}
+
+DS_ELEMENTWISE
+void ds_nn_bias_backward_acc(double *db, const double *dZ, int d, int n, int accumulate) {
+  if (!accumulate)
+    for (int i = 0; i < d; i++) db[i] = 0.0;
+  for (int j = 0; j < n; j++) {
+    const double *dz = dZ + (size_t)j * d;
+    for (int i = 0; i < d; i++) db[i] += dz[i];
+  }
+}
+
+DS_ELEMENTWISE
+void ds_nn_relu_tangent(double *RA, const double *RZ, const double *Z, int d, int n) {
+  size_t count = (size_t)d * n;
+  for (size_t k = 0; k < count; k++) RA[k] = Z[k] > 0.0 ? RZ[k] : 0.0;
 }
 
 DS_ELEMENTWISE

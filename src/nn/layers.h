@@ -5,16 +5,27 @@
 #define DS_NN_LAYERS_H
 #include <stddef.h>
 
-/* Z = W A + b 1^T
+/* Z = alpha W A + b 1^T   (alpha = 1 standard, 1/sqrt(din) NTK parameterisation)
  *   W (dout x din), A (din x n), b (dout, NULL = no bias) -> Z (dout x n) */
 void ds_nn_linear_forward(double *Z, const double *W, const double *b, const double *A,
-                          int dout, int din, int n);
+                          int dout, int din, int n, double alpha);
 
-/* dW = dZ A^T; dA = W^T dZ (skipped when dA is NULL)
+/* dW = alpha dZ A^T (skipped when dW is NULL); dA = alpha W^T dZ (skipped when dA is NULL)
  *   dZ (dout x n), W (dout x din), A (din x n) -> dW (dout x din), dA (din x n)
  * The bias gradient is done by ds_nn_bias_backward or fused in ds_nn_relu_backward. */
 void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const double *W,
-                           const double *A, int dout, int din, int n);
+                           const double *A, int dout, int din, int n, double alpha);
+
+/* Z = b 1^T
+ *   b (d) -> Z (d x n) */
+void ds_nn_bias_fill(double *Z, const double *b, int d, int n);
+
+/* db (+)= dZ 1: like ds_nn_bias_backward, adding to db when accumulate != 0 */
+void ds_nn_bias_backward_acc(double *db, const double *dZ, int d, int n, int accumulate);
+
+/* Tangent of the ReLU (ReLU'' = 0 a.e.): RA = RZ * [Z > 0]
+ *   RZ, Z (d x n) -> RA (d x n); RA may equal RZ (in place) */
+void ds_nn_relu_tangent(double *RA, const double *RZ, const double *Z, int d, int n);
 
 /* db = dZ 1 (row sums), summed over samples in order
  *   dZ (d x n) -> db (d) */

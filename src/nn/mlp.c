@@ -4,7 +4,9 @@
  * the whole-network forward and backward passes built from layers.c.
  *
  * Shapes (column-major, n samples): X d_0 x n, W_l d_l x d_{l-1}, b_l d_l,
- * Z_l = W_l A_{l-1} + b_l 1^T (d_l x n), A_l = relu(Z_l) or Z_l, F = Z_L. */
+ * Z_l = alpha_l W_l A_{l-1} + b_l 1^T (d_l x n), A_l = relu(Z_l) or Z_l, F = Z_L,
+ * alpha_l = 1 (standard) or 1/sqrt(d_{l-1}) (NTK parameterisation).
+ * With a fixed output layer (train_output = 0) the gradient of W_L, b_L is 0. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "dynsweep/nn.h"
 #include "layers.h"
+#include "nn_internal.h"
 
 /* ---- parameter layout ---------------------------------------------------- */
 
@@ -25,6 +28,8 @@ int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims) {
   m->act = act;
   m->bias = bias ? 1 : 0;
   m->depth = depth;
+  m->param = DS_PARAM_STANDARD;
+  m->train_output = 1;
   m->dims = ds_calloc((size_t)depth + 1, sizeof *m->dims);
   m->w_off = ds_calloc((size_t)depth, sizeof *m->w_off);
   m->b_off = ds_calloc((size_t)depth, sizeof *m->b_off);
@@ -41,6 +46,18 @@ int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims) {
     if (m->bias) off += (size_t)dims[l];
   }
   m->nparams = off;
+  return DS_OK;
+}
+
+int ds_mlp_setup(ds_mlp *m, int act, int bias, int depth, const int *dims, int param,
+                 int train_output) {
+  if (param != DS_PARAM_STANDARD && param != DS_PARAM_NTK) {
+    memset(m, 0, sizeof *m);
+    return ds_fail(DS_EINPUT, "mlp: unknown parameterisation %d", param);
+  }
+  DS_TRY(ds_mlp_init(m, act, bias, depth, dims));
+  m->param = param;
+  m->train_output = train_output ? 1 : 0;
   return DS_OK;
 }
 
@@ -107,6 +124,7 @@ int ds_mlp_work_init(const ds_mlp *m, int n, ds_mlp_work *w) {
 }
 
 void ds_mlp_work_free(ds_mlp_work *w) {
+  ds_nn_prod_free(w->prod);
   free(w->Z);
   memset(w, 0, sizeof *w);
 }
@@ -133,7 +151,7 @@ const double *ds_mlp_forward(const ds_mlp *m, const double *theta, const double 
     const double *b = m->bias ? theta + m->b_off[l - 1] : NULL;
     /* Z_l (d_l x n) = W_l (d_l x d_{l-1}) A_{l-1} (d_{l-1} x n) + b_l 1^T */
     ds_nn_linear_forward(w->Z[l], theta + m->w_off[l - 1], b, w->A[l - 1], m->dims[l],
-                         m->dims[l - 1], n);
+                         m->dims[l - 1], n, ds_nn_alpha(m, l));
     if (m->act == DS_ACT_RELU && l < L) ds_nn_relu_forward(w->A[l], w->Z[l], m->dims[l], n);
   }
   w->A[L] = w->Z[L];
@@ -143,13 +161,21 @@ const double *ds_mlp_forward(const ds_mlp *m, const double *theta, const double 
 void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, double *grad) {
   int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU;
   const double *dZ = w->dF; /* dZ_L = dF (d_L x n) */
-  if (m->bias) ds_nn_bias_backward(grad + m->b_off[L - 1], dZ, m->dims[L], n);
+  if (m->bias) {
+    if (m->train_output) ds_nn_bias_backward(grad + m->b_off[L - 1], dZ, m->dims[L], n);
+    else memset(grad + m->b_off[L - 1], 0, (size_t)m->dims[L] * sizeof *grad);
+  }
   for (int l = L; l >= 1; l--) {
     int dout = m->dims[l], din = m->dims[l - 1];
     double *dA = l > 1 ? ((L - l) % 2 == 0 ? w->bufa : w->bufb) : NULL; /* d_{l-1} x n */
-    /* dW_l = dZ_l A_{l-1}^T; dA_{l-1} = W_l^T dZ_l */
-    ds_nn_linear_backward(dA, grad + m->w_off[l - 1], dZ, theta + m->w_off[l - 1],
-                          w->A[l - 1], dout, din, n);
+    double *dW = grad + m->w_off[l - 1];
+    if (!ds_nn_trained(m, l)) { /* fixed output layer: no gradient */
+      memset(dW, 0, (size_t)dout * din * sizeof *dW);
+      dW = NULL;
+    }
+    /* dW_l = alpha_l dZ_l A_{l-1}^T; dA_{l-1} = alpha_l W_l^T dZ_l */
+    ds_nn_linear_backward(dA, dW, dZ, theta + m->w_off[l - 1], w->A[l - 1], dout, din, n,
+                          ds_nn_alpha(m, l));
     if (l == 1) break;
     double *db = m->bias ? grad + m->b_off[l - 2] : NULL;
     if (relu) ds_nn_relu_backward(dA, w->Z[l - 1], db, din, n); /* dZ_{l-1}, db_{l-1} */
@@ -158,17 +184,30 @@ void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, doubl
   }
 }
 
-double ds_mlp_loss_grad(const ds_mlp *m, const double *theta, const double *X, const double *Y,
-                        double c, double *grad, ds_mlp_work *w) {
+double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                          const ds_loss *l, double *grad, ds_mlp_work *w) {
   const double *F = ds_mlp_forward(m, theta, X, w);
-  size_t count = (size_t)m->dims[m->depth] * w->n;
-  double loss = ds_loss_mse(F, Y, count, c, w->dF);
+  double loss = ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, w->dF);
   ds_mlp_backward(m, theta, w, grad);
   return loss;
 }
 
+double ds_mlp_loss_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                     const ds_loss *l, ds_mlp_work *w) {
+  const double *F = ds_mlp_forward(m, theta, X, w);
+  return ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, NULL);
+}
+
+/* The squared-error versions: thin wrappers (ds_loss_eval's mse is ds_loss_mse
+ * with the same c, so the results are bitwise those of the generic path). */
+double ds_mlp_loss_grad(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                        double c, double *grad, ds_mlp_work *w) {
+  ds_loss l = {DS_LOSS_MSE, 2.0, c};
+  return ds_mlp_loss_grad_l(m, theta, X, Y, &l, grad, w);
+}
+
 double ds_mlp_loss(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                    double c, ds_mlp_work *w) {
-  const double *F = ds_mlp_forward(m, theta, X, w);
-  return ds_loss_mse(F, Y, (size_t)m->dims[m->depth] * w->n, c, NULL);
+  ds_loss l = {DS_LOSS_MSE, 2.0, c};
+  return ds_mlp_loss_l(m, theta, X, Y, &l, w);
 }

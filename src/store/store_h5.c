@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dynsweep/util.h"
 #include "store_priv.h"
@@ -144,6 +145,25 @@ hid_t ds_store_dcpl(int no_attrs) {
     return -1;
   }
   return p;
+}
+
+/* Persistent free-space tracking: space freed by a replaced checkpoint or
+ * summary is found again after the file is closed and reopened (each
+ * publish reopens a copy), instead of being lost. */
+hid_t ds_store_fcpl(void) {
+  hid_t p = H5Pcreate(H5P_FILE_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_file_space_strategy(p, H5F_FSPACE_STRATEGY_FSM_AGGR, 1, 1) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+double ds_store_unix_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 hid_t ds_store_fapl(void) {

@@ -8,9 +8,12 @@
 #include "dynsweep/store.h"
 
 #define DS_STORE_FORMAT "dynsweep-store"
-#define DS_STORE_FORMAT_VERSION 1
+#define DS_STORE_FORMAT_VERSION 2
 #define DS_STORE_REASON_LEN 96
 
+/* A reader has the file open read-only in file/summary/points. A writer
+ * (writable = 1) has the *published* file open read-only there between
+ * publishes; during a publish they are the handles of STORE.tmp. */
 struct ds_store {
   char *path;
   int writable;
@@ -20,7 +23,71 @@ struct ds_store {
   hid_t row_mem;    /* in-memory compound type of ds_summary_row */
   int64_t npoints;
   int64_t *ids;     /* ids[i] = id of summary row i */
+  /* ---- writer only ---- */
+  char *jpath, *tmppath;     /* STORE.journal, STORE.tmp */
+  int jfd;                   /* journal, flock'ed (the writer lock) */
+  uint64_t uuid;             /* pairs the journal with the store */
+  int64_t gen;               /* generation of the published file */
+  int64_t jend;              /* logical end of the journal (bytes) */
+  int64_t jrecs;             /* records since the last publish */
+  int jsync;                 /* appended since the last fsync */
+  ds_summary_row *rows;      /* current rows (published + journaled), npoints */
+  int attrs_dirty;           /* run attributes changed since the last publish */
+  char run_state[16];
+  double session_start, next_publish, publish_every;
+  int64_t session_done0;
+  char end_time[40];
+  double cpu_s, wall_s;
+  int finished;
+  const ds_store_meta *ext_meta;   /* extension being published */
+  const ds_summary_row *ext_rows;
+  ds_store_stats st;
 };
+
+/* store_write.c: layout and point writing on the open (writable) handles. */
+int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows);
+int ds_store_h5_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
+int ds_store_h5_write_row(ds_store *s, const ds_summary_row *row);
+int ds_store_h5_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len);
+int ds_store_h5_drop_ckpt(ds_store *s, int64_t id);
+int ds_store_h5_extend(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows);
+int ds_store_h5_run_attrs(ds_store *s);
+int ds_store_take_ids(ds_store *s, const ds_summary_row *rows);
+int ds_store_check_meta(const char *path, const ds_store_meta *m, const ds_summary_row *rows);
+int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
+hid_t ds_store_fcpl(void); /* persistent free-space tracking */
+double ds_store_unix_now(void);
+
+/* store_read.c */
+int ds_store_check_file(const char *path); /* exists, regular, HDF5 */
+int ds_store_open_handles(ds_store *s);  /* opens s->path read-only into s */
+void ds_store_close_handles(ds_store *s);
+int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n);
+
+/* journal.c: STORE.journal. Records: 1 RESULT (row + packed traj), 2 ROW
+ * (row), 3 CKPT (int64 id + blob). */
+enum { DS_JR_RESULT = 1, DS_JR_ROW = 2, DS_JR_CKPT = 3 };
+#define DS_JOURNAL_HDR 64
+uint32_t ds_crc32(const void *data, size_t len, uint32_t crc); /* crc = 0 starts */
+typedef struct {
+  uint64_t uuid;
+  int64_t base_gen;
+  uint32_t row_size;
+} ds_journal_hdr;
+/* Reads and checks the header of an open journal; -1 if invalid/short. */
+int ds_journal_read_hdr(int fd, ds_journal_hdr *h);
+/* Truncates the journal to a new header (fsync'ed). */
+int ds_journal_reset(ds_store *s);
+/* Appends one record at s->jend (two buffers: a + b), no fsync. */
+int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, const void *b,
+                      size_t blen);
+/* Calls fn for each valid record from offset DS_JOURNAL_HDR until the end or
+ * the first torn/corrupt record; *end gets the offset after the last valid
+ * record. fn returns DS_OK to go on. */
+typedef int (*ds_journal_fn)(void *arg, uint32_t type, const char *payload, size_t len);
+int ds_journal_scan(int fd, ds_journal_fn fn, void *arg, int64_t *end, int64_t *nrec);
+/* Opens (creating) STORE.journal and takes its exclusive lock. */
+int ds_journal_lock(ds_store *s);
 
 /* Errors: records "PATH: OP (HDF5: <innermost message of the latest HDF5
  * failure>)". ds_store_silence_hdf5() installs the quiet recording handler

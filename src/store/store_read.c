@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dynsweep/util.h"
 #include "store_priv.h"
@@ -20,7 +22,7 @@ const char *ds_status_name(int status) {
 
 /* ---- open ------------------------------------------------------------------- */
 
-static int ds_store_check_file(const char *path) {
+int ds_store_check_file(const char *path) {
   struct stat st;
   if (stat(path, &st) != 0)
     return ds_fail(errno == ENOENT ? DS_EINPUT : DS_EIO, "%s: cannot open store: %s", path,
@@ -82,16 +84,34 @@ static int ds_store_load_ids(ds_store *s) {
 
 static int ds_store_open_layout(ds_store *s) {
   s->file = ds_store_open_file(s->path);
-  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open store");
+  if (s->file < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot open the store: the file is damaged "
+                           "(truncated or corrupt?); nothing was changed");
   ds_store_silence_hdf5(); /* forget a failed SWMR-read attempt */
   DS_TRY(ds_store_check_format(s));
   s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
   if (s->summary < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /summary");
   s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
   if (s->points < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /points");
-  s->row_mem = ds_store_row_memtype();
+  if (s->row_mem < 0) s->row_mem = ds_store_row_memtype();
   if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
+  free(s->ids);
+  s->ids = NULL;
   return ds_store_load_ids(s);
+}
+
+/* (Re)opens s->path read-only into s's handles (a writer does this after
+ * every publish). */
+int ds_store_open_handles(ds_store *s) {
+  ds_store_close_handles(s);
+  return ds_store_open_layout(s);
+}
+
+void ds_store_close_handles(ds_store *s) {
+  if (s->summary >= 0) H5Dclose(s->summary);
+  if (s->points >= 0) H5Gclose(s->points);
+  if (s->file >= 0) H5Fclose(s->file);
+  s->summary = s->points = s->file = -1;
 }
 
 int ds_store_open(const char *path, ds_store **out) {
@@ -113,12 +133,25 @@ int ds_store_open(const char *path, ds_store **out) {
 /* ---- summary ------------------------------------------------------------------ */
 
 int ds_store_read_summary(ds_store *s, ds_summary_row **rows, int64_t *n) {
+  if (s->writable && s->rows) { /* published + journaled */
+    ds_summary_row *r = ds_calloc(s->npoints ? (size_t)s->npoints : 1, sizeof *r);
+    if (!r) return DS_ENOMEM;
+    memcpy(r, s->rows, (size_t)s->npoints * sizeof *r);
+    *rows = r;
+    *n = s->npoints;
+    return DS_OK;
+  }
+  return ds_store_read_rows(s, rows, n);
+}
+
+/* The rows of the open file. */
+int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n) {
   hsize_t cnt = 0;
   hid_t sp = H5Dget_space(s->summary);
   int ok = sp >= 0 && H5Sget_simple_extent_dims(sp, &cnt, NULL) == 1;
   if (sp >= 0) H5Sclose(sp);
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary shape");
-  ds_summary_row *r = ds_calloc(cnt, sizeof *r);
+  ds_summary_row *r = ds_calloc(cnt ? cnt : 1, sizeof *r);
   if (!r) return DS_ENOMEM;
   if (cnt > 0 && H5Dread(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, r) < 0) {
     free(r);
@@ -281,4 +314,77 @@ int ds_store_sweep_text(ds_store *s, char **text) {
   H5Dclose(d);
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /sweep/yaml");
   return *text ? DS_OK : DS_ENOMEM;
+}
+
+/* ---- checkpoints ------------------------------------------------------------- */
+
+int ds_store_read_ckpt(ds_store *s, int64_t id, char **blob, size_t *len) {
+  char name[64];
+  *blob = NULL;
+  *len = 0;
+  snprintf(name, sizeof name, "checkpoints/%06" PRId64, id);
+  htri_t g = H5Lexists(s->file, "checkpoints", H5P_DEFAULT);
+  htri_t ex = g > 0 ? H5Lexists(s->file, name, H5P_DEFAULT) : g;
+  if (ex < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot look up /%s", name);
+  if (!ex) return ds_fail(DS_EINPUT, "%s: point %" PRId64 " has no checkpoint", s->path, id);
+  hid_t d = H5Dopen2(s->file, name, H5P_DEFAULT);
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  char *b = n >= 0 ? malloc(n ? (size_t)n : 1) : NULL;
+  int ok = b && (n == 0 || H5Dread(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, b) >= 0);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  if (!ok) {
+    free(b);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /%s", name);
+  }
+  *blob = b;
+  *len = (size_t)n;
+  return DS_OK;
+}
+
+/* ---- live view (status) --------------------------------------------------------- */
+
+typedef struct {
+  ds_store *s;
+  ds_summary_row *rows;
+  int64_t n;
+} ds_store_live;
+
+static int ds_store_live_rec(void *arg, uint32_t type, const char *p, size_t len) {
+  ds_store_live *l = arg;
+  ds_summary_row r;
+  if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
+  memcpy(&r, p, sizeof r);
+  int64_t i = ds_store_row_index(l->s, r.id);
+  if (i < 0) return DS_OK;
+  int final = l->rows[i].status >= DS_ST_DONE && l->rows[i].status <= DS_ST_FAILED;
+  if (type == DS_JR_RESULT || !final) l->rows[i] = r;
+  return DS_OK;
+}
+
+int ds_store_read_summary_live(ds_store *s, ds_summary_row **rows, int64_t *n, int64_t *nrec,
+                               double *journal_mtime) {
+  *nrec = 0;
+  *journal_mtime = 0;
+  DS_TRY(ds_store_read_summary(s, rows, n));
+  if (s->writable) return DS_OK;
+  char jpath[4200], uuid[40] = "";
+  int64_t gen = 0;
+  snprintf(jpath, sizeof jpath, "%s.journal", s->path);
+  int fd = open(jpath, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return DS_OK;
+  struct stat st;
+  ds_journal_hdr h;
+  if (fstat(fd, &st) == 0) *journal_mtime = (double)st.st_mtim.tv_sec + 1e-9 * st.st_mtim.tv_nsec;
+  if (ds_journal_read_hdr(fd, &h) == 0 && h.row_size == sizeof(ds_summary_row) &&
+      ds_store_get_text(s->file, "store_uuid", uuid, sizeof uuid) >= 0 &&
+      ds_store_get_i64(s->file, "generation", &gen) >= 0 &&
+      strtoull(uuid, NULL, 16) == h.uuid && h.base_gen == gen) {
+    ds_store_live l = {s, *rows, *n};
+    ds_journal_scan(fd, ds_store_live_rec, &l, NULL, nrec);
+  }
+  H5Eclear2(H5E_DEFAULT);
+  close(fd);
+  return DS_OK;
 }

@@ -1,7 +1,8 @@
-/* store_write.c -- creating a sweep's HDF5 store and writing it (rank 0 only):
- * root attributes, /sweep, /grid, the fixed-size /summary table and one
- * /points/<id> group per finished point. Serial HDF5 (sec2 driver), no MPI.
- * The layout is documented in docs/store.md. */
+/* store_write.c -- the HDF5 content of a store (rank 0 only): root
+ * attributes, /sweep, /grid, the /summary table, one /points/<id> group per
+ * finished point and /checkpoints/<id> blobs. Serial HDF5 (sec2 driver), no
+ * MPI. These functions write through the open handles of the file being
+ * published (STORE.tmp, see publish.c); the layout is in docs/store.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,31 +17,6 @@
 static const char *ds_store_nz(const char *s) { return s ? s : ""; }
 
 /* ---- create ---------------------------------------------------------------- */
-
-/* Creates path exclusively with open(2) so the error is exact: an existing
- * file is user error (never overwritten), a bad directory is an I/O error. */
-static int ds_store_claim_path(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd >= 0) {
-    close(fd);
-    return DS_OK;
-  }
-  if (errno == EEXIST)
-    return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; "
-                              "remove it or choose another path)", path);
-  int err = errno;
-  char dir[4096];
-  struct stat st;
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = 0;
-  const char *d = slash ? (dir[0] ? dir : "/") : ".";
-  if ((err == ENOENT || err == ENOTDIR) && stat(d, &st) != 0)
-    return ds_fail(DS_EIO, "%s: cannot create store: directory '%s' does not exist", path, d);
-  if (err == ENOTDIR || (err == ENOENT && !S_ISDIR(st.st_mode)))
-    return ds_fail(DS_EIO, "%s: cannot create store: '%s' is not a directory", path, d);
-  return ds_fail(DS_EIO, "%s: cannot create store: %s", path, strerror(err));
-}
 
 static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
   char hash[17];
@@ -59,12 +35,39 @@ static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
       ds_store_put_i32(f, "nranks", m->nranks) < 0 ||
       ds_store_put_f64(f, "rank0_cpu_s", 0.0) < 0 || ds_store_put_f64(f, "wall_s", 0.0) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+  char uuid[17];
+  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  if (ds_store_put_str(f, "store_uuid", uuid) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
   return DS_OK;
 }
 
+/* Attributes that change while a sweep runs; written at every publish. */
+int ds_store_h5_run_attrs(ds_store *s) {
+  hid_t f = s->file;
+  char now[40];
+  ds_iso_time(now, sizeof now);
+  int ok = ds_store_put_i64(f, "generation", s->gen + 1) >= 0 &&
+           ds_store_put_str(f, "updated", now) >= 0 &&
+           ds_store_put_f64(f, "updated_unix", ds_store_unix_now()) >= 0 &&
+           ds_store_put_str(f, "run_state", s->run_state) >= 0 &&
+           ds_store_put_f64(f, "session_start_unix", s->session_start) >= 0 &&
+           ds_store_put_i64(f, "session_done0", s->session_done0) >= 0;
+  if (ok && s->finished)
+    ok = ds_store_put_str(f, "end_time", s->end_time) >= 0 &&
+         ds_store_put_f64(f, "rank0_cpu_s", s->cpu_s) >= 0 &&
+         ds_store_put_f64(f, "wall_s", s->wall_s) >= 0;
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+}
+
 /* /sweep/yaml: the sweep file verbatim, attribute path. */
-static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m) {
-  hid_t g = H5Gcreate2(s->file, "sweep", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m, int replace) {
+  hid_t g = replace ? H5Gopen2(s->file, "sweep", H5P_DEFAULT)
+                    : H5Gcreate2(s->file, "sweep", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g >= 0 && replace && H5Ldelete(g, "yaml", H5P_DEFAULT) < 0) {
+    H5Gclose(g);
+    g = -1;
+  }
   hid_t t = ds_store_vlen_str(), sp = H5Screate(H5S_SCALAR), d = -1;
   const char *text = ds_store_nz(m->sweep_text);
   int ok = g >= 0 && t >= 0 && sp >= 0;
@@ -118,10 +121,18 @@ static int ds_store_write_i64_dset(hid_t loc, const char *name, hsize_t n, const
   return ok ? 0 : -1;
 }
 
-/* /grid: axis_names, axis_paths (naxes strings), axis_values (npoints x naxes). */
-static int ds_store_write_grid(ds_store *s, const ds_store_meta *m) {
-  hid_t g = H5Gcreate2(s->file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+/* /grid: axis_names, axis_paths (naxes strings), axis_values (npoints x naxes).
+ * replace: the group exists (extension); its datasets are made anew. */
+static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace) {
+  hid_t g = replace ? H5Gopen2(s->file, "grid", H5P_DEFAULT)
+                    : H5Gcreate2(s->file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t dims[2] = {(hsize_t)m->npoints, (hsize_t)m->naxes};
+  if (g >= 0 && replace &&
+      (H5Ldelete(g, "axis_names", H5P_DEFAULT) < 0 || H5Ldelete(g, "axis_paths", H5P_DEFAULT) < 0 ||
+       H5Ldelete(g, "axis_values", H5P_DEFAULT) < 0)) {
+    H5Gclose(g);
+    g = -1;
+  }
   int ok = g >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_names", m->axis_names, m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_paths", m->axis_paths, m->naxes) >= 0 &&
@@ -160,16 +171,17 @@ static int ds_store_cmp_i64(const void *a, const void *b) {
 }
 
 /* Copies the row ids; they must be unique so a point maps to one row. */
-static int ds_store_take_ids(ds_store *s, const ds_summary_row *rows) {
+int ds_store_take_ids(ds_store *s, const ds_summary_row *rows) {
   int dense = 1;
-  s->ids = ds_calloc((size_t)s->npoints, sizeof *s->ids);
+  free(s->ids);
+  s->ids = ds_calloc(s->npoints ? (size_t)s->npoints : 1, sizeof *s->ids);
   if (!s->ids) return DS_ENOMEM;
   for (int64_t i = 0; i < s->npoints; i++) {
     s->ids[i] = rows[i].id;
     dense = dense && rows[i].id == i;
   }
   if (dense) return DS_OK;
-  int64_t *sorted = ds_calloc((size_t)s->npoints, sizeof *sorted);
+  int64_t *sorted = ds_calloc(s->npoints ? (size_t)s->npoints : 1, sizeof *sorted);
   if (!sorted) return DS_ENOMEM;
   memcpy(sorted, s->ids, s->npoints * sizeof *sorted);
   qsort(sorted, s->npoints, sizeof *sorted, ds_store_cmp_i64);
@@ -182,7 +194,7 @@ static int ds_store_take_ids(ds_store *s, const ds_summary_row *rows) {
   return rc;
 }
 
-static int ds_store_check_meta(const char *path, const ds_store_meta *m,
+int ds_store_check_meta(const char *path, const ds_store_meta *m,
                                const ds_summary_row *rows) {
   if (!m || m->npoints < 0 || m->naxes < 0 || (m->npoints > 0 && !rows) ||
       (m->naxes > 0 && (!m->axis_names || !m->axis_paths)) ||
@@ -194,24 +206,39 @@ static int ds_store_check_meta(const char *path, const ds_store_meta *m,
   return DS_OK;
 }
 
-static int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
-  hid_t fapl = ds_store_fapl();
-  if (fapl < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot set up file access");
-  s->file = H5Fcreate(s->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  H5Pclose(fapl);
-  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create HDF5 file");
+/* The whole layout of a new store in the open, empty s->file. */
+int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
   s->row_mem = ds_store_row_memtype();
   if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
   DS_TRY(ds_store_take_ids(s, rows));
   DS_TRY(ds_store_write_root_attrs(s, m));
-  DS_TRY(ds_store_write_sweep(s, m));
-  DS_TRY(ds_store_write_grid(s, m));
+  DS_TRY(ds_store_write_sweep(s, m, 0));
+  DS_TRY(ds_store_write_grid(s, m, 0));
   DS_TRY(ds_store_write_summary(s, rows));
   s->points = H5Gcreate2(s->file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (s->points < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /points");
-  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot flush new store");
+  hid_t c = H5Gcreate2(s->file, "checkpoints", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (c < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /checkpoints");
+  H5Gclose(c);
   return DS_OK;
+}
+
+/* Extension: new sweep text/name/hash, grid and summary (all rows anew). */
+int ds_store_h5_extend(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016" PRIx64, m->sweep_hash);
+  if (ds_store_put_str(s->file, "sweep_name", ds_store_nz(m->sweep_name)) < 0 ||
+      ds_store_put_str(s->file, "sweep_hash", hash) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+  DS_TRY(ds_store_write_sweep(s, m, 1));
+  DS_TRY(ds_store_write_grid(s, m, 1));
+  if (s->summary >= 0) H5Dclose(s->summary);
+  s->summary = -1;
+  if (H5Ldelete(s->file, "summary", H5P_DEFAULT) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot replace /summary");
+  s->npoints = m->npoints;
+  DS_TRY(ds_store_take_ids(s, rows));
+  return ds_store_write_summary(s, rows);
 }
 
 ds_store *ds_store_alloc(const char *path) {
@@ -223,31 +250,8 @@ ds_store *ds_store_alloc(const char *path) {
     return NULL;
   }
   s->file = s->summary = s->points = s->row_mem = -1;
+  s->jfd = -1;
   return s;
-}
-
-int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                    ds_store **out) {
-  *out = NULL;
-  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
-  DS_TRY(ds_store_check_meta(path, meta, rows));
-  ds_store_silence_hdf5();
-  DS_TRY(ds_store_claim_path(path));
-  ds_store *s = ds_store_alloc(path);
-  if (!s) {
-    unlink(path);
-    return DS_ENOMEM;
-  }
-  s->writable = 1;
-  s->npoints = meta->npoints;
-  int rc = ds_store_create_layout(s, meta, rows);
-  if (rc != DS_OK) {
-    ds_store_release(s); /* quiet: keeps the message of rc */
-    unlink(path);
-    return rc;
-  }
-  *out = s;
-  return DS_OK;
 }
 
 /* ---- points ---------------------------------------------------------------- */
@@ -377,18 +381,23 @@ static int ds_store_update_row(ds_store *s, int64_t idx, const ds_summary_row *r
 }
 
 static int ds_store_row_for(ds_store *s, const ds_summary_row *row, int64_t *idx) {
-  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
   *idx = ds_store_row_index(s, row->id);
   if (*idx < 0)
     return ds_fail(DS_EINTERNAL, "%s: point id %" PRId64 " is not in /summary", s->path, row->id);
   return DS_OK;
 }
 
-int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
+int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
+  int64_t idx;
+  DS_TRY(ds_store_row_for(s, row, &idx));
+  return ds_store_check_traj(s, row->id, traj);
+}
+
+/* /points/<id>: replaces an older group; a failed write leaves no group. */
+int ds_store_h5_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
   int64_t idx = -1;
   char name[32];
   const char *what = "";
-  ds_store_silence_hdf5();
   DS_TRY(ds_store_row_for(s, row, &idx));
   DS_TRY(ds_store_check_traj(s, row->id, traj));
   ds_store_point_name(row->id, name, sizeof name);
@@ -408,35 +417,71 @@ int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *
     return rc;
   }
   DS_TRY(ds_store_update_row(s, idx, row));
-  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot flush after point %" PRId64, row->id);
-  return DS_OK;
+  return ds_store_h5_drop_ckpt(s, row->id);
 }
 
-int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
+int ds_store_h5_write_row(ds_store *s, const ds_summary_row *row) {
   int64_t idx = -1;
   DS_TRY(ds_store_row_for(s, row, &idx));
-  DS_TRY(ds_store_update_row(s, idx, row));
-  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot flush after row %" PRId64, row->id);
-  return DS_OK;
+  return ds_store_update_row(s, idx, row);
 }
 
-int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s) {
-  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
-  if (ds_store_put_str(s->file, "end_time", ds_store_nz(end_time)) < 0 ||
-      ds_store_put_f64(s->file, "rank0_cpu_s", rank0_cpu_s) < 0 ||
-      ds_store_put_f64(s->file, "wall_s", wall_s) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot record end time");
-  if (H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot flush at finish");
+/* ---- checkpoints ------------------------------------------------------------ */
+
+/* /checkpoints/<id>: a chunked 1-D uint8 dataset, extended or shrunk and
+ * overwritten in place, so replacing a checkpoint reuses its chunks. */
+int ds_store_h5_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
+  char name[32];
+  ds_store_point_name(id, name, sizeof name);
+  hid_t g = H5Gopen2(s->file, "checkpoints", H5P_DEFAULT);
+  if (g < 0) { /* a version-1 store: add the group */
+    H5Eclear2(H5E_DEFAULT);
+    g = H5Gcreate2(s->file, "checkpoints", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  }
+  if (g < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /checkpoints");
+  hsize_t n = (hsize_t)len, maxd = H5S_UNLIMITED;
+  hid_t d = -1, sp = -1, dcpl = -1;
+  htri_t ex = H5Lexists(g, name, H5P_DEFAULT);
+  int ok = ex >= 0;
+  if (ok && ex > 0) {
+    d = H5Dopen2(g, name, H5P_DEFAULT);
+    ok = d >= 0 && H5Dset_extent(d, &n) >= 0;
+  } else if (ok) {
+    hsize_t chunk = len < 4096 ? 4096 : len > (1u << 20) ? (1u << 20) : (hsize_t)len;
+    sp = H5Screate_simple(1, &n, &maxd);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+         H5Pset_obj_track_times(dcpl, 0) >= 0;
+    if (ok) d = H5Dcreate2(g, name, H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    ok = ok && d >= 0;
+  }
+  char now[40];
+  ds_iso_time(now, sizeof now);
+  ok = ok && (len == 0 || H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, blob) >= 0) &&
+       ds_store_put_i64(d, "bytes", (int64_t)len) >= 0 && ds_store_put_str(d, "time", now) >= 0;
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  H5Gclose(g);
+  return ok ? DS_OK
+            : ds_store_h5fail(DS_EIO, s->path, "cannot write /checkpoints/%s (%zu bytes)", name, len);
+}
+
+int ds_store_h5_drop_ckpt(ds_store *s, int64_t id) {
+  char name[64];
+  snprintf(name, sizeof name, "checkpoints/%06" PRId64, id);
+  htri_t g = H5Lexists(s->file, "checkpoints", H5P_DEFAULT);
+  htri_t ex = g > 0 ? H5Lexists(s->file, name, H5P_DEFAULT) : 0;
+  if (ex > 0 && H5Ldelete(s->file, name, H5P_DEFAULT) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot delete /%s", name);
+  H5Eclear2(H5E_DEFAULT);
   return DS_OK;
 }
 
 /* ---- close ------------------------------------------------------------------ */
 
-/* Closes everything; returns -1 if the file did not close cleanly. Does not
- * touch the error message. */
+/* Closes everything (HDF5 handles, journal and its lock); returns -1 if the
+ * file did not close cleanly. Does not touch the error message. */
 int ds_store_release(ds_store *s) {
   int bad = 0;
   if (!s) return 0;
@@ -444,16 +489,12 @@ int ds_store_release(ds_store *s) {
   if (s->points >= 0) H5Gclose(s->points);
   if (s->row_mem >= 0) H5Tclose(s->row_mem);
   if (s->file >= 0) bad = H5Fclose(s->file) < 0;
+  if (s->jfd >= 0) close(s->jfd); /* releases the lock */
   free(s->ids);
+  free(s->rows);
+  free(s->jpath);
+  free(s->tmppath);
   free(s->path);
   free(s);
   return bad ? -1 : 0;
-}
-
-int ds_store_close(ds_store *s) {
-  if (!s) return DS_OK;
-  char path[4096];
-  snprintf(path, sizeof path, "%s", s->path);
-  if (ds_store_release(s) < 0) return ds_store_h5fail(DS_EIO, path, "cannot close store");
-  return DS_OK;
 }

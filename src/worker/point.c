@@ -1,11 +1,17 @@
-/* point.c -- run one grid point: data, network, optimiser loop, records.
+/* point.c -- run one grid point: data, model, optimiser loop, records,
+ * checkpoints.
  *
  * Random streams: the data stream and the init stream are keyed by (sweep
  * seed, replica, stream) and NOT by the point's grid position, so points that
  * differ only in, say, the learning rate start from the same weights on the
  * same data (common random numbers: a phase diagram over lr then shows the
  * effect of lr alone). A replica is an independent draw of both. Nothing
- * depends on which rank runs the point. */
+ * depends on which rank runs the point.
+ *
+ * One step t (0-based) evaluates the loss and gradient at theta_t (on the
+ * whole training set, or on the step's minibatch for batch_size > 0), records
+ * if step t is on the record schedule, checks for divergence and the stop
+ * tolerance, then updates theta_t -> theta_{t+1}. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #include "dynsweep/optim.h"
 #include "dynsweep/store.h"
 #include "dynsweep/worker.h"
+#include "series.h"
 
 int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps) {
   if (t == 0 || t == steps) return 1;
@@ -32,181 +39,394 @@ int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps) {
   return 0;
 }
 
-static double loss_coef(ds_reduction red, int n) {
-  switch (red) {
-  case DS_RED_SUM: return 1.0;
-  case DS_RED_HALF_SUM: return 0.5;
-  case DS_RED_MEAN: return 1.0 / n;
-  case DS_RED_HALF_MEAN: return 0.5 / n;
-  }
-  return 0.5;
-}
-
-/* Indices of the series this point records (-1 where not recorded). */
-typedef struct {
-  int loss, test_loss, grad_norm, param_norm, layer_fro;
-  int *sv; /* per layer */
-  int svk; /* top-k requested */
-} series_ix;
-
-static int add_series(ds_traj *tr, const ds_point_cfg *c, const int *dims, series_ix *ix) {
-  unsigned s = c->record.series;
-  int L = c->model.depth;
-  char def[256];
-  static const char *red_txt[] = {"sum", "(1/2) sum", "(1/n) sum", "(1/(2n)) sum"};
-  snprintf(def, sizeof def, "L = %s over samples and outputs of (f - y)^2, training set (n = %d)",
-           red_txt[c->loss.reduction], c->data.n_train);
-  ix->loss = (s & DS_REC_LOSS) ? ds_traj_add(tr, "loss", 1, "1", def) : -1;
-  snprintf(def, sizeof def, "L = %s over samples and outputs of (f - y)^2, test set (n = %d)",
-           red_txt[c->loss.reduction], c->data.n_test);
-  ix->test_loss = (s & DS_REC_TEST_LOSS) && c->data.n_test > 0
-                      ? ds_traj_add(tr, "test_loss", 1, "1", def) : -1;
-  ix->grad_norm = (s & DS_REC_GRAD_NORM)
-                      ? ds_traj_add(tr, "grad_norm", 1, "1", "||dL/dtheta||_2 over all parameters")
-                      : -1;
-  ix->param_norm = (s & DS_REC_PARAM_NORM)
-                       ? ds_traj_add(tr, "param_norm", 1, "1", "||theta||_2 over all parameters")
-                       : -1;
-  ix->layer_fro = (s & DS_REC_LAYER_FRO)
-                      ? ds_traj_add(tr, "layer_fro", L, "1",
-                                    "column l-1: ||W_l||_F, Frobenius norm of layer l's weights")
-                      : -1;
-  ix->sv = calloc(L, sizeof *ix->sv);
-  if (!ix->sv) return ds_fail(DS_ENOMEM, "out of memory");
-  ix->svk = c->record.top_k;
-  for (int l = 0; l < L; l++) {
-    ix->sv[l] = -1;
-    if (!(s & DS_REC_LAYER_SV)) continue;
-    int mn = dims[l + 1] < dims[l] ? dims[l + 1] : dims[l];
-    int k = ix->svk < mn ? ix->svk : mn;
-    char name[32];
-    snprintf(name, sizeof name, "sv/W%d", l + 1);
-    snprintf(def, sizeof def, "top-%d singular values of W_%d (%d x %d), descending, ScaLAPACK pdgesvd",
-             k, l + 1, dims[l + 1], dims[l]);
-    ix->sv[l] = ds_traj_add(tr, name, k, "1", def);
-  }
-  /* ds_traj_add returns -code on failure; -1 means "not recorded" */
-  int worst = ix->loss < ix->test_loss ? ix->loss : ix->test_loss;
-  if (ix->grad_norm < worst) worst = ix->grad_norm;
-  if (ix->param_norm < worst) worst = ix->param_norm;
-  if (ix->layer_fro < worst) worst = ix->layer_fro;
-  for (int l = 0; l < L; l++)
-    if (ix->sv[l] < worst) worst = ix->sv[l];
-  return worst < -1 ? -worst : DS_OK;
-}
+/* ---- state of a running point ---------------------------------------------- */
 
 typedef struct {
-  ds_mlp mlp;
+  const ds_point_cfg *c;
+  ds_mlp mlp;          /* the network (e2e: its depth-1 end-to-end matrix) */
+  int e2e;             /* train W_e by Eq. 9 with depth c->model.depth */
+  ds_approx approx;    /* f_lin / f_quad around theta0 */
+  int use_approx;
   ds_dataset train, test;
-  ds_mlp_work wtrain, wtest;
-  double *theta, *grad, *svbuf, *rowbuf;
-  series_ix ix;
+  ds_loss loss_train, loss_test, loss_batch;
+  ds_mlp_work wtrain, wtest, wbatch;
+  ds_optim opt;
+  int batch;           /* minibatch size, 0 = full batch */
+  ds_batcher bt;
+  int *idx;
+  double *Xb, *Yb;
+  double *theta, *grad, *svbuf, *rowbuf, *Fbuf;
+  double lstar;        /* optimal loss (loss.optimum) */
+  ds_series_ix ix;
+  int64_t t;           /* next step */
+  double min_loss, wall_before; /* carried across checkpoints */
 } point_state;
 
 static void state_free(point_state *st) {
   ds_mlp_free(&st->mlp);
+  if (st->use_approx) ds_approx_free(&st->approx);
   ds_dataset_free(&st->train);
   ds_dataset_free(&st->test);
   ds_mlp_work_free(&st->wtrain);
   ds_mlp_work_free(&st->wtest);
+  ds_mlp_work_free(&st->wbatch);
+  ds_optim_free(&st->opt);
+  if (st->batch) ds_batcher_free(&st->bt);
+  free(st->idx);
+  free(st->Xb);
+  free(st->Yb);
   free(st->theta);
   free(st->grad);
   free(st->svbuf);
   free(st->rowbuf);
+  free(st->Fbuf);
   free(st->ix.sv);
 }
 
-static int record(const ds_point_cfg *c, point_state *st, ds_team *team, ds_traj *tr, int64_t t,
-                  double loss, double *test_loss) {
-  const ds_mlp *m = &st->mlp;
-  size_t P = m->nparams;
-  if (st->ix.loss >= 0) DS_TRY(ds_traj_append(tr, st->ix.loss, t, &loss));
-  if (st->ix.test_loss >= 0) {
-    double cte = loss_coef(c->loss.reduction, c->data.n_test);
-    *test_loss = ds_mlp_loss(m, st->theta, st->test.X, st->test.Y, cte, &st->wtest);
-    DS_TRY(ds_traj_append(tr, st->ix.test_loss, t, test_loss));
+/* Loss (and gradient when grad != NULL) of the model being trained. */
+static double model_loss(point_state *st, const double *X, const double *Y, const ds_loss *l,
+                         ds_mlp_work *w, double *grad) {
+  if (st->use_approx) {
+    if (grad) return ds_approx_loss_grad(&st->approx, st->theta, X, Y, l, grad, w);
+    ds_approx_forward(&st->approx, st->theta, X, w, st->Fbuf);
+    return ds_loss_eval(l, st->Fbuf, Y, st->mlp.dims[st->mlp.depth], w->n, NULL);
   }
-  if (st->ix.grad_norm >= 0) {
-    double g = cblas_dnrm2((int)P, st->grad, 1);
-    DS_TRY(ds_traj_append(tr, st->ix.grad_norm, t, &g));
+  if (grad) return ds_mlp_loss_grad_l(&st->mlp, st->theta, X, Y, l, grad, w);
+  return ds_mlp_loss_l(&st->mlp, st->theta, X, Y, l, w);
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+/* Weights from an HDF5 file: datasets W1..WL (d_l x d_{l-1}, row-major as
+ * numpy writes them) and, with bias, b1..bL when present (else 0). */
+static int init_from_file(const ds_mlp *m, const char *path, double *theta) {
+  for (int l = 0; l < m->depth; l++) {
+    char name[16];
+    snprintf(name, sizeof name, "W%d", l + 1);
+    DS_TRY(ds_h5_read_matrix(path, name, m->dims[l + 1], m->dims[l], theta + m->w_off[l]));
+    snprintf(name, sizeof name, "b%d", l + 1);
+    if (m->bias && ds_h5_exists(path, name))
+      DS_TRY(ds_h5_read_matrix(path, name, m->dims[l + 1], 1, theta + m->b_off[l]));
   }
-  if (st->ix.param_norm >= 0) {
-    double g = cblas_dnrm2((int)P, st->theta, 1);
-    DS_TRY(ds_traj_append(tr, st->ix.param_norm, t, &g));
+  return DS_OK;
+}
+
+/* W_e(0) = W_L ... W_1 of the depth-L net initialised as the spec says, so
+ * the end-to-end model starts where the deep net does. */
+static int e2e_initial(const ds_point_cfg *c, const int *dims, ds_rng *ri, double *We) {
+  int L = c->model.depth;
+  ds_mlp deep;
+  DS_TRY(ds_mlp_setup(&deep, DS_ACT_LINEAR, 0, L, dims, DS_PARAM_STANDARD, 1));
+  double *th = ds_calloc(deep.nparams, sizeof *th);
+  size_t maxd = 1;
+  for (int l = 0; l <= L; l++) maxd = (size_t)dims[l] > maxd ? (size_t)dims[l] : maxd;
+  double *P = ds_calloc(maxd * dims[0], sizeof *P), *Q = ds_calloc(maxd * dims[0], sizeof *Q);
+  int rc = th && P && Q ? DS_OK : DS_ENOMEM;
+  if (rc == DS_OK)
+    rc = c->model.init == DS_INIT_FILE ? init_from_file(&deep, c->model.init_file, th)
+                                       : ds_mlp_init_weights(&deep, &c->model, ri, th);
+  if (rc == DS_OK) {
+    memcpy(P, th + deep.w_off[0], sizeof *P * dims[1] * dims[0]); /* P = W_1 */
+    for (int l = 1; l < L; l++) {                                   /* P <- W_{l+1} P */
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, dims[l + 1], dims[0], dims[l], 1.0,
+                  th + deep.w_off[l], dims[l + 1], P, dims[l], 0.0, Q, dims[l + 1]);
+      double *tmp = P; P = Q; Q = tmp;
+    }
+    memcpy(We, P, sizeof *We * dims[L] * dims[0]);
   }
-  int L = m->depth;
-  if (st->ix.layer_fro >= 0) {
-    for (int l = 0; l < L; l++)
-      st->rowbuf[l] = cblas_dnrm2(m->dims[l + 1] * m->dims[l], st->theta + m->w_off[l], 1);
-    DS_TRY(ds_traj_append(tr, st->ix.layer_fro, t, st->rowbuf));
+  free(th);
+  free(P);
+  free(Q);
+  ds_mlp_free(&deep);
+  return rc;
+}
+
+static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, const int *dims) {
+  const ds_point_cfg *c = &p->cfg;
+  int L = c->model.depth;
+  ds_rng ri;
+  ds_rng_init(&ri, sw->seed, 0, p->replica, DS_STREAM_INIT);
+  if (c->model.type == DS_MODEL_E2E) {
+    int d2[2] = {dims[0], dims[L]};
+    st->e2e = 1;
+    DS_TRY(ds_mlp_setup(&st->mlp, DS_ACT_LINEAR, 0, 1, d2, DS_PARAM_STANDARD, 1));
+  } else {
+    DS_TRY(ds_mlp_setup(&st->mlp, c->model.type == DS_MODEL_RELU ? DS_ACT_RELU : DS_ACT_LINEAR,
+                        c->model.bias, L, dims, c->model.param, c->model.train_output));
   }
-  for (int l = 0; l < L; l++) {
-    if (st->ix.sv[l] < 0) continue;
-    int rows = m->dims[l + 1], cols = m->dims[l];
-    DS_TRY(ds_svd_values(team, rows, cols, st->theta + m->w_off[l], rows, st->svbuf));
-    DS_TRY(ds_traj_append(tr, st->ix.sv[l], t, st->svbuf));
+  size_t P = st->mlp.nparams;
+  st->theta = ds_calloc(P, sizeof(double));
+  st->grad = ds_calloc(P, sizeof(double));
+  if (!st->theta || !st->grad) return DS_ENOMEM;
+  if (st->e2e) DS_TRY(e2e_initial(c, dims, &ri, st->theta));
+  else if (c->model.init == DS_INIT_FILE) DS_TRY(init_from_file(&st->mlp, c->model.init_file, st->theta));
+  else DS_TRY(ds_mlp_init_weights(&st->mlp, &c->model, &ri, st->theta));
+  if (c->model.approx != DS_APPROX_NONE) {
+    int maxn = c->data.n_train > c->data.n_test ? c->data.n_train : c->data.n_test;
+    DS_TRY(ds_approx_init(&st->approx, &st->mlp, c->model.approx == DS_APPROX_LIN ? 1 : 2,
+                          st->theta, maxn));
+    st->use_approx = 1;
   }
+  return DS_OK;
+}
+
+static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
+  const ds_point_cfg *c = &p->cfg;
+  ds_rng rd;
+  ds_rng_init(&rd, sw->seed, 0, p->replica, DS_STREAM_DATA);
+  DS_TRY(ds_data_build(&c->data, &rd, &st->train, &st->test));
+  int dout = st->mlp.dims[st->mlp.depth];
+  if (st->train.d_in != st->mlp.dims[0] || st->train.d_out != dout)
+    return ds_fail(DS_EINPUT, "data set is %d -> %d but the model is %d -> %d", st->train.d_in,
+                   st->train.d_out, st->mlp.dims[0], dout);
+  DS_TRY(ds_loss_setup(&st->loss_train, &c->loss, st->train.n));
+  DS_TRY(ds_mlp_work_init(&st->mlp, st->train.n, &st->wtrain));
+  if (st->test.n > 0) {
+    DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
+    DS_TRY(ds_mlp_work_init(&st->mlp, st->test.n, &st->wtest));
+  }
+  int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
+  st->Fbuf = ds_calloc((size_t)dout * nmax, sizeof(double));
+  if (!st->Fbuf) return DS_ENOMEM;
+  int b = c->optimizer.batch_size;
+  if (b > 0 && b < st->train.n) {
+    ds_rng rb;
+    ds_rng_init(&rb, sw->seed, p->combo, p->replica, DS_STREAM_BATCH);
+    st->batch = b;
+    DS_TRY(ds_batcher_init(&st->bt, st->train.n, b, &rb));
+    DS_TRY(ds_loss_setup(&st->loss_batch, &c->loss, b));
+    DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
+    st->idx = ds_calloc(b, sizeof *st->idx);
+    st->Xb = ds_calloc((size_t)st->train.d_in * b, sizeof(double));
+    st->Yb = ds_calloc((size_t)st->train.d_out * b, sizeof(double));
+    if (!st->idx || !st->Xb || !st->Yb) return DS_ENOMEM;
+  }
+  if (c->loss.optimum)
+    DS_TRY(ds_linear_optimum(&st->loss_train, st->train.X, st->train.Y, st->train.d_in,
+                             st->train.d_out, st->train.n, &st->lstar));
   return DS_OK;
 }
 
 static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj *tr) {
   const ds_point_cfg *c = &p->cfg;
   int L = c->model.depth;
-  int *dims = calloc(L + 1, sizeof *dims);
-  if (!dims) return ds_fail(DS_ENOMEM, "out of memory");
+  int dims[DS_MAX_LIST + 2];
+  if (L < 1 || L > DS_MAX_LIST) return ds_fail(DS_EINPUT, "depth %d out of range", L);
   ds_point_dims(c, dims);
-  int rc = ds_mlp_init(&st->mlp, c->model.type == DS_MODEL_RELU ? DS_ACT_RELU : DS_ACT_LINEAR,
-                       c->model.bias, L, dims);
-  if (rc == DS_OK) rc = add_series(tr, c, dims, &st->ix);
-  free(dims);
-  DS_TRY(rc);
-  ds_rng rd, ri;
-  ds_rng_init(&rd, sw->seed, 0, p->replica, DS_STREAM_DATA);
-  DS_TRY(ds_data_teacher(c->data.d_in, c->data.d_out, c->data.rank, c->data.noise,
-                         c->data.n_train, c->data.n_test, &rd, &st->train, &st->test));
-  DS_TRY(ds_mlp_work_init(&st->mlp, c->data.n_train, &st->wtrain));
-  if (c->data.n_test > 0) DS_TRY(ds_mlp_work_init(&st->mlp, c->data.n_test, &st->wtest));
-  size_t P = st->mlp.nparams;
+  st->c = c;
+  st->min_loss = INFINITY;
+  DS_TRY(setup_model(sw, p, st, dims));
+  DS_TRY(setup_data(sw, p, st));
+  DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->mlp.nparams));
+  DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
   int maxd = 1;
-  for (int l = 0; l <= L; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
-  st->theta = ds_calloc(P, sizeof(double));
-  st->grad = ds_calloc(P, sizeof(double));
+  for (int l = 0; l <= st->mlp.depth; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
   st->svbuf = ds_calloc(maxd, sizeof(double));
-  st->rowbuf = ds_calloc(L, sizeof(double));
-  if (!st->theta || !st->grad || !st->svbuf || !st->rowbuf) return DS_ENOMEM;
-  ds_rng_init(&ri, sw->seed, 0, p->replica, DS_STREAM_INIT);
-  ds_mlp_init_gaussian(&st->mlp, c->model.init_scale, &ri, st->theta);
+  st->rowbuf = ds_calloc(st->mlp.depth + 1, sizeof(double));
+  return st->svbuf && st->rowbuf ? DS_OK : DS_ENOMEM;
+}
+
+/* ---- recording ------------------------------------------------------------ */
+
+/* *loss is the step's loss; with minibatches it becomes the full training loss. */
+static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double *loss_io,
+                  double lr, double *test_loss) {
+  const ds_mlp *m = &st->mlp;
+  const ds_series_ix *ix = &st->ix;
+  size_t P = m->nparams;
+  if (st->batch) {
+    *loss_io = model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, NULL);
+    if (isfinite(*loss_io) && *loss_io < st->min_loss) st->min_loss = *loss_io;
+  }
+  double loss = *loss_io;
+  if (ix->loss >= 0) DS_TRY(ds_traj_append(tr, ix->loss, t, &loss));
+  if (ix->loss_gap >= 0) {
+    double gap = loss - st->lstar;
+    DS_TRY(ds_traj_append(tr, ix->loss_gap, t, &gap));
+  }
+  if (ix->test_loss >= 0) {
+    *test_loss = model_loss(st, st->test.X, st->test.Y, &st->loss_test, &st->wtest, NULL);
+    DS_TRY(ds_traj_append(tr, ix->test_loss, t, test_loss));
+  }
+  if (ix->lr >= 0) DS_TRY(ds_traj_append(tr, ix->lr, t, &lr));
+  if (ix->grad_norm >= 0) {
+    double g = cblas_dnrm2((int)P, st->grad, 1);
+    DS_TRY(ds_traj_append(tr, ix->grad_norm, t, &g));
+  }
+  if (ix->param_norm >= 0) {
+    double g = cblas_dnrm2((int)P, st->theta, 1);
+    DS_TRY(ds_traj_append(tr, ix->param_norm, t, &g));
+  }
+  int L = m->depth;
+  if (ix->layer_fro >= 0) {
+    for (int l = 0; l < L; l++)
+      st->rowbuf[l] = cblas_dnrm2(m->dims[l + 1] * m->dims[l], st->theta + m->w_off[l], 1);
+    DS_TRY(ds_traj_append(tr, ix->layer_fro, t, st->rowbuf));
+  }
+  for (int l = 0; l < L; l++) {
+    if (ix->sv[l] < 0) continue;
+    int rows = m->dims[l + 1], cols = m->dims[l];
+    DS_TRY(ds_svd_values(team, rows, cols, st->theta + m->w_off[l], rows, st->svbuf));
+    DS_TRY(ds_traj_append(tr, ix->sv[l], t, st->svbuf));
+  }
   return DS_OK;
+}
+
+/* ---- checkpoints ------------------------------------------------------------
+ * Blob: header {magic, version, id, t, nparams, nstate, batch n, min_loss,
+ * wall} then theta, optimiser state and step count, the batcher (its rng and
+ * permutation), and the trajectory recorded so far (ds_traj_pack). */
+#define CKPT_MAGIC 0x44534b50u /* "DSKP" */
+typedef struct {
+  uint32_t magic, version;
+  int64_t id, t, nparams, nstate, opt_t, batch_n;
+  double min_loss, wall;
+} ckpt_header;
+
+static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, const ds_ckpt *ck,
+                     double wall) {
+  char *tb;
+  size_t tl;
+  DS_TRY(ds_traj_pack(tr, &tb, &tl));
+  ckpt_header h = {CKPT_MAGIC, 1, p->id, st->t, (int64_t)st->mlp.nparams,
+                   (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0,
+                   st->min_loss, wall};
+  size_t n = sizeof h + (h.nparams + h.nstate) * sizeof(double) + tl;
+  if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
+  char *b = malloc(n), *q = b;
+  if (!b) { free(tb); return ds_fail(DS_ENOMEM, "out of memory for a %zu-byte checkpoint", n); }
+#define PUT(src, len) (memcpy(q, (src), (len)), q += (len))
+  PUT(&h, sizeof h);
+  PUT(st->theta, h.nparams * sizeof(double));
+  PUT(st->opt.state, h.nstate * sizeof(double));
+  if (st->batch) {
+    PUT(&st->bt, sizeof st->bt);
+    PUT(st->bt.perm, (size_t)st->bt.n * sizeof(int));
+  }
+  PUT(tb, tl);
+#undef PUT
+  free(tb);
+  int rc = ck->save(ck->arg, p->id, b, n);
+  free(b);
+  return rc ? ds_context(rc, "saving the checkpoint of point %lld", (long long)p->id) : DS_OK;
+}
+
+static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const char *b, size_t n) {
+  ckpt_header h;
+  const char *q = b, *end = b + n;
+  if (n < sizeof h) goto bad;
+  memcpy(&h, q, sizeof h);
+  q += sizeof h;
+  if (h.magic != CKPT_MAGIC || h.version != 1 || h.id != p->id ||
+      h.nparams != (int64_t)st->mlp.nparams || h.nstate != (int64_t)st->opt.nstate ||
+      h.batch_n != (st->batch ? st->bt.n : 0))
+    return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
+                   (long long)p->id);
+  size_t need = (h.nparams + h.nstate) * sizeof(double);
+  if (st->batch) need += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
+  if ((size_t)(end - q) < need) goto bad;
+  memcpy(st->theta, q, h.nparams * sizeof(double));
+  q += h.nparams * sizeof(double);
+  memcpy(st->opt.state, q, h.nstate * sizeof(double));
+  q += h.nstate * sizeof(double);
+  st->opt.t = h.opt_t;
+  if (st->batch) {
+    int *perm = st->bt.perm;
+    memcpy(&st->bt, q, sizeof st->bt);
+    q += sizeof st->bt;
+    st->bt.perm = perm;
+    memcpy(perm, q, (size_t)st->bt.n * sizeof(int));
+    q += (size_t)st->bt.n * sizeof(int);
+  }
+  ds_traj saved;
+  DS_TRY(ds_traj_unpack(q, end - q, &saved));
+  /* the series were set up afresh in the same order: copy the records in */
+  int rc = DS_OK;
+  for (int i = 0; i < saved.n && rc == DS_OK; i++) {
+    int k = ds_traj_find(tr, saved.s[i].name);
+    if (k < 0 || tr->s[k].ncols != saved.s[i].ncols) {
+      rc = ds_fail(DS_EINPUT, "checkpoint series %s does not match", saved.s[i].name);
+      break;
+    }
+    for (int64_t r = 0; r < saved.s[i].n && rc == DS_OK; r++)
+      rc = ds_traj_append(tr, k, saved.s[i].step[r], saved.s[i].val + r * saved.s[i].ncols);
+  }
+  ds_traj_free(&saved);
+  st->t = h.t;
+  st->min_loss = h.min_loss;
+  st->wall_before = h.wall;
+  return rc;
+bad:
+  return ds_fail(DS_EINPUT, "checkpoint of point %lld is truncated", (long long)p->id);
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+/* One update theta_t -> theta_{t+1} with the gradient in st->grad. */
+static void update(point_state *st, double lr) {
+  if (st->e2e) {
+    const ds_mlp *m = &st->mlp;
+    ds_e2e_step(st->theta, m->dims[1], m->dims[0], st->c->model.depth, st->grad, lr,
+                st->c->optimizer.weight_decay);
+  } else {
+    ds_optim_step(&st->opt, st->theta, st->grad, lr);
+  }
+}
+
+/* Loss and gradient of step t: the whole training set or the step's batch. */
+static double step_loss_grad(point_state *st) {
+  if (!st->batch)
+    return model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, st->grad);
+  ds_batcher_next(&st->bt, st->idx);
+  ds_dataset_gather(&st->train, st->idx, st->batch, st->Xb, st->Yb);
+  return model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, st->grad);
 }
 
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
                         ds_point_result *res, const ds_ckpt *ck) {
-  (void)ck; /* checkpoints: issue 5 */
   const ds_point_cfg *c = &p->cfg;
-  double t0 = ds_now();
+  double t0 = ds_now(), last_save = t0;
   point_state st;
   memset(&st, 0, sizeof st);
   memset(res, 0, sizeof *res);
   res->id = p->id;
   res->diverged_step = -1;
-  res->min_loss = INFINITY;
   res->final_test_loss = NAN;
   int rc = setup(sw, p, &st, tr);
+  if (rc == DS_OK && ck && ck->resume) rc = ckpt_restore(&st, p, tr, ck->resume, ck->resume_len);
   if (rc != DS_OK) {
     state_free(&st);
     return ds_context(rc, "point %lld", (long long)p->id);
   }
-  double cl = loss_coef(c->loss.reduction, c->data.n_train);
   int64_t T = c->train.steps, t;
   double loss = NAN;
   res->status = DS_ST_DONE;
-  for (t = 0;; t++) {
-    loss = ds_mlp_loss_grad(&st.mlp, st.theta, st.train.X, st.train.Y, cl, st.grad, &st.wtrain);
+  int64_t start = st.t;
+  for (t = start;; t++) {
+    st.t = t;
+    if (ck && ck->save && t > start) { /* state here is theta_t: a checkpoint resumes at step t */
+      int stop = ck->stop && *ck->stop;
+      double now = ds_now();
+      if (stop || (ck->every_steps > 0 && t % ck->every_steps == 0) ||
+          (ck->every_s > 0 && now - last_save >= ck->every_s)) {
+        rc = ckpt_save(&st, p, tr, ck, st.wall_before + now - t0);
+        last_save = now;
+        if (rc != DS_OK) break;
+        if (stop) {
+          res->status = DS_ST_PENDING;
+          break;
+        }
+      }
+    }
+    double norm = c->optimizer.schedule == DS_SCHED_ADAPTIVE_NORM
+                      ? cblas_dnrm2((int)st.mlp.nparams, st.theta, 1) : 0;
+    double lr = ds_schedule_lr(&c->optimizer, t, norm, c->model.depth);
+    loss = step_loss_grad(&st);
     int diverged = !isfinite(loss) || loss > c->train.diverge_above;
     int last = diverged || t == T || (c->train.tol > 0 && loss < c->train.tol);
-    if (isfinite(loss) && loss < res->min_loss) res->min_loss = loss;
+    if (!st.batch && isfinite(loss) && loss < st.min_loss) st.min_loss = loss;
     if (!diverged && (last || ds_worker_record_step(&c->record, t, T))) {
-      rc = record(c, &st, team, tr, t, loss, &res->final_test_loss);
+      rc = record(&st, team, tr, t, &loss, lr, &res->final_test_loss);
       if (rc != DS_OK) break;
     } else if (diverged && st.ix.loss >= 0) {
       rc = ds_traj_append(tr, st.ix.loss, t, &loss); /* the blow-up itself, nothing else */
@@ -219,12 +439,12 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
                isfinite(loss) ? "above train.diverge_above" : "not finite", (long long)t);
     }
     if (last) break;
-    ds_gd_step(st.theta, st.grad, st.mlp.nparams, c->optimizer.lr);
+    update(&st, lr);
   }
   res->steps = t;
   res->final_loss = loss;
-  if (!isfinite(res->min_loss)) res->min_loss = NAN;
-  res->wall_s = ds_now() - t0;
+  res->min_loss = isfinite(st.min_loss) ? st.min_loss : NAN;
+  res->wall_s = st.wall_before + ds_now() - t0;
   state_free(&st);
   if (rc != DS_OK) return ds_context(rc, "point %lld at step %lld", (long long)p->id, (long long)t);
   return DS_OK;

@@ -1,0 +1,79 @@
+/* analysis_internal.h -- the analysis room's private tools: a store loaded as
+ * a table of rows, named columns (summary fields, grid parameters, any option
+ * path), conditions (--where) and sort keys (--sort). */
+#ifndef DS_ANALYSIS_INTERNAL_H
+#define DS_ANALYSIS_INTERNAL_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dynsweep/config.h"
+#include "dynsweep/store.h"
+
+/* Summary fields a column can name (besides parameters). */
+typedef enum {
+  AN_F_ID, AN_F_COMBO, AN_F_REPLICA, AN_F_STATUS, AN_F_STEPS, AN_F_FINAL_LOSS, AN_F_MIN_LOSS,
+  AN_F_FINAL_TEST_LOSS, AN_F_DIVERGED_STEP, AN_F_WALL_S, AN_F_RANK, AN_F_REASON,
+  AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
+  AN_F_COUNT
+} an_field;
+
+typedef struct {
+  char name[64];   /* display name: axis name, alias, path or field name */
+  char path[64];   /* option path for parameters, "" for summary fields */
+  int is_param;
+  an_field field;  /* summary field when !is_param */
+  /* materialised cells, one per store row */
+  double *v;       /* numeric value (NaN if the cell is not a number or empty) */
+  char **s;        /* text (parameters, status, reason), NULL for plain numbers */
+  char *isnum;     /* cell has a numeric value */
+  char *empty;     /* cell has no value (steps_to_tol not reached) */
+} an_col;
+
+typedef struct {
+  const char *path;
+  ds_store *st;
+  ds_summary_row *rows;
+  int64_t n;
+  ds_sweep sw;
+  int have_sw;
+  int ncols, capcols;
+  an_col *cols;
+} an_table;
+
+typedef enum { AN_EQ, AN_NE, AN_LT, AN_LE, AN_GT, AN_GE } an_op;
+typedef struct {
+  int col;          /* index into table cols */
+  an_op op;
+  char val[128];
+  double num;
+  int val_isnum;
+} an_cond;
+
+typedef struct {
+  int col;
+  int desc;
+} an_key;
+
+int an_open(const char *path, an_table *t);
+void an_close(an_table *t);
+/* Column index of NAME (added and materialised on first use); DS_EINPUT with
+ * a message listing the valid names if NAME is unknown. */
+int an_col_get(an_table *t, const char *name, int *idx);
+/* The grid axes of the sweep, in order, as columns. */
+int an_axis_cols(an_table *t, int *idx, int *n);
+/* Text of a cell as printed in tables and exported ("" if empty). */
+void an_cell_text(const an_table *t, int col, int64_t row, char *buf, int n, int exact);
+
+int an_parse_where(an_table *t, const char *spec, an_cond **conds, int *n);
+int an_row_matches(const an_table *t, const an_cond *c, int n, int64_t row);
+int an_parse_sort(an_table *t, const char *spec, an_key **keys, int *n);
+/* Rows passing the conditions (in store order, or sorted by keys): *out is malloc'd. */
+int an_select(an_table *t, const an_cond *c, int nc, const an_key *k, int nk, int64_t **out,
+              int64_t *nout);
+
+/* Argument helpers: all return an exit code through *rc when they fail. */
+int an_bad_args(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int an_want_help(int argc, char **argv);
+int an_fail(an_table *t, int rc);
+int an_parse_number(const char *s, double *v);
+#endif

@@ -1,0 +1,265 @@
+/* phase.c -- `dynsweep phase`: a metric aggregated over the cells of two
+ * parameters, printed as a text grid. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "dynsweep/analysis.h"
+#include "dynsweep/util.h"
+
+typedef struct {
+  char **key;  /* distinct texts */
+  double *num;
+  int n, allnum;
+} an_levels;
+
+static void levels_free(an_levels *l) {
+  for (int i = 0; i < l->n; i++) free(l->key[i]);
+  free(l->key);
+  free(l->num);
+}
+
+static const double *lv_num;
+static int cmp_level(const void *a, const void *b) {
+  double x = lv_num[*(const int *)a], y = lv_num[*(const int *)b];
+  return x < y ? -1 : x > y;
+}
+
+/* Distinct values of column c over the selected rows; idx[j] = level of row sel[j]. */
+static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_levels *l, int *idx) {
+  memset(l, 0, sizeof *l);
+  l->allnum = 1;
+  int cap = 0;
+  for (int64_t j = 0; j < nsel; j++) {
+    char buf[512];
+    an_cell_text(t, c, sel[j], buf, sizeof buf, 1);
+    int k;
+    for (k = 0; k < l->n; k++)
+      if (!strcmp(l->key[k], buf)) break;
+    if (k == l->n) {
+      if (l->n == 100000) return ds_fail(DS_EINPUT, "phase: more than 100000 distinct values of %s", t->cols[c].name);
+      if (l->n == cap) {
+        cap = cap ? 2 * cap : 16;
+        char **nk = realloc(l->key, (size_t)cap * sizeof *nk);
+        if (nk) l->key = nk;
+        double *nn = realloc(l->num, (size_t)cap * sizeof *nn);
+        if (nn) l->num = nn;
+        if (!nk || !nn) return ds_fail(DS_ENOMEM, "out of memory");
+      }
+      if (!(l->key[l->n] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
+      l->num[l->n] = t->cols[c].v[sel[j]];
+      if (!t->cols[c].isnum[sel[j]] || isnan(l->num[l->n])) l->allnum = 0;
+      l->n++;
+    }
+    idx[j] = k;
+  }
+  if (l->allnum && l->n > 1) { /* numeric: ascending; else first appearance (grid order) */
+    int *perm = malloc((size_t)l->n * sizeof *perm), *rank = malloc((size_t)l->n * sizeof *rank);
+    char **key = malloc((size_t)l->n * sizeof *key);
+    double *num = malloc((size_t)l->n * sizeof *num);
+    if (!perm || !rank || !key || !num) {
+      free(perm), free(rank), free(key), free(num);
+      return ds_fail(DS_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < l->n; i++) perm[i] = i;
+    lv_num = l->num;
+    qsort(perm, (size_t)l->n, sizeof *perm, cmp_level);
+    for (int i = 0; i < l->n; i++) {
+      key[i] = l->key[perm[i]];
+      num[i] = l->num[perm[i]];
+      rank[perm[i]] = i;
+    }
+    for (int64_t j = 0; j < nsel; j++) idx[j] = rank[idx[j]];
+    free(l->key), free(l->num), free(perm), free(rank);
+    l->key = key;
+    l->num = num;
+  }
+  return DS_OK;
+}
+
+typedef enum { AG_MEAN, AG_MIN, AG_MAX, AG_COUNT } an_agg;
+
+/* Outcome letter of a status; severity for ties: F > D > . > d. */
+static char letter(int st) {
+  return st == DS_ST_DONE ? 'd' : st == DS_ST_DIVERGED ? 'D' : st == DS_ST_FAILED ? 'F' : '.';
+}
+static int severity(char c) { return c == 'F' ? 3 : c == 'D' ? 2 : c == '.' ? 1 : 0; }
+
+int ds_cli_phase(int argc, char **argv) {
+  if (an_want_help(argc, argv)) {
+    fputs(ds_usage_phase, stdout);
+    return 0;
+  }
+  const char *path = NULL, *xs = NULL, *ys = NULL, *metric = "outcome", *aggs = NULL, *where = NULL,
+             *digs = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char **dst = !strcmp(a, "--x")        ? &xs
+                       : !strcmp(a, "--y")      ? &ys
+                       : !strcmp(a, "--metric") ? &metric
+                       : !strcmp(a, "--agg")    ? &aggs
+                       : !strcmp(a, "--where")  ? &where
+                       : !strcmp(a, "--digits") ? &digs
+                                                : NULL;
+    if (dst) {
+      if (++i == argc) return an_bad_args(ds_usage_phase, "phase: %s needs a value", a);
+      *dst = argv[i];
+    } else if (a[0] == '-') return an_bad_args(ds_usage_phase, "phase: unknown option '%s'", a);
+    else if (!path) path = a;
+    else return an_bad_args(ds_usage_phase, "phase: unexpected argument '%s'", a);
+  }
+  if (!path) return an_bad_args(ds_usage_phase, "phase: expected a store file%s", "");
+  if (!xs || !ys) return an_bad_args(ds_usage_phase, "phase: --x and --y are required%s", "");
+  an_agg agg = AG_MEAN;
+  if (aggs) {
+    if (!strcmp(aggs, "mean")) agg = AG_MEAN;
+    else if (!strcmp(aggs, "min")) agg = AG_MIN;
+    else if (!strcmp(aggs, "max")) agg = AG_MAX;
+    else if (!strcmp(aggs, "count")) agg = AG_COUNT;
+    else return an_bad_args(ds_usage_phase, "phase: --agg must be mean, min, max or count, got '%s'", aggs);
+  }
+  int digits = 4;
+  if (digs) {
+    char *end;
+    long d = strtol(digs, &end, 10);
+    if (*end || end == digs || d < 1 || d > 17)
+      return an_bad_args(ds_usage_phase, "phase: --digits must be 1..17, got '%s'", digs);
+    digits = (int)d;
+  }
+  int outcome = !strcmp(metric, "outcome");
+
+  an_table t;
+  an_cond *conds = NULL;
+  int64_t *sel = NULL, nsel = 0;
+  int ncond = 0, cx, cy, cm;
+  int rc = an_open(path, &t);
+  if (rc == DS_OK) rc = an_col_get(&t, xs, &cx);
+  if (rc == DS_OK) rc = an_col_get(&t, ys, &cy);
+  if (rc == DS_OK) rc = an_col_get(&t, outcome ? "status" : metric, &cm);
+  if (rc == DS_OK && !outcome && t.cols[cm].s)
+    rc = ds_fail(DS_EINPUT, "phase: --metric %s is not numeric; use outcome, final_loss, min_loss, "
+                 "final_test_loss, steps_to_tol, steps, wall_s or diverged_step", metric);
+  if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
+  if (rc == DS_OK) rc = an_select(&t, conds, ncond, NULL, 0, &sel, &nsel);
+  free(conds);
+  if (rc == DS_OK && nsel == 0) rc = ds_fail(DS_EINPUT, "phase: no point matches --where '%s'", where ? where : "");
+  if (rc != DS_OK) {
+    free(sel);
+    return an_fail(&t, rc);
+  }
+  int *ix = malloc((size_t)nsel * sizeof *ix), *iy = malloc((size_t)nsel * sizeof *iy);
+  an_levels lx = {0}, ly = {0};
+  if (!ix || !iy) rc = ds_fail(DS_ENOMEM, "out of memory");
+  if (rc == DS_OK) rc = levels(&t, cx, sel, nsel, &lx, ix);
+  if (rc == DS_OK) rc = levels(&t, cy, sel, nsel, &ly, iy);
+  int64_t ncell = (int64_t)lx.n * ly.n;
+  double *sum = NULL, *mn = NULL, *mx = NULL;
+  int64_t *cnt = NULL, *npts = NULL, (*stc)[5] = NULL;
+  if (rc == DS_OK) {
+    sum = calloc((size_t)ncell, sizeof *sum);
+    mn = calloc((size_t)ncell, sizeof *mn);
+    mx = calloc((size_t)ncell, sizeof *mx);
+    cnt = calloc((size_t)ncell, sizeof *cnt);
+    npts = calloc((size_t)ncell, sizeof *npts);
+    stc = calloc((size_t)ncell, sizeof *stc);
+    if (!sum || !mn || !mx || !cnt || !npts || !stc) rc = ds_fail(DS_ENOMEM, "out of memory");
+  }
+  if (rc != DS_OK) {
+    free(ix), free(iy), free(sum), free(mn), free(mx), free(cnt), free(npts), free(stc), free(sel);
+    levels_free(&lx), levels_free(&ly);
+    return an_fail(&t, rc);
+  }
+  for (int64_t j = 0; j < nsel; j++) {
+    int64_t c = (int64_t)iy[j] * lx.n + ix[j];
+    const an_col *m = &t.cols[cm];
+    npts[c]++;
+    int st = t.rows[sel[j]].status;
+    stc[c][st >= 0 && st < 5 ? st : DS_ST_FAILED]++;
+    if (outcome || m->empty[sel[j]] || !m->isnum[sel[j]] || isnan(m->v[sel[j]])) continue;
+    double v = m->v[sel[j]];
+    if (!cnt[c]++) mn[c] = mx[c] = v;
+    sum[c] += v;
+    if (v < mn[c]) mn[c] = v;
+    if (v > mx[c]) mx[c] = v;
+  }
+
+  /* what was aggregated */
+  char aggd[1024] = "";
+  int used = 0, nrep = t.sw.replicas;
+  if (nrep > 1) used += snprintf(aggd, sizeof aggd, "replicas (%d)", nrep);
+  for (int a = 0; a < t.sw.naxes && used < (int)sizeof aggd; a++) {
+    int c;
+    if (an_col_get(&t, t.sw.axes[a].path, &c) != DS_OK || c == cx || c == cy) continue;
+    int varies = 0;
+    for (int64_t j = 1; j < nsel && !varies; j++)
+      varies = strcmp(t.cols[c].s[sel[j]], t.cols[c].s[sel[0]]) != 0;
+    if (varies) used += snprintf(aggd + used, sizeof aggd - (size_t)used, "%s%s", used ? ", " : "", t.cols[c].name);
+  }
+  static const char *const agg_name[] = {"mean", "min", "max", "count"};
+  printf("# phase diagram of %s%s%s%s over %s (columns) and %s (rows), %lld point(s)%s%s\n",
+         outcome ? "outcome" : t.cols[cm].name, outcome && agg != AG_COUNT ? "" : " (",
+         outcome && agg != AG_COUNT ? "" : agg_name[agg], outcome && agg != AG_COUNT ? "" : ")",
+         t.cols[cx].name, t.cols[cy].name,
+         (long long)nsel, used ? "; aggregated over " : "", aggd);
+  if (!outcome || agg == AG_COUNT) printf("# %s\n", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
+  if (outcome && agg != AG_COUNT)
+    printf("# d done, D diverged, F failed, . pending/running, - no point; mixed: majority and its share\n");
+
+  /* cell texts */
+  char **cell = calloc((size_t)ncell, sizeof *cell);
+  int *w = calloc((size_t)lx.n, sizeof *w);
+  int w0 = (int)(strlen(t.cols[cy].name) + 3 + strlen(t.cols[cx].name));
+  for (int k = 0; k < ly.n; k++)
+    if ((int)strlen(ly.key[k]) > w0) w0 = (int)strlen(ly.key[k]);
+  for (int k = 0; k < lx.n; k++) w[k] = (int)strlen(lx.key[k]);
+  for (int64_t c = 0; c < ncell; c++) {
+    char b[64];
+    if (outcome && agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)npts[c]);
+    else if (outcome) {
+      if (!npts[c]) snprintf(b, sizeof b, "-");
+      else {
+        int64_t by[256] = {0};
+        for (int s = 0; s < 5; s++) by[(unsigned char)letter(s)] += stc[c][s];
+        char best = 0;
+        const char *ls = "dD.F";
+        for (int q = 0; q < 4; q++) {
+          char L = ls[q];
+          if (!by[(unsigned char)L]) continue;
+          if (!best || by[(unsigned char)L] > by[(unsigned char)best] ||
+              (by[(unsigned char)L] == by[(unsigned char)best] && severity(L) > severity(best)))
+            best = L;
+        }
+        if (by[(unsigned char)best] == npts[c]) snprintf(b, sizeof b, "%c", best);
+        else snprintf(b, sizeof b, "%c%lld/%lld", best, (long long)by[(unsigned char)best], (long long)npts[c]);
+      }
+    } else if (agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)cnt[c]);
+    else if (!cnt[c]) snprintf(b, sizeof b, "-");
+    else {
+      double v = agg == AG_MEAN ? sum[c] / (double)cnt[c] : agg == AG_MIN ? mn[c] : mx[c];
+      snprintf(b, sizeof b, "%.*g", digits, v);
+    }
+    cell[c] = strdup(b);
+    int k = (int)(c % lx.n);
+    if (cell[c] && (int)strlen(b) > w[k]) w[k] = (int)strlen(b);
+  }
+  char corner[160];
+  snprintf(corner, sizeof corner, "%s \\ %s", t.cols[cy].name, t.cols[cx].name);
+  printf("%-*s", w0, corner);
+  for (int k = 0; k < lx.n; k++) printf("  %*s", w[k], lx.key[k]);
+  printf("\n");
+  for (int r = ly.n - 1; r >= 0; r--) { /* largest y on top, like a plot */
+    printf("%-*s", w0, ly.key[r]);
+    for (int k = 0; k < lx.n; k++) {
+      const char *s = cell[(int64_t)r * lx.n + k];
+      printf("  %*s", w[k], s ? s : "?");
+    }
+    printf("\n");
+  }
+  for (int64_t c = 0; c < ncell; c++) free(cell[c]);
+  free(cell), free(w);
+  free(ix), free(iy), free(sum), free(mn), free(mx), free(cnt), free(npts), free(stc), free(sel);
+  levels_free(&lx), levels_free(&ly);
+  an_close(&t);
+  return 0;
+}

@@ -1,0 +1,472 @@
+/* table.c -- a store as a table: summary rows, named columns materialised on
+ * demand (summary fields, grid parameters decoded from the stored sweep file,
+ * any option path), --where conditions and --sort keys. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "dynsweep/analysis.h"
+#include "dynsweep/util.h"
+
+static const char *const field_names[AN_F_COUNT] = {
+    "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
+    "diverged_step", "wall_s", "rank", "reason", "steps_to_tol"};
+
+static const struct { const char *alias, *path; } aliases[] = {
+    {"width", "model.width"}, {"depth", "model.depth"}, {"lr", "optimizer.lr"},
+    {"init_scale", "model.init_scale"}};
+
+int an_bad_args(const char *usage, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "dynsweep: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n\n%s", usage);
+  return 2;
+}
+
+int an_want_help(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+  return 0;
+}
+
+int an_fail(an_table *t, int rc) {
+  fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
+  if (t) an_close(t);
+  return ds_exit_code(rc);
+}
+
+int an_parse_number(const char *s, double *v) {
+  if (!*s || isspace((unsigned char)*s)) return 0;
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return *end == 0 && end != s;
+}
+
+int an_open(const char *path, an_table *t) {
+  memset(t, 0, sizeof *t);
+  t->path = path;
+  char *text = NULL;
+  int rc = ds_store_open(path, &t->st);
+  if (rc == DS_OK) rc = ds_store_read_summary(t->st, &t->rows, &t->n);
+  if (rc == DS_OK) rc = ds_store_sweep_text(t->st, &text);
+  if (rc == DS_OK) {
+    rc = ds_sweep_parse(path, text, &t->sw);
+    if (rc == DS_OK) t->have_sw = 1;
+    else ds_context(rc, "%s: the stored sweep file", path);
+  }
+  free(text);
+  return rc;
+}
+
+void an_close(an_table *t) {
+  for (int c = 0; c < t->ncols; c++) {
+    an_col *col = &t->cols[c];
+    if (col->s)
+      for (int64_t i = 0; i < t->n; i++) free(col->s[i]);
+    free(col->s);
+    free(col->v);
+    free(col->isnum);
+    free(col->empty);
+  }
+  free(t->cols);
+  if (t->have_sw) ds_sweep_free(&t->sw);
+  free(t->rows);
+  if (t->st) ds_store_close(t->st);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- columns ------------------------------------------------------------- */
+
+static int valid_names_error(an_table *t, const char *name) {
+  char buf[2048];
+  int used = snprintf(buf, sizeof buf, "summary columns: ");
+  for (int f = 0; f < AN_F_COUNT; f++)
+    used += snprintf(buf + used, sizeof buf - (size_t)used, "%s%s", f ? ", " : "", field_names[f]);
+  used += snprintf(buf + used, sizeof buf - (size_t)used, " (point = id); grid parameters: ");
+  for (int a = 0; a < t->sw.naxes && used < (int)sizeof buf; a++)
+    used += snprintf(buf + used, sizeof buf - (size_t)used, "%s%s", a ? ", " : "",
+                     t->sw.axes[a].name);
+  if (!t->sw.naxes) used += snprintf(buf + used, sizeof buf - (size_t)used, "(none)");
+  if (used < (int)sizeof buf)
+    snprintf(buf + used, sizeof buf - (size_t)used,
+             "; or width, depth, lr, init_scale, or any option path such as train.steps, "
+             "loss.reduction (docs/sweep-spec.md)");
+  return ds_fail(DS_EINPUT, "%s: unknown column '%s'; valid names: %s", t->path, name, buf);
+}
+
+/* Resolve NAME: field (is_param 0) or option path (is_param 1) and display name. */
+static int resolve(an_table *t, const char *name, an_col *c) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  if (!strcmp(name, "point")) name = "id";
+  for (int f = 0; f < AN_F_COUNT; f++)
+    if (!strcmp(name, field_names[f])) {
+      c->field = (an_field)f;
+      snprintf(c->name, sizeof c->name, "%s", field_names[f]);
+      return DS_OK;
+    }
+  c->is_param = 1;
+  for (int a = 0; a < t->sw.naxes; a++)
+    if (!strcmp(name, t->sw.axes[a].name) || !strcmp(name, t->sw.axes[a].path)) {
+      snprintf(c->path, sizeof c->path, "%s", t->sw.axes[a].path);
+      snprintf(c->name, sizeof c->name, "%s", t->sw.axes[a].name);
+      return DS_OK;
+    }
+  for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++)
+    if (!strcmp(name, aliases[k].alias) || !strcmp(name, aliases[k].path)) {
+      snprintf(c->path, sizeof c->path, "%s", aliases[k].path);
+      snprintf(c->name, sizeof c->name, "%s", aliases[k].alias);
+      return DS_OK;
+    }
+  char buf[16];
+  if (strlen(name) < sizeof c->path && strchr(name, '.') &&
+      ds_cfg_get_text(&t->sw.base, name, buf, sizeof buf) == DS_OK) {
+    snprintf(c->path, sizeof c->path, "%s", name);
+    return DS_OK;
+  }
+  ds_clear_error();
+  return valid_names_error(t, name);
+}
+
+static int materialise(an_table *t, an_col *c) {
+  int64_t n = t->n > 0 ? t->n : 1;
+  c->v = calloc((size_t)n, sizeof *c->v);
+  c->isnum = calloc((size_t)n, 1);
+  c->empty = calloc((size_t)n, 1);
+  int text = c->is_param || c->field == AN_F_STATUS || c->field == AN_F_REASON;
+  if (text) c->s = calloc((size_t)n, sizeof *c->s);
+  if (!c->v || !c->isnum || !c->empty || (text && !c->s))
+    return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
+  int need_cfg = c->is_param || c->field == AN_F_STEPS_TO_TOL;
+  for (int64_t i = 0; i < t->n; i++) {
+    const ds_summary_row *r = &t->rows[i];
+    ds_point p;
+    if (need_cfg) {
+      int rc = ds_sweep_point(&t->sw, r->id, &p);
+      if (rc != DS_OK)
+        return ds_context(rc, "%s: row %lld (point %lld) does not match the stored sweep", t->path,
+                          (long long)i, (long long)r->id);
+    }
+    double v = NAN;
+    int isnum = 1;
+    if (c->is_param) {
+      char buf[512];
+      ds_cfg_get_text(&p.cfg, c->path, buf, sizeof buf);
+      if (!(c->s[i] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
+      isnum = an_parse_number(buf, &v);
+      if (!isnum) v = NAN;
+    } else {
+      switch (c->field) {
+      case AN_F_ID: v = (double)r->id; break;
+      case AN_F_COMBO: v = (double)r->combo; break;
+      case AN_F_REPLICA: v = r->replica; break;
+      case AN_F_STATUS:
+        v = r->status;
+        if (!(c->s[i] = strdup(ds_status_name(r->status)))) return ds_fail(DS_ENOMEM, "out of memory");
+        break;
+      case AN_F_STEPS: v = (double)r->steps; break;
+      case AN_F_FINAL_LOSS: v = r->final_loss; break;
+      case AN_F_MIN_LOSS: v = r->min_loss; break;
+      case AN_F_FINAL_TEST_LOSS: v = r->final_test_loss; break;
+      case AN_F_DIVERGED_STEP: v = (double)r->diverged_step; break;
+      case AN_F_WALL_S: v = r->wall_s; break;
+      case AN_F_RANK: v = r->rank; break;
+      case AN_F_REASON: {
+        char buf[sizeof r->reason + 1];
+        memcpy(buf, r->reason, sizeof r->reason);
+        buf[sizeof r->reason] = 0;
+        if (!(c->s[i] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
+        isnum = 0;
+        break;
+      }
+      case AN_F_STEPS_TO_TOL:
+        /* reached the tolerance: finished as done with the last loss below train.tol */
+        if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)
+          v = (double)r->steps;
+        else isnum = 0, c->empty[i] = 1;
+        break;
+      default: break;
+      }
+    }
+    c->v[i] = v;
+    c->isnum[i] = (char)isnum;
+  }
+  return DS_OK;
+}
+
+int an_col_get(an_table *t, const char *name, int *idx) {
+  an_col c;
+  DS_TRY(resolve(t, name, &c));
+  for (int i = 0; i < t->ncols; i++)
+    if (t->cols[i].is_param == c.is_param &&
+        (c.is_param ? !strcmp(t->cols[i].path, c.path) : t->cols[i].field == c.field)) {
+      *idx = i;
+      return DS_OK;
+    }
+  if (t->ncols == t->capcols) {
+    int cap = t->capcols ? 2 * t->capcols : 16;
+    an_col *nc = realloc(t->cols, (size_t)cap * sizeof *nc);
+    if (!nc) return ds_fail(DS_ENOMEM, "out of memory");
+    t->cols = nc;
+    t->capcols = cap;
+  }
+  t->cols[t->ncols] = c;
+  int rc = materialise(t, &t->cols[t->ncols]);
+  t->ncols++; /* even on failure, so an_close frees what was allocated */
+  if (rc != DS_OK) return rc;
+  *idx = t->ncols - 1;
+  return DS_OK;
+}
+
+int an_axis_cols(an_table *t, int *idx, int *n) {
+  *n = 0;
+  for (int a = 0; a < t->sw.naxes; a++) DS_TRY(an_col_get(t, t->sw.axes[a].path, &idx[(*n)++]));
+  return DS_OK;
+}
+
+void an_cell_text(const an_table *t, int col, int64_t row, char *buf, int n, int exact) {
+  const an_col *c = &t->cols[col];
+  if (c->empty[row]) buf[0] = 0;
+  else if (c->s) snprintf(buf, (size_t)n, "%s", c->s[row]);
+  else {
+    double v = c->v[row];
+    if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, (size_t)n, "%.0f", v);
+    else snprintf(buf, (size_t)n, exact ? "%.17g" : "%.5g", v);
+  }
+}
+
+/* ---- --where ------------------------------------------------------------- */
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+  return s;
+}
+
+static const char *op_text(an_op op) {
+  static const char *const t[] = {"=", "!=", "<", "<=", ">", ">="};
+  return t[op];
+}
+
+/* Distinct texts of a text column, for messages. */
+static void distinct_values(const an_table *t, const an_col *c, char *buf, int n) {
+  int used = 0, count = 0;
+  buf[0] = 0;
+  for (int64_t i = 0; i < t->n && used < n - 8; i++) {
+    int seen = 0;
+    for (int64_t j = 0; j < i && !seen; j++) seen = !strcmp(c->s[i], c->s[j]);
+    if (seen) continue;
+    if (count == 20) {
+      snprintf(buf + used, (size_t)(n - used), ", ...");
+      return;
+    }
+    used += snprintf(buf + used, (size_t)(n - used), "%s%s", count++ ? ", " : "", c->s[i]);
+    if (i > 2000) break; /* enough for a message */
+  }
+}
+
+static int check_cond(an_table *t, const an_cond *k) {
+  const an_col *c = &t->cols[k->col];
+  int any_num = 0, any_text = 0, match = 0;
+  for (int64_t i = 0; i < t->n; i++) {
+    if (c->isnum[i]) any_num = 1;
+    else if (c->s) any_text = 1;
+    if (!k->val_isnum && c->s && !strcmp(c->s[i], k->val)) match = 1;
+  }
+  if (k->val_isnum) return DS_OK; /* numbers compare with numbers, or as text with text */
+  if (k->op != AN_EQ && k->op != AN_NE)
+    return ds_fail(DS_EINPUT, "--where %s%s%s: '%s' needs a number", c->name, op_text(k->op),
+                   k->val, op_text(k->op));
+  if (!c->s && any_num)
+    return ds_fail(DS_EINPUT, "--where %s%s%s: %s is numeric and '%s' is not a number", c->name,
+                   op_text(k->op), k->val, c->name, k->val);
+  if (!c->is_param && c->field == AN_F_STATUS) {
+    for (int s = 0; s <= DS_ST_RUNNING; s++)
+      if (!strcmp(k->val, ds_status_name(s))) return DS_OK;
+    return ds_fail(DS_EINPUT,
+                   "--where status%s%s: unknown status; use pending, done, diverged, failed, running",
+                   op_text(k->op), k->val);
+  }
+  if (c->is_param && any_text && !match) {
+    char vals[1024];
+    distinct_values(t, c, vals, sizeof vals);
+    return ds_fail(DS_EINPUT, "--where %s%s%s: no point has %s = '%s'; its values: %s", c->name,
+                   op_text(k->op), k->val, c->name, k->val, vals);
+  }
+  return DS_OK;
+}
+
+int an_parse_where(an_table *t, const char *spec, an_cond **conds, int *n) {
+  *conds = NULL;
+  *n = 0;
+  if (!spec || !*spec) return DS_OK;
+  char *copy = strdup(spec);
+  if (!copy) return ds_fail(DS_ENOMEM, "out of memory");
+  int cap = 1;
+  for (const char *p = spec; *p; p++) cap += *p == ',';
+  an_cond *cs = calloc((size_t)cap, sizeof *cs);
+  if (!cs) {
+    free(copy);
+    return ds_fail(DS_ENOMEM, "out of memory");
+  }
+  int rc = DS_OK, m = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok && rc == DS_OK; tok = strtok_r(NULL, ",", &save)) {
+    char *s = trim(tok);
+    if (!*s) continue;
+    char *o = strpbrk(s, "=!<>");
+    if (!o || o == s) {
+      rc = ds_fail(DS_EINPUT, "--where: '%s' is not a condition NAME OP VALUE (OP one of = != < <= > >=)", s);
+      break;
+    }
+    an_cond *k = &cs[m];
+    int len = 1;
+    if (o[0] == '!' && o[1] == '=') k->op = AN_NE, len = 2;
+    else if (o[0] == '<' && o[1] == '=') k->op = AN_LE, len = 2;
+    else if (o[0] == '>' && o[1] == '=') k->op = AN_GE, len = 2;
+    else if (o[0] == '=' && o[1] == '=') k->op = AN_EQ, len = 2;
+    else if (o[0] == '<') k->op = AN_LT;
+    else if (o[0] == '>') k->op = AN_GT;
+    else if (o[0] == '=') k->op = AN_EQ;
+    else {
+      rc = ds_fail(DS_EINPUT, "--where: '%s': unknown operator (use = != < <= > >=)", s);
+      break;
+    }
+    char *val = trim(o + len);
+    *o = 0;
+    char *name = trim(s);
+    if (!*val) {
+      rc = ds_fail(DS_EINPUT, "--where: '%s%s': missing value", name, op_text(k->op));
+      break;
+    }
+    if (strlen(val) >= sizeof k->val) {
+      rc = ds_fail(DS_EINPUT, "--where: value of %s too long", name);
+      break;
+    }
+    snprintf(k->val, sizeof k->val, "%s", val);
+    k->val_isnum = an_parse_number(val, &k->num);
+    if ((rc = an_col_get(t, name, &k->col)) != DS_OK) break;
+    if ((rc = check_cond(t, k)) != DS_OK) break;
+    m++;
+  }
+  free(copy);
+  if (rc != DS_OK) {
+    free(cs);
+    return rc;
+  }
+  *conds = cs;
+  *n = m;
+  return DS_OK;
+}
+
+static int num_eq(double a, double b) {
+  return a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+int an_row_matches(const an_table *t, const an_cond *cs, int n, int64_t row) {
+  for (int j = 0; j < n; j++) {
+    const an_cond *k = &cs[j];
+    const an_col *c = &t->cols[k->col];
+    int ok;
+    if (c->empty[row]) ok = k->op == AN_NE; /* an empty cell satisfies only != */
+    else if (k->val_isnum && c->isnum[row]) {
+      double a = c->v[row], b = k->num;
+      switch (k->op) {
+      case AN_EQ: ok = num_eq(a, b); break;
+      case AN_NE: ok = !num_eq(a, b); break;
+      case AN_LT: ok = a < b && !num_eq(a, b); break;
+      case AN_LE: ok = a <= b || num_eq(a, b); break;
+      case AN_GT: ok = a > b && !num_eq(a, b); break;
+      default: ok = a >= b || num_eq(a, b); break;
+      }
+    } else if (c->s && (k->op == AN_EQ || k->op == AN_NE)) {
+      ok = (strcmp(c->s[row], k->val) == 0) == (k->op == AN_EQ);
+    } else {
+      ok = 0; /* e.g. a number against a text cell with < */
+    }
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* ---- --sort -------------------------------------------------------------- */
+
+int an_parse_sort(an_table *t, const char *spec, an_key **keys, int *n) {
+  *keys = NULL;
+  *n = 0;
+  if (!spec || !*spec) return DS_OK;
+  char *copy = strdup(spec);
+  int cap = 1;
+  for (const char *p = spec; *p; p++) cap += *p == ',';
+  an_key *ks = calloc((size_t)cap, sizeof *ks);
+  if (!copy || !ks) {
+    free(copy);
+    free(ks);
+    return ds_fail(DS_ENOMEM, "out of memory");
+  }
+  int rc = DS_OK, m = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *s = trim(tok);
+    if (!*s) continue;
+    int desc = 0;
+    if (*s == '-' || *s == '+') desc = *s++ == '-';
+    size_t L = strlen(s);
+    if (L > 5 && !strcmp(s + L - 5, ":desc")) desc = 1, s[L - 5] = 0;
+    else if (L > 4 && !strcmp(s + L - 4, ":asc")) s[L - 4] = 0;
+    if ((rc = an_col_get(t, trim(s), &ks[m].col)) != DS_OK) break;
+    ks[m++].desc = desc;
+  }
+  free(copy);
+  if (rc != DS_OK) {
+    free(ks);
+    return rc;
+  }
+  *keys = ks;
+  *n = m;
+  return DS_OK;
+}
+
+static const an_table *sort_t;
+static const an_key *sort_k;
+static int sort_nk;
+
+/* Numbers before text before empty; NaN after every number; ties by row order. */
+static int cmp_rows(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  for (int j = 0; j < sort_nk; j++) {
+    const an_col *c = &sort_t->cols[sort_k[j].col];
+    int ca = c->empty[a] ? 3 : c->isnum[a] ? (isnan(c->v[a]) ? 1 : 0) : 2;
+    int cb = c->empty[b] ? 3 : c->isnum[b] ? (isnan(c->v[b]) ? 1 : 0) : 2;
+    if (ca != cb) return ca < cb ? -1 : 1; /* classes keep their order either way */
+    int r = 0;
+    if (ca == 0) r = c->v[a] < c->v[b] ? -1 : c->v[a] > c->v[b] ? 1 : 0;
+    else if (ca == 2) r = strcmp(c->s[a], c->s[b]);
+    if (r) return sort_k[j].desc ? -r : r;
+  }
+  return a < b ? -1 : a > b;
+}
+
+int an_select(an_table *t, const an_cond *c, int nc, const an_key *k, int nk, int64_t **out,
+              int64_t *nout) {
+  int64_t *sel = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *sel), m = 0;
+  if (!sel) return ds_fail(DS_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < t->n; i++)
+    if (an_row_matches(t, c, nc, i)) sel[m++] = i;
+  if (nk > 0) {
+    sort_t = t, sort_k = k, sort_nk = nk;
+    qsort(sel, (size_t)m, sizeof *sel, cmp_rows);
+  }
+  *out = sel;
+  *nout = m;
+  return DS_OK;
+}

@@ -1,0 +1,627 @@
+/* files.c -- readers for the file data kinds: IDX (MNIST format, gzip
+ * transparently), libsvm text, CSV, HDF5. Each fills a ds_raw table; the
+ * preprocessing lives in build.c. Every problem with a file is DS_EINPUT with
+ * "PATH: what is wrong" (text formats: "PATH:LINE: what is wrong"). */
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "data_internal.h"
+
+void ds_raw_free(ds_raw *r) {
+  if (!r) return;
+  free(r->X);
+  free(r->T);
+  free(r->C);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---------------------------------------------------------------- gzip I/O */
+
+/* gzopen reads plain files as they are, so every reader goes through it. */
+static int gz_open(const char *path, gzFile *f) {
+  if (!path || !path[0]) return ds_fail(DS_EINPUT, "data: a file path is required");
+  errno = 0;
+  *f = gzopen(path, "rb");
+  if (!*f)
+    return ds_fail(DS_EINPUT, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");
+  gzbuffer(*f, 1 << 17);
+  return DS_OK;
+}
+
+/* Read up to n bytes; *got is how many arrived. A gzip stream error is DS_EINPUT. */
+static int gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got) {
+  unsigned char *p = buf;
+  *got = 0;
+  while (*got < n) {
+    size_t chunk = n - *got;
+    if (chunk > (1u << 30)) chunk = 1u << 30;
+    int k = gzread(f, p + *got, (unsigned)chunk);
+    if (k < 0) {
+      int err = 0;
+      const char *msg = gzerror(f, &err);
+      return ds_fail(DS_EINPUT, "%s: read error: %s", path, msg ? msg : "unknown");
+    }
+    if (k == 0) {
+      int err = 0;
+      const char *msg = gzerror(f, &err);
+      if (err != Z_OK && err != Z_BUF_ERROR)
+        return ds_fail(DS_EINPUT, "%s: corrupt compressed data: %s", path, msg);
+      if (err == Z_BUF_ERROR) return ds_fail(DS_EINPUT, "%s: truncated compressed data", path);
+      break;
+    }
+    *got += (size_t)k;
+  }
+  return DS_OK;
+}
+
+static int gz_read_exact(gzFile f, const char *path, void *buf, size_t n, const char *what) {
+  size_t got = 0;
+  DS_TRY(gz_read(f, path, buf, n, &got));
+  if (got != n)
+    return ds_fail(DS_EINPUT, "%s: truncated: expected %zu bytes of %s, found %zu", path, n, what,
+                   got);
+  return DS_OK;
+}
+
+int ds_gz_slurp(const char *path, char **out, size_t *len) {
+  *out = NULL;
+  gzFile f;
+  DS_TRY(gz_open(path, &f));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  int rc = DS_OK;
+  for (;;) {
+    if (!buf) {
+      rc = ds_fail(DS_ENOMEM, "%s: out of memory reading the file", path);
+      break;
+    }
+    size_t got = 0;
+    if ((rc = gz_read(f, path, buf + n, cap - n - 1, &got)) != DS_OK) break;
+    n += got;
+    if (n + 1 < cap) break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) free(buf);
+    buf = nb;
+    cap *= 2;
+  }
+  gzclose(f);
+  if (rc != DS_OK) {
+    free(buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len) *len = n;
+  return DS_OK;
+}
+
+/* ---------------------------------------------------------------- IDX */
+
+typedef struct {
+  int type, ndims;
+  size_t n, d, esize; /* items (dims[0]), values per item, bytes per value */
+} idx_header;
+
+static int idx_read_header(gzFile f, const char *path, idx_header *h) {
+  unsigned char m[4];
+  DS_TRY(gz_read_exact(f, path, m, 4, "the IDX magic number"));
+  uint32_t magic = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
+  h->type = m[2];
+  h->ndims = m[3];
+  switch (h->type) {
+    case 0x08: case 0x09: h->esize = 1; break;
+    case 0x0B: h->esize = 2; break;
+    case 0x0C: case 0x0D: h->esize = 4; break;
+    case 0x0E: h->esize = 8; break;
+    default: h->esize = 0;
+  }
+  if (m[0] != 0 || m[1] != 0 || h->esize == 0 || h->ndims < 1)
+    return ds_fail(DS_EINPUT, "%s: not an IDX file (bad magic number 0x%08x)", path, magic);
+  h->n = 0;
+  h->d = 1;
+  for (int k = 0; k < h->ndims; k++) {
+    unsigned char b[4];
+    DS_TRY(gz_read_exact(f, path, b, 4, "the IDX dimensions"));
+    size_t v = (size_t)b[0] << 24 | (size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3];
+    if (k == 0) h->n = v;
+    else h->d *= v;
+  }
+  if (h->n > (size_t)INT32_MAX || h->d > (size_t)INT32_MAX)
+    return ds_fail(DS_EINPUT, "%s: IDX dimensions too large", path);
+  return DS_OK;
+}
+
+static double idx_value(const unsigned char *p, int type) {
+  switch (type) {
+    case 0x08: return p[0];
+    case 0x09: return (signed char)p[0];
+    case 0x0B: return (int16_t)(uint16_t)(p[0] << 8 | p[1]);
+    case 0x0C: return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    case 0x0D: {
+      uint32_t u = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+      float v;
+      memcpy(&v, &u, 4);
+      return v;
+    }
+    default: {
+      uint64_t u = 0;
+      for (int k = 0; k < 8; k++) u = u << 8 | p[k];
+      double v;
+      memcpy(&v, &u, 8);
+      return v;
+    }
+  }
+}
+
+static int in_classes(const ds_data_spec *s, double c) {
+  for (int k = 0; k < s->nclasses; k++)
+    if (c == (double)s->classes[k]) return 1;
+  return 0;
+}
+
+static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath, int want_x,
+                    ds_raw *r) {
+  if (!lpath || !lpath[0])
+    return ds_fail(DS_EINPUT, "%s: IDX images need a labels file (labels_path / test_labels_path)",
+                   ipath);
+  gzFile f;
+  idx_header lh, ih;
+  /* labels first: they decide which images are kept */
+  DS_TRY(gz_open(lpath, &f));
+  int rc = idx_read_header(f, lpath, &lh);
+  if (rc == DS_OK && lh.ndims != 1)
+    rc = ds_fail(DS_EINPUT, "%s: a labels file must have 1 dimension (has %d)", lpath, lh.ndims);
+  unsigned char *lb = NULL;
+  if (rc == DS_OK) {
+    lb = malloc(lh.n * lh.esize + 1);
+    if (!lb) rc = ds_fail(DS_ENOMEM, "%s: out of memory", lpath);
+  }
+  if (rc == DS_OK) rc = gz_read_exact(f, lpath, lb, lh.n * lh.esize, "the labels");
+  gzclose(f);
+  if (rc != DS_OK) {
+    free(lb);
+    return rc;
+  }
+  if ((rc = gz_open(ipath, &f)) != DS_OK) {
+    free(lb);
+    return rc;
+  }
+  rc = idx_read_header(f, ipath, &ih);
+  if (rc == DS_OK && ih.n != lh.n)
+    rc = ds_fail(DS_EINPUT, "%s: %zu images but %s has %zu labels", ipath, ih.n, lpath, lh.n);
+  size_t keep = 0;
+  if (rc == DS_OK) {
+    for (size_t i = 0; i < lh.n; i++)
+      keep += s->nclasses == 0 || in_classes(s, idx_value(lb + i * lh.esize, lh.type));
+    r->n = (int)keep;
+    r->d = (int)ih.d;
+    r->dy = 1;
+    r->t_is_class = 1;
+    r->C = ds_calloc(keep, sizeof *r->C);
+    r->T = ds_calloc(keep, sizeof *r->T);
+    if (want_x) r->X = ds_calloc(keep * ih.d, sizeof *r->X);
+    if (!r->C || !r->T || (want_x && !r->X)) rc = DS_ENOMEM;
+  }
+  unsigned char *row = NULL;
+  if (rc == DS_OK && want_x) {
+    row = malloc(ih.d * ih.esize);
+    if (!row) rc = ds_fail(DS_ENOMEM, "%s: out of memory", ipath);
+  }
+  size_t j = 0;
+  for (size_t i = 0; rc == DS_OK && i < lh.n; i++) {
+    double c = idx_value(lb + i * lh.esize, lh.type);
+    int k = s->nclasses == 0 || in_classes(s, c);
+    if (want_x) {
+      size_t got = 0;
+      if ((rc = gz_read(f, ipath, row, ih.d * ih.esize, &got)) != DS_OK) break;
+      if (got != ih.d * ih.esize) {
+        rc = ds_fail(DS_EINPUT, "%s: truncated: image %zu of %zu is incomplete", ipath, i + 1, ih.n);
+        break;
+      }
+      if (k)
+        for (size_t q = 0; q < ih.d; q++) r->X[j * ih.d + q] = idx_value(row + q * ih.esize, ih.type);
+    }
+    if (k) {
+      r->C[j] = r->T[j] = c;
+      j++;
+    }
+  }
+  gzclose(f);
+  free(row);
+  free(lb);
+  if (rc != DS_OK) ds_raw_free(r);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- text helpers */
+
+/* Next line of buf (NUL-terminated) starting at *pos; the line is made
+ * NUL-terminated in place (without \r\n). Returns NULL at the end. */
+static char *next_line(char *buf, size_t len, size_t *pos) {
+  if (*pos >= len) return NULL;
+  char *line = buf + *pos;
+  char *nl = memchr(line, '\n', len - *pos);
+  if (nl) {
+    *nl = '\0';
+    *pos = (size_t)(nl - buf) + 1;
+  } else {
+    *pos = len;
+  }
+  size_t L = strlen(line);
+  if (L > 0 && line[L - 1] == '\r') line[L - 1] = '\0';
+  return line;
+}
+
+static char *skip_ws(char *p) {
+  while (*p == ' ' || *p == '\t') p++;
+  return p;
+}
+
+/* ---------------------------------------------------------------- libsvm */
+
+/* One pass over the text (modified in place). fill = 0: count samples (*n)
+ * and the largest index (*dmax), validating every line. fill = 1: store T, C
+ * and, when X != NULL, the features (X is d x n, zeroed). */
+static int libsvm_pass(const ds_data_spec *s, const char *path, char *text, size_t len, int fill,
+                       int *n, int *dmax, int d, double *X, double *T, double *C) {
+  size_t pos = 0;
+  int lineno = 0, i = 0;
+  char *line;
+  while ((line = next_line(text, len, &pos)) != NULL) {
+    lineno++;
+    char *p = skip_ws(line);
+    char *hash = strchr(p, '#');
+    if (hash) *hash = '\0';
+    if (*p == '\0') continue;
+    char *end;
+    errno = 0;
+    double lab = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(lab))
+      return ds_fail(DS_EINPUT, "%s:%d: cannot parse the label at '%.20s'", path, lineno, p);
+    double target = lab;
+    p = end;
+    if (*p == ';') {
+      p++;
+      target = strtod(p, &end);
+      if (end == p || !isfinite(target))
+        return ds_fail(DS_EINPUT, "%s:%d: cannot parse the target after ';' at '%.20s'", path,
+                       lineno, p);
+      p = end;
+      if (!s->libsvm_target_after_semicolon) target = lab;
+    } else if (s->libsvm_target_after_semicolon) {
+      return ds_fail(DS_EINPUT, "%s:%d: expected 'label;target' (libsvm_target_after_semicolon)",
+                     path, lineno);
+    }
+    if (*p != '\0' && *p != ' ' && *p != '\t')
+      return ds_fail(DS_EINPUT, "%s:%d: unexpected '%.20s' after the label", path, lineno, p);
+    for (;;) {
+      p = skip_ws(p);
+      if (*p == '\0') break;
+      char *tok = p;
+      errno = 0;
+      long idx = strtol(p, &end, 10);
+      if (end == p || *end != ':' || errno == ERANGE)
+        return ds_fail(DS_EINPUT, "%s:%d: bad feature '%.20s' (want index:value)", path, lineno, tok);
+      if (idx < 1 || idx > INT32_MAX)
+        return ds_fail(DS_EINPUT, "%s:%d: feature index %ld out of range (indices start at 1)",
+                       path, lineno, idx);
+      p = end + 1;
+      double v = strtod(p, &end);
+      if (end == p || (*end != '\0' && *end != ' ' && *end != '\t') || !isfinite(v))
+        return ds_fail(DS_EINPUT, "%s:%d: bad feature value in '%.20s'", path, lineno, tok);
+      p = end;
+      if (!fill && idx > *dmax) *dmax = (int)idx;
+      if (fill && X && idx <= d) X[(size_t)i * d + (idx - 1)] = v;
+    }
+    if (fill) {
+      T[i] = target;
+      C[i] = lab;
+    }
+    if (i == INT32_MAX) return ds_fail(DS_EINPUT, "%s: too many samples", path);
+    i++;
+  }
+  if (!fill) *n = i;
+  return DS_OK;
+}
+
+static int load_libsvm(const ds_data_spec *s, const char *path, int want_x, ds_raw *r) {
+  char *text;
+  size_t len;
+  DS_TRY(ds_gz_slurp(path, &text, &len));
+  int n = 0, dmax = 0, rc = DS_OK;
+  /* a pass writes NULs into the text, so the second pass reads a copy */
+  char *copy = malloc(len + 1);
+  if (!copy) rc = ds_fail(DS_ENOMEM, "%s: out of memory", path);
+  else memcpy(copy, text, len + 1);
+  if (rc == DS_OK) rc = libsvm_pass(s, path, text, len, 0, &n, &dmax, 0, NULL, NULL, NULL);
+  if (rc == DS_OK && n == 0) rc = ds_fail(DS_EINPUT, "%s: no samples", path);
+  if (rc == DS_OK) {
+    r->n = n;
+    r->d = dmax;
+    r->dy = 1;
+    r->t_is_class = !s->libsvm_target_after_semicolon;
+    r->T = ds_calloc((size_t)n, sizeof *r->T);
+    r->C = ds_calloc((size_t)n, sizeof *r->C);
+    if (want_x) r->X = ds_calloc((size_t)n * (dmax > 0 ? dmax : 1), sizeof *r->X);
+    if (!r->T || !r->C || (want_x && !r->X)) rc = DS_ENOMEM;
+  }
+  if (rc == DS_OK) rc = libsvm_pass(s, path, copy, len, 1, &n, &dmax, dmax, r->X, r->T, r->C);
+  free(text);
+  free(copy);
+  if (rc != DS_OK) ds_raw_free(r);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+/* Split line at ',' into fields (in place); returns the count (at most max). */
+static int csv_split(char *line, char **fields, int max) {
+  int k = 0;
+  char *p = line;
+  for (;;) {
+    char *c = strchr(p, ',');
+    if (k < max) fields[k] = p;
+    k++;
+    if (!c) break;
+    *c = '\0';
+    p = c + 1;
+  }
+  return k;
+}
+
+static int csv_number(char *f, double *v) {
+  f = skip_ws(f);
+  size_t L = strlen(f);
+  while (L > 0 && (f[L - 1] == ' ' || f[L - 1] == '\t')) f[--L] = '\0';
+  if (L >= 2 && f[0] == '"' && f[L - 1] == '"') {
+    f[L - 1] = '\0';
+    f++;
+  }
+  char *end;
+  *v = strtod(f, &end);
+  return end != f && *end == '\0' && isfinite(*v);
+}
+
+static int load_csv(const ds_data_spec *s, const char *path, int want_x, ds_raw *r) {
+  char *text;
+  size_t len;
+  DS_TRY(ds_gz_slurp(path, &text, &len));
+  int rc = DS_OK, ncols = -1, lineno = 0, n = 0, cap = 0, first = 1;
+  int value = s->labels == DS_LABELS_VALUE;
+  int ny = value ? s->d_out : 1;
+  if (ny < 1) ny = 1;
+  size_t pos = 0;
+  char *line;
+  char **fields = NULL;
+  double *vals = NULL; /* ncols x n, grown */
+  int maxf = 0;
+  while ((line = next_line(text, len, &pos)) != NULL) {
+    lineno++;
+    if (*skip_ws(line) == '\0') continue;
+    int k = csv_split(line, fields, maxf);
+    if (k > maxf) { /* more fields than the buffer holds: grow, then collect the pieces */
+      free(fields);
+      maxf = k;
+      fields = malloc((size_t)maxf * sizeof *fields);
+      if (!fields) {
+        rc = ds_fail(DS_ENOMEM, "%s: out of memory", path);
+        break;
+      }
+      char *p = line;
+      for (int q = 0; q < k; q++) {
+        fields[q] = p;
+        p += strlen(p) + 1;
+      }
+    }
+    if (ncols < 0) {
+      ncols = k;
+      if (ncols <= ny) {
+        rc = ds_fail(DS_EINPUT, "%s:%d: %d column(s) leave no inputs with %d target column(s)", path,
+                     lineno, ncols, ny);
+        break;
+      }
+    } else if (k != ncols) {
+      rc = ds_fail(DS_EINPUT, "%s:%d: expected %d columns, got %d", path, lineno, ncols, k);
+      break;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      double *nv = realloc(vals, (size_t)cap * ncols * sizeof *nv);
+      if (!nv) {
+        rc = ds_fail(DS_ENOMEM, "%s: out of memory", path);
+        break;
+      }
+      vals = nv;
+    }
+    int bad = -1;
+    for (int q = 0; q < k; q++)
+      if (!csv_number(fields[q], &vals[(size_t)n * ncols + q]) && bad < 0) bad = q;
+    if (bad >= 0 && first) { /* a non-numeric first line is the header */
+      first = 0;
+      continue;
+    }
+    first = 0;
+    if (bad >= 0) {
+      rc = ds_fail(DS_EINPUT, "%s:%d: column %d: cannot parse '%.20s' as a number", path, lineno,
+                   bad + 1, skip_ws(fields[bad]));
+      break;
+    }
+    n++;
+  }
+  free(fields);
+  free(text);
+  if (rc == DS_OK && n == 0) rc = ds_fail(DS_EINPUT, "%s: no data rows", path);
+  if (rc == DS_OK) {
+    int d = ncols - ny;
+    r->n = n;
+    r->d = d;
+    r->dy = ny;
+    r->t_is_class = ny == 1;
+    r->T = ds_calloc((size_t)n * ny, sizeof *r->T);
+    if (ny == 1) r->C = ds_calloc((size_t)n, sizeof *r->C);
+    if (want_x) r->X = ds_calloc((size_t)n * d, sizeof *r->X);
+    if (!r->T || (ny == 1 && !r->C) || (want_x && !r->X)) rc = DS_ENOMEM;
+    for (int i = 0; rc == DS_OK && i < n; i++) {
+      const double *row = vals + (size_t)i * ncols;
+      if (want_x) memcpy(r->X + (size_t)i * d, row, (size_t)d * sizeof *row);
+      memcpy(r->T + (size_t)i * ny, row + d, (size_t)ny * sizeof *row);
+      if (ny == 1) r->C[i] = row[d];
+    }
+  }
+  free(vals);
+  if (rc != DS_OK) ds_raw_free(r);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- HDF5 */
+
+/* Silence HDF5's own error printing around a call sequence. */
+typedef struct {
+  H5E_auto2_t func;
+  void *data;
+} h5_quiet;
+static void h5_quiet_on(h5_quiet *q) {
+  H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+static void h5_quiet_off(h5_quiet *q) {
+  H5Eclear2(H5E_DEFAULT);
+  H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+static int h5_open(const char *path, hid_t *f) {
+  if (access(path, R_OK) != 0) return ds_fail(DS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+  *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (*f < 0) return ds_fail(DS_EINPUT, "%s: not an HDF5 file (or unreadable)", path);
+  return DS_OK;
+}
+
+/* Shape of dataset name: rank 1 or 2; dims[1] = 1 for rank 1. */
+static int h5_shape(hid_t f, const char *path, const char *name, hid_t *ds, hsize_t dims[2], int *rank) {
+  if (H5Lexists(f, name, H5P_DEFAULT) <= 0 || (*ds = H5Dopen2(f, name, H5P_DEFAULT)) < 0)
+    return ds_fail(DS_EINPUT, "%s: no dataset '%s'", path, name);
+  hid_t sp = H5Dget_space(*ds);
+  int rk = H5Sget_simple_extent_ndims(sp);
+  dims[0] = dims[1] = 1;
+  if (rk == 1 || rk == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+  H5Sclose(sp);
+  *rank = rk;
+  if (rk != 1 && rk != 2) {
+    H5Dclose(*ds);
+    *ds = -1;
+    return ds_fail(DS_EINPUT, "%s: dataset '%s' must have 1 or 2 dimensions (has %d)", path, name, rk);
+  }
+  if (rk == 1) dims[1] = 1;
+  if (dims[0] > INT32_MAX || dims[1] > INT32_MAX)
+    return ds_fail(DS_EINPUT, "%s: dataset '%s' too large", path, name);
+  return DS_OK;
+}
+
+static int h5_read_all(hid_t ds, const char *path, const char *name, double *out) {
+  if (H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+    return ds_fail(DS_EINPUT, "%s: cannot read dataset '%s' as numbers", path, name);
+  return DS_OK;
+}
+
+static int load_hdf5(const ds_data_spec *s, const char *path, int want_x, ds_raw *r) {
+  h5_quiet q;
+  h5_quiet_on(&q);
+  hid_t f = -1, dx = -1, dyid = -1;
+  hsize_t xd[2], yd[2];
+  int xr, yr;
+  int rc = h5_open(path, &f);
+  if (rc == DS_OK) rc = h5_shape(f, path, "X", &dx, xd, &xr);
+  if (rc == DS_OK) rc = h5_shape(f, path, "y", &dyid, yd, &yr);
+  if (rc == DS_OK && yd[0] != xd[0])
+    rc = ds_fail(DS_EINPUT, "%s: X has %llu rows but y has %llu", path, (unsigned long long)xd[0],
+                 (unsigned long long)yd[0]);
+  if (rc == DS_OK && xd[0] == 0) rc = ds_fail(DS_EINPUT, "%s: no samples", path);
+  if (rc == DS_OK) {
+    int n = (int)xd[0];
+    r->n = n;
+    r->d = (int)xd[1];
+    r->dy = (int)yd[1];
+    r->t_is_class = r->dy == 1;
+    r->T = ds_calloc((size_t)n * r->dy, sizeof *r->T);
+    if (r->dy == 1) r->C = ds_calloc((size_t)n, sizeof *r->C);
+    if (want_x) r->X = ds_calloc((size_t)n * r->d, sizeof *r->X);
+    if (!r->T || (r->dy == 1 && !r->C) || (want_x && !r->X)) rc = DS_ENOMEM;
+    /* row-major n x d (h5py) is column-major d x n: one column per sample */
+    if (rc == DS_OK && want_x) rc = h5_read_all(dx, path, "X", r->X);
+    if (rc == DS_OK) rc = h5_read_all(dyid, path, "y", r->T);
+    if (rc == DS_OK && r->C) memcpy(r->C, r->T, (size_t)n * sizeof *r->C);
+    for (size_t k = 0; rc == DS_OK && want_x && k < (size_t)n * r->d; k++)
+      if (!isfinite(r->X[k]))
+        rc = ds_fail(DS_EINPUT, "%s: X has a non-finite value (sample %zu)", path, k / r->d + 1);
+  }
+  (void)s;
+  if (dx >= 0) H5Dclose(dx);
+  if (dyid >= 0) H5Dclose(dyid);
+  if (f >= 0) H5Fclose(f);
+  h5_quiet_off(&q);
+  if (rc != DS_OK) ds_raw_free(r);
+  return rc;
+}
+
+int ds_h5_exists(const char *path, const char *name) {
+  if (access(path, R_OK) != 0) return 0;
+  h5_quiet q;
+  h5_quiet_on(&q);
+  int yes = 0;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f >= 0) {
+    yes = H5Lexists(f, name, H5P_DEFAULT) > 0;
+    if (yes) { /* a dataset, not a group */
+      hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+      yes = d >= 0;
+      if (d >= 0) H5Dclose(d);
+    }
+    H5Fclose(f);
+  }
+  h5_quiet_off(&q);
+  return yes;
+}
+
+int ds_h5_read_matrix(const char *path, const char *name, int rows, int cols, double *out) {
+  h5_quiet q;
+  h5_quiet_on(&q);
+  hid_t f = -1, ds = -1;
+  hsize_t dims[2];
+  int rk;
+  double *tmp = NULL;
+  int rc = h5_open(path, &f);
+  if (rc == DS_OK) rc = h5_shape(f, path, name, &ds, dims, &rk);
+  if (rc == DS_OK && (dims[0] != (hsize_t)rows || dims[1] != (hsize_t)cols))
+    rc = ds_fail(DS_EINPUT, "%s: dataset '%s' is %llu x %llu, expected %d x %d", path, name,
+                 (unsigned long long)dims[0], (unsigned long long)dims[1], rows, cols);
+  if (rc == DS_OK && !(tmp = ds_calloc((size_t)rows * cols, sizeof *tmp))) rc = DS_ENOMEM;
+  if (rc == DS_OK) rc = h5_read_all(ds, path, name, tmp);
+  if (rc == DS_OK) /* row-major rows x cols -> column-major */
+    for (int i = 0; i < rows; i++)
+      for (int j = 0; j < cols; j++) out[(size_t)j * rows + i] = tmp[(size_t)i * cols + j];
+  free(tmp);
+  if (ds >= 0) H5Dclose(ds);
+  if (f >= 0) H5Fclose(f);
+  h5_quiet_off(&q);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+int ds_raw_load(const ds_data_spec *s, int which, int want_x, ds_raw *r) {
+  memset(r, 0, sizeof *r);
+  const char *path = which ? s->test_path : s->path;
+  const char *lpath = which ? s->test_labels_path : s->labels_path;
+  switch (s->kind) {
+    case DS_DATA_IDX: return load_idx(s, path, lpath, want_x, r);
+    case DS_DATA_LIBSVM: return load_libsvm(s, path, want_x, r);
+    case DS_DATA_CSV: return load_csv(s, path, want_x, r);
+    case DS_DATA_HDF5: return load_hdf5(s, path, want_x, r);
+    default: return ds_fail(DS_EINTERNAL, "data: kind %d is not a file kind", (int)s->kind);
+  }
+}

@@ -1,0 +1,214 @@
+/* journal.c -- STORE.journal: the append-only log that makes the store
+ * crash-safe (docs/store.md, "Durability").
+ *
+ * File header (64 bytes): "DSJOURNL", u32 version 1, u32 sizeof(ds_summary_row),
+ * u64 store uuid, i64 base generation (the published generation the records
+ * apply on top of), zeros, u32 CRC32 of bytes 0..59 at offset 60.
+ * Record: u32 magic "DSJR", u32 type, u64 payload length, u32 CRC32 of the
+ * payload, u32 CRC32 of the 20 bytes before it; then the payload. A record is
+ * written with one pwrite; a kill can leave a torn last record, which the CRCs
+ * detect and every reader ignores. The journal is a local, same-machine
+ * format (native byte order and row layout; the header records the row size).
+ * The open journal carries the writer lock (flock, released by the kernel
+ * when the process dies). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+#define DS_JR_MAGIC 0x524A5344u /* "DSJR" little-endian */
+#define DS_JR_HDR 24
+
+/* ---- CRC32 (IEEE 802.3, reflected, as zlib) ------------------------------- */
+
+static uint32_t ds_crc_table[256];
+static int ds_crc_ready;
+
+static void ds_crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    ds_crc_table[i] = c;
+  }
+  ds_crc_ready = 1;
+}
+
+uint32_t ds_crc32(const void *data, size_t len, uint32_t crc) {
+  if (!ds_crc_ready) ds_crc_init();
+  const unsigned char *p = data;
+  crc = ~crc;
+  for (size_t i = 0; i < len; i++) crc = ds_crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+/* ---- header ---------------------------------------------------------------- */
+
+static void ds_journal_pack_hdr(unsigned char *b, uint64_t uuid, int64_t gen) {
+  uint32_t ver = 1, rs = (uint32_t)sizeof(ds_summary_row);
+  memset(b, 0, DS_JOURNAL_HDR);
+  memcpy(b, "DSJOURNL", 8);
+  memcpy(b + 8, &ver, 4);
+  memcpy(b + 12, &rs, 4);
+  memcpy(b + 16, &uuid, 8);
+  memcpy(b + 24, &gen, 8);
+  uint32_t crc = ds_crc32(b, 60, 0);
+  memcpy(b + 60, &crc, 4);
+}
+
+int ds_journal_read_hdr(int fd, ds_journal_hdr *h) {
+  unsigned char b[DS_JOURNAL_HDR];
+  uint32_t ver, crc;
+  if (pread(fd, b, sizeof b, 0) != (ssize_t)sizeof b) return -1;
+  memcpy(&crc, b + 60, 4);
+  if (memcmp(b, "DSJOURNL", 8) != 0 || crc != ds_crc32(b, 60, 0)) return -1;
+  memcpy(&ver, b + 8, 4);
+  memcpy(&h->row_size, b + 12, 4);
+  memcpy(&h->uuid, b + 16, 8);
+  memcpy(&h->base_gen, b + 24, 8);
+  return ver == 1 ? 0 : -1;
+}
+
+/* Both writes reach the disk before we return: the header names the
+ * generation the (now empty) journal applies to. */
+int ds_journal_reset(ds_store *s) {
+  unsigned char b[DS_JOURNAL_HDR];
+  ds_journal_pack_hdr(b, s->uuid, s->gen);
+  if (ftruncate(s->jfd, 0) != 0 || pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
+      fsync(s->jfd) != 0)
+    return ds_fail(DS_EIO, "%s: cannot reset the journal: %s", s->jpath, strerror(errno));
+  s->jend = DS_JOURNAL_HDR;
+  s->jrecs = 0;
+  s->jsync = 0;
+  return DS_OK;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, const void *b,
+                      size_t blen) {
+  double t0 = ds_now();
+  unsigned char h[DS_JR_HDR];
+  uint32_t magic = DS_JR_MAGIC, pcrc = ds_crc32(a, alen, 0), hcrc;
+  uint64_t len = (uint64_t)alen + blen;
+  if (blen) pcrc = ds_crc32(b, blen, pcrc);
+  memcpy(h, &magic, 4);
+  memcpy(h + 4, &type, 4);
+  memcpy(h + 8, &len, 8);
+  memcpy(h + 16, &pcrc, 4);
+  hcrc = ds_crc32(h, 20, 0);
+  memcpy(h + 20, &hcrc, 4);
+  struct iovec iov[3] = {{h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
+  size_t total = sizeof h + alen + blen, done = 0;
+  int iovcnt = blen ? 3 : 2;
+  /* pwritev may write less than asked (e.g. at a file size limit): go on
+   * from where it stopped; on failure cut the torn record off again */
+  while (done < total) {
+    struct iovec v[3];
+    int nv = 0;
+    size_t skip = done;
+    for (int i = 0; i < iovcnt; i++) {
+      if (skip >= iov[i].iov_len) {
+        skip -= iov[i].iov_len;
+        continue;
+      }
+      v[nv].iov_base = (char *)iov[i].iov_base + skip;
+      v[nv].iov_len = iov[i].iov_len - skip;
+      skip = 0;
+      nv++;
+    }
+    ssize_t w = pwritev(s->jfd, v, nv, (off_t)(s->jend + (int64_t)done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int err = w < 0 ? errno : ENOSPC;
+      if (ftruncate(s->jfd, (off_t)s->jend) != 0) { /* the CRC catches what stays */ }
+      return ds_fail(DS_EIO, "%s: cannot append to the journal: %s (the published store is "
+                             "intact; fix the cause and run again to resume)", s->jpath,
+                     strerror(err));
+    }
+    done += (size_t)w;
+  }
+  s->jend += (int64_t)total;
+  s->jrecs++;
+  s->jsync = 1;
+  s->st.journal_bytes += (double)total;
+  s->st.journal_records++;
+  s->st.journal_s += ds_now() - t0;
+  return DS_OK;
+}
+
+int ds_journal_scan(int fd, ds_journal_fn fn, void *arg, int64_t *end, int64_t *nrec) {
+  struct stat st;
+  int64_t off = DS_JOURNAL_HDR, n = 0;
+  int rc = DS_OK;
+  char *buf = NULL;
+  size_t cap = 0;
+  if (fstat(fd, &st) != 0) return ds_fail(DS_EIO, "cannot stat the journal: %s", strerror(errno));
+  while (off + DS_JR_HDR <= (int64_t)st.st_size) {
+    unsigned char h[DS_JR_HDR];
+    uint32_t magic, type, pcrc, hcrc;
+    uint64_t len;
+    if (pread(fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h) break;
+    memcpy(&magic, h, 4);
+    memcpy(&type, h + 4, 4);
+    memcpy(&len, h + 8, 8);
+    memcpy(&pcrc, h + 16, 4);
+    memcpy(&hcrc, h + 20, 4);
+    if (magic != DS_JR_MAGIC || hcrc != ds_crc32(h, 20, 0)) break;
+    if (len > (uint64_t)(st.st_size - off - DS_JR_HDR)) break; /* torn tail */
+    if (len + 1 > cap) {
+      char *nb = realloc(buf, len + 1);
+      if (!nb) {
+        rc = ds_fail(DS_ENOMEM, "out of memory reading a journal record of %llu bytes",
+                     (unsigned long long)len);
+        break;
+      }
+      buf = nb;
+      cap = len + 1;
+    }
+    if (pread(fd, buf, len, (off_t)(off + DS_JR_HDR)) != (ssize_t)len) break;
+    if (ds_crc32(buf, len, 0) != pcrc) break;
+    if (fn && (rc = fn(arg, type, buf, (size_t)len)) != DS_OK) break;
+    off += DS_JR_HDR + (int64_t)len;
+    n++;
+  }
+  free(buf);
+  if (end) *end = off;
+  if (nrec) *nrec = n;
+  return rc;
+}
+
+/* ---- lock ------------------------------------------------------------------ */
+
+/* flock on STORE.journal. The file is never renamed or replaced while a
+ * writer holds it, but a previous writer may unlink it at close: after
+ * locking, check that the path still names the locked file, else retry. */
+int ds_journal_lock(ds_store *s) {
+  for (int tries = 0; tries < 10; tries++) {
+    int fd = open(s->jpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -errno; /* caller words the message */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      close(fd);
+      if (err == EWOULDBLOCK)
+        return ds_fail(DS_EIO, "%s: another dynsweep run is writing this store (%s is locked); "
+                               "wait for it to finish or stop it first", s->path, s->jpath);
+      return ds_fail(DS_EIO, "%s: cannot lock %s: %s", s->path, s->jpath, strerror(err));
+    }
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev) {
+      s->jfd = fd;
+      return DS_OK;
+    }
+    close(fd);
+  }
+  return ds_fail(DS_EIO, "%s: cannot lock %s (it keeps being replaced)", s->path, s->jpath);
+}

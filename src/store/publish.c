@@ -1,0 +1,539 @@
+/* publish.c -- the durable writer: create, resume, journal, publish, close.
+ *
+ * STORE is never modified in place. Writes go to the append-only journal
+ * STORE.journal (journal.c). A publish copies STORE to STORE.tmp (reflink,
+ * copy_file_range or read/write), opens the copy with HDF5, applies the
+ * journal records and the run attributes, closes it, fsyncs it, renames it
+ * onto STORE and fsyncs the directory; then the journal is reset to an empty
+ * one whose header names the new generation. A kill at any moment leaves
+ * either the old or the new STORE, both complete and closed, and a journal
+ * whose valid records (base generation == STORE's generation) are exactly
+ * what the next publish or resume has to replay. See docs/store.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+static char *ds_store_suffix(const char *path, const char *suf) {
+  size_t n = strlen(path) + strlen(suf) + 1;
+  char *p = ds_calloc(n, 1);
+  if (p) snprintf(p, n, "%s%s", path, suf);
+  return p;
+}
+
+static uint64_t ds_store_new_uuid(void) {
+  uint64_t u = 0;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (read(fd, &u, sizeof u) != (ssize_t)sizeof u) u = 0;
+    close(fd);
+  }
+  if (!u) {
+    double t = ds_store_unix_now();
+    pid_t pid = getpid();
+    u = ds_fnv1a(&t, sizeof t, ds_fnv1a(&pid, sizeof pid, 0));
+  }
+  return u ? u : 1;
+}
+
+static int ds_store_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
+
+/* fsync the directory holding path, so a rename/link in it is durable. */
+static void ds_store_sync_dir(const char *path) {
+  char *d = ds_strdup(path);
+  if (!d) return;
+  int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+  free(d);
+}
+
+static int ds_store_fsync_path(const char *path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  close(fd);
+  return rc;
+}
+
+/* Copies src to dst (created or truncated): a reflink where the file system
+ * has them (O(1)), else copy_file_range, else read/write. */
+static int ds_store_copy(const char *src, const char *dst) {
+  int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
+  struct stat st;
+  if (in < 0 || fstat(in, &st) != 0) {
+    err = errno;
+    goto done;
+  }
+  out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    err = errno;
+    goto done;
+  }
+  if (ioctl(out, FICLONE, in) == 0) goto done;
+  off_t left = st.st_size;
+  int use_cfr = 1;
+  char *buf = NULL;
+  while (left > 0) {
+    ssize_t n;
+    if (use_cfr) {
+      n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
+        use_cfr = 0;
+        if (lseek(in, st.st_size - left, SEEK_SET) < 0 || lseek(out, st.st_size - left, SEEK_SET) < 0) {
+          err = errno;
+          break;
+        }
+        continue;
+      }
+    } else {
+      if (!buf && !(buf = malloc(1 << 20))) {
+        err = ENOMEM;
+        break;
+      }
+      n = read(in, buf, (size_t)(left < (1 << 20) ? left : (1 << 20)));
+      for (ssize_t w = 0, k; n > 0 && w < n; w += k) {
+        k = write(out, buf + w, (size_t)(n - w));
+        if (k < 0 && errno == EINTR) k = 0;
+        else if (k <= 0) {
+          n = -1;
+          if (k == 0) errno = ENOSPC;
+          break;
+        }
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    left -= n;
+  }
+  free(buf);
+done:
+  if (in >= 0) close(in);
+  if (out >= 0 && close(out) != 0 && !err) err = errno;
+  if (err) return ds_fail(DS_EIO, "cannot copy %s to %s: %s", src, dst, strerror(err));
+  return DS_OK;
+}
+
+/* ---- applying journal records to the file being published ------------------- */
+
+static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
+  ds_store *s = arg;
+  ds_summary_row r;
+  if (type == DS_JR_CKPT) {
+    int64_t id;
+    if (len < sizeof id) return ds_fail(DS_EIO, "%s: corrupt checkpoint record", s->jpath);
+    memcpy(&id, p, sizeof id);
+    int64_t i = ds_store_row_index(s, id);
+    if (i < 0 || ds_store_is_final(s->rows[i].status)) return DS_OK; /* finished: drop */
+    return ds_store_h5_write_ckpt(s, id, p + sizeof id, len - sizeof id);
+  }
+  if (len < sizeof r || (type != DS_JR_RESULT && type != DS_JR_ROW))
+    return ds_fail(DS_EIO, "%s: corrupt journal record (type %u, %zu bytes)", s->jpath, type, len);
+  memcpy(&r, p, sizeof r);
+  r.reason[sizeof r.reason - 1] = 0;
+  int64_t i = ds_store_row_index(s, r.id);
+  if (i < 0) return ds_fail(DS_EIO, "%s: journal names point %" PRId64 ", which the store does "
+                                    "not have", s->jpath, r.id);
+  if (type == DS_JR_ROW) {
+    if (ds_store_is_final(s->rows[i].status) && !ds_store_is_final(r.status)) return DS_OK;
+    DS_TRY(ds_store_h5_write_row(s, &r));
+  } else {
+    ds_traj t;
+    DS_TRY(ds_traj_unpack(p + sizeof r, len - sizeof r, &t));
+    int rc = ds_store_h5_write_point(s, &r, &t);
+    ds_traj_free(&t);
+    DS_TRY(rc);
+  }
+  s->rows[i] = r;
+  return DS_OK;
+}
+
+/* ---- publish ---------------------------------------------------------------- */
+
+static int ds_store_open_tmp(ds_store *s) {
+  hid_t fapl = ds_store_fapl();
+  if (fapl < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot set up file access");
+  s->file = H5Fopen(s->tmppath, H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open the copy for writing");
+  s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
+  s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
+  if (s->summary < 0 || s->points < 0)
+    return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open /summary and /points");
+  return DS_OK;
+}
+
+/* Closes the HDF5 file being written; -1 if it did not close cleanly. */
+static int ds_store_close_tmp(ds_store *s) {
+  if (s->summary >= 0) H5Dclose(s->summary);
+  if (s->points >= 0) H5Gclose(s->points);
+  int bad = s->file >= 0 && H5Fclose(s->file) < 0;
+  s->file = s->summary = s->points = -1;
+  return bad ? -1 : 0;
+}
+
+/* Everything from STORE.tmp being opened to it being renamed onto STORE. */
+static int ds_store_publish_tmp(ds_store *s) {
+  DS_TRY(ds_store_open_tmp(s));
+  if (s->ext_meta) DS_TRY(ds_store_h5_extend(s, s->ext_meta, s->ext_rows));
+  if (s->ext_meta) {
+    ds_summary_row *r = ds_calloc(s->npoints ? (size_t)s->npoints : 1, sizeof *r);
+    if (!r) return DS_ENOMEM;
+    memcpy(r, s->ext_rows, (size_t)s->npoints * sizeof *r);
+    free(s->rows);
+    s->rows = r;
+  }
+  int64_t end = 0, n = 0;
+  DS_TRY(ds_journal_scan(s->jfd, ds_store_apply, s, &end, &n));
+  if (end != s->jend)
+    return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
+                   s->jpath, (long long)end, (long long)s->jend);
+  DS_TRY(ds_store_h5_run_attrs(s));
+  char uuid[17];
+  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  if (ds_store_put_str(s->file, "store_uuid", uuid) < 0 ||
+      ds_store_put_i32(s->file, "format_version", DS_STORE_FORMAT_VERSION) < 0)
+    return ds_store_h5fail(DS_EIO, s->tmppath, "cannot write root attributes");
+  if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close the copy");
+  if (ds_store_fsync_path(s->tmppath) != 0)
+    return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
+  if (rename(s->tmppath, s->path) != 0)
+    return ds_fail(DS_EIO, "cannot rename %s onto %s: %s", s->tmppath, s->path, strerror(errno));
+  ds_store_sync_dir(s->path);
+  return DS_OK;
+}
+
+int ds_store_publish(ds_store *s, int force) {
+  if (!s || !s->writable) return DS_OK;
+  double t0 = ds_now();
+  if (!s->jrecs && !s->attrs_dirty && !s->ext_meta) return DS_OK;
+  if (!force && t0 < s->next_publish) return DS_OK;
+  ds_store_silence_hdf5();
+  ds_store_close_handles(s);
+  int64_t old_np = s->npoints;
+  int rc = ds_store_copy(s->path, s->tmppath);
+  if (rc == DS_OK) rc = ds_store_publish_tmp(s);
+  if (rc != DS_OK) {
+    ds_store_close_tmp(s);
+    unlink(s->tmppath);
+    ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
+                   "the journal keeps the rest", s->path);
+    s->npoints = old_np;
+    if (ds_store_open_handles(s) != DS_OK) { /* keep the publish message */ }
+    ds_store_silence_hdf5();
+    return rc;
+  }
+  s->gen++;
+  s->attrs_dirty = 0;
+  DS_TRY(ds_journal_reset(s));
+  DS_TRY(ds_store_open_handles(s));
+  double cost = ds_now() - t0;
+  struct stat st;
+  s->st.publishes++;
+  s->st.generation = s->gen;
+  s->st.publish_s += cost;
+  s->st.last_publish_s = cost;
+  if (stat(s->path, &st) == 0) s->st.file_bytes = (double)st.st_size;
+  double gap = 50 * cost > s->publish_every ? 50 * cost : s->publish_every;
+  s->next_publish = ds_now() + gap;
+  return DS_OK;
+}
+
+/* ---- create / resume ----------------------------------------------------------- */
+
+/* The error for a journal (hence store) that cannot be created. */
+static int ds_store_create_error(const char *path, int err) {
+  char dir[4096];
+  struct stat st;
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0;
+  const char *d = slash ? (dir[0] ? dir : "/") : ".";
+  if ((err == ENOENT || err == ENOTDIR) && stat(d, &st) != 0)
+    return ds_fail(DS_EIO, "%s: cannot create store: directory '%s' does not exist", path, d);
+  if (err == ENOTDIR || (err == ENOENT && !S_ISDIR(st.st_mode)))
+    return ds_fail(DS_EIO, "%s: cannot create store: '%s' is not a directory", path, d);
+  return ds_fail(DS_EIO, "%s: cannot create store in '%s': %s", path, d, strerror(err));
+}
+
+static ds_store *ds_store_writer(const char *path) {
+  ds_store *s = ds_store_alloc(path);
+  if (!s) return NULL;
+  s->writable = 1;
+  s->publish_every = 2.0;
+  snprintf(s->run_state, sizeof s->run_state, "running");
+  s->session_start = ds_store_unix_now();
+  s->jpath = ds_store_suffix(path, ".journal");
+  s->tmppath = ds_store_suffix(path, ".tmp");
+  if (!s->jpath || !s->tmppath) {
+    ds_store_release(s);
+    return NULL;
+  }
+  return s;
+}
+
+static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
+  hid_t fapl = ds_store_fapl(), fcpl = ds_store_fcpl();
+  if (fapl < 0 || fcpl < 0) {
+    if (fapl >= 0) H5Pclose(fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot set up file creation");
+  }
+  s->file = H5Fcreate(s->tmppath, H5F_ACC_TRUNC, fcpl, fapl);
+  H5Pclose(fapl);
+  H5Pclose(fcpl);
+  if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot create HDF5 file");
+  s->summary = -1;
+  DS_TRY(ds_store_create_layout(s, m, rows));
+  DS_TRY(ds_store_h5_run_attrs(s));
+  if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
+  if (ds_store_fsync_path(s->tmppath) != 0)
+    return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
+  /* link, not rename: never replaces a store that appeared meanwhile */
+  if (link(s->tmppath, s->path) != 0) {
+    int err = errno;
+    if (err == EEXIST)
+      return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it "
+                                "or choose another path)", s->path);
+    return ds_fail(DS_EIO, "%s: cannot create store: %s", s->path, strerror(err));
+  }
+  unlink(s->tmppath);
+  ds_store_sync_dir(s->path);
+  return DS_OK;
+}
+
+int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                    ds_store **out) {
+  struct stat st;
+  *out = NULL;
+  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
+  DS_TRY(ds_store_check_meta(path, meta, rows));
+  ds_store_silence_hdf5();
+  if (lstat(path, &st) == 0)
+    return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it or "
+                              "choose another path)", path);
+  ds_store *s = ds_store_writer(path);
+  if (!s) return DS_ENOMEM;
+  int rc = ds_journal_lock(s);
+  if (rc < 0) {
+    rc = ds_store_create_error(path, -rc);
+    ds_store_release(s);
+    return rc;
+  }
+  if (rc != DS_OK) {
+    ds_store_release(s);
+    return rc;
+  }
+  s->uuid = ds_store_new_uuid();
+  s->npoints = meta->npoints;
+  s->rows = ds_calloc(meta->npoints ? (size_t)meta->npoints : 1, sizeof *s->rows);
+  if (!s->rows) rc = DS_ENOMEM;
+  if (rc == DS_OK) {
+    memcpy(s->rows, rows, (size_t)meta->npoints * sizeof *s->rows);
+    rc = ds_store_create_file(s, meta, rows);
+  }
+  if (rc == DS_OK) {
+    s->gen = 1;
+    rc = ds_journal_reset(s);
+  }
+  if (rc == DS_OK) rc = ds_store_open_handles(s);
+  if (rc != DS_OK) {
+    ds_store_close_tmp(s);
+    unlink(s->tmppath);
+    if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
+    ds_store_release(s);
+    return rc;
+  }
+  s->next_publish = ds_now() + s->publish_every;
+  *out = s;
+  return DS_OK;
+}
+
+/* Reads the published state of an existing store into the writer s. */
+static int ds_store_load(ds_store *s) {
+  char uuid[40] = "";
+  DS_TRY(ds_store_open_handles(s));
+  if (ds_store_get_text(s->file, "store_uuid", uuid, sizeof uuid) >= 0)
+    s->uuid = strtoull(uuid, NULL, 16);
+  else
+    s->uuid = ds_store_new_uuid(); /* a version-1 store: gets one at the next publish */
+  if (ds_store_get_i64(s->file, "generation", &s->gen) < 0) s->gen = 0;
+  H5Eclear2(H5E_DEFAULT);
+  int64_t n = 0;
+  DS_TRY(ds_store_read_rows(s, &s->rows, &n));
+  if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
+  return DS_OK;
+}
+
+int ds_store_resume(const char *path, ds_store **out) {
+  *out = NULL;
+  ds_store_silence_hdf5();
+  DS_TRY(ds_store_check_file(path));
+  ds_store *s = ds_store_writer(path);
+  if (!s) return DS_ENOMEM;
+  int rc = ds_store_load(s);
+  if (rc == DS_OK) {
+    rc = ds_journal_lock(s);
+    if (rc < 0) rc = ds_fail(DS_EIO, "%s: cannot open %s: %s", path, s->jpath, strerror(-rc));
+  }
+  if (rc != DS_OK) {
+    ds_store_release(s);
+    return rc;
+  }
+  ds_journal_hdr h;
+  struct stat st;
+  int valid = ds_journal_read_hdr(s->jfd, &h) == 0;
+  int mine = valid && h.uuid == s->uuid && h.row_size == sizeof(ds_summary_row);
+  if (mine && h.base_gen == s->gen) {
+    int64_t end = 0, n = 0;
+    rc = ds_journal_scan(s->jfd, NULL, NULL, &end, &n);
+    s->jend = end;
+    s->jrecs = n;
+    if (rc == DS_OK && n > 0) rc = ds_store_publish(s, 1); /* replay */
+  } else if (fstat(s->jfd, &st) == 0 && st.st_size > DS_JOURNAL_HDR &&
+             !(mine && h.base_gen == s->gen - 1)) {
+    ds_warn("%s: ignoring %s (%s); points it recorded that were not published run again",
+            path, s->jpath, !valid ? "damaged header" : !mine ? "it belongs to another store"
+                                                              : "older generation");
+  }
+  if (rc == DS_OK && s->jrecs == 0) rc = ds_journal_reset(s);
+  if (rc != DS_OK) {
+    ds_store_release(s);
+    return rc;
+  }
+  s->next_publish = ds_now() + s->publish_every;
+  *out = s;
+  return DS_OK;
+}
+
+int ds_store_extend(ds_store *s, const ds_store_meta *meta, const ds_summary_row *rows) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  DS_TRY(ds_store_check_meta(s->path, meta, rows));
+  if (meta->npoints < s->npoints)
+    return ds_fail(DS_EINTERNAL, "%s: an extension cannot remove points", s->path);
+  DS_TRY(ds_store_publish(s, 1)); /* the journal must be empty */
+  s->ext_meta = meta;
+  s->ext_rows = rows;
+  int rc = ds_store_publish(s, 1);
+  s->ext_meta = NULL;
+  s->ext_rows = NULL;
+  return rc;
+}
+
+/* ---- journaled writes ------------------------------------------------------------ */
+
+static int ds_store_writer_row(ds_store *s, int64_t id, int64_t *idx) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  *idx = ds_store_row_index(s, id);
+  if (*idx < 0)
+    return ds_fail(DS_EINTERNAL, "%s: point id %" PRId64 " is not in /summary", s->path, id);
+  return DS_OK;
+}
+
+int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
+  int64_t idx = -1;
+  DS_TRY(ds_store_writer_row(s, row->id, &idx));
+  DS_TRY(ds_store_check_point(s, row, traj));
+  ds_traj empty;
+  ds_traj_init(&empty);
+  char *buf = NULL;
+  size_t len = 0;
+  DS_TRY(ds_traj_pack(traj ? traj : &empty, &buf, &len));
+  ds_summary_row r = *row;
+  r.reason[sizeof r.reason - 1] = 0;
+  int rc = ds_journal_append(s, DS_JR_RESULT, &r, sizeof r, buf, len);
+  free(buf);
+  if (rc == DS_OK) s->rows[idx] = r;
+  return rc;
+}
+
+int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
+  int64_t idx = -1;
+  DS_TRY(ds_store_writer_row(s, row->id, &idx));
+  if (ds_store_is_final(s->rows[idx].status) && !ds_store_is_final(row->status)) return DS_OK;
+  ds_summary_row r = *row;
+  r.reason[sizeof r.reason - 1] = 0;
+  DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
+  s->rows[idx] = r;
+  return DS_OK;
+}
+
+int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
+  int64_t idx = -1;
+  DS_TRY(ds_store_writer_row(s, id, &idx));
+  if (ds_store_is_final(s->rows[idx].status)) return DS_OK;
+  return ds_journal_append(s, DS_JR_CKPT, &id, sizeof id, blob, len);
+}
+
+int ds_store_sync(ds_store *s) {
+  if (!s || !s->writable || !s->jsync) return DS_OK;
+  double t0 = ds_now();
+  if (fsync(s->jfd) != 0)
+    return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
+  s->jsync = 0;
+  s->st.journal_s += ds_now() - t0;
+  return DS_OK;
+}
+
+void ds_store_set_publish_every(ds_store *s, double every_s) {
+  if (!s) return;
+  s->publish_every = every_s > 0 ? every_s : 0;
+  s->next_publish = ds_now() + s->publish_every;
+}
+
+void ds_store_set_run(ds_store *s, const char *state, double session_start_unix, int64_t done0) {
+  if (!s || !s->writable) return;
+  snprintf(s->run_state, sizeof s->run_state, "%s", state ? state : "");
+  s->session_start = session_start_unix;
+  s->session_done0 = done0;
+  s->attrs_dirty = 1;
+}
+
+void ds_store_get_stats(const ds_store *s, ds_store_stats *st) {
+  memset(st, 0, sizeof *st);
+  if (s) *st = s->st;
+  if (s) st->generation = s->gen;
+}
+
+int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  snprintf(s->end_time, sizeof s->end_time, "%s", end_time ? end_time : "");
+  s->cpu_s = rank0_cpu_s;
+  s->wall_s = wall_s;
+  s->finished = 1;
+  snprintf(s->run_state, sizeof s->run_state, "complete");
+  s->attrs_dirty = 1;
+  return ds_store_publish(s, 1);
+}
+
+/* ---- close ------------------------------------------------------------------------ */
+
+int ds_store_close(ds_store *s) {
+  if (!s) return DS_OK;
+  char path[4096];
+  snprintf(path, sizeof path, "%s", s->path);
+  int rc = DS_OK;
+  if (s->writable) {
+    rc = ds_store_sync(s);
+    if (rc == DS_OK) rc = ds_store_publish(s, 1);
+    /* everything is in STORE: the empty journal goes (still under our lock) */
+    if (rc == DS_OK && s->jrecs == 0) unlink(s->jpath);
+  }
+  if (ds_store_release(s) < 0 && rc == DS_OK)
+    rc = ds_store_h5fail(DS_EIO, path, "cannot close store");
+  return rc;
+}

@@ -1,0 +1,536 @@
+/* submit.c -- `dynsweep submit`: validate a sweep file, write a Slurm batch
+ * script next to the store and submit it with sbatch.
+ *
+ * Keeping a sweep going across time limits: each job, first thing, submits
+ * its own follow-on job (`sbatch --dependency=afterany:<this job>`, same
+ * script) and, when `dynsweep run` reports the sweep complete (exit 0) or a
+ * real error, cancels it again. A job that drained at the time limit (or was
+ * killed outright) leaves its follow-on in the queue, which starts as soon as
+ * this job ends and resumes the store. See docs/slurm.md for why this and not
+ * `scontrol requeue` (in short: Slurm holds a requeued job for 121 s, and a
+ * job killed hard at its limit cannot requeue itself; a follow-on submitted
+ * up front survives both). The script body is kept identical to
+ * slurm/dynsweep-srun.sbatch and slurm/dynsweep-mpirun.sbatch
+ * (tests/slurm_submit.sh checks that). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dynsweep/config.h"
+#include "dynsweep/sched.h"
+#include "dynsweep/submit.h"
+#include "dynsweep/util.h"
+
+/* The job script compares `dynsweep run`'s exit code with DS_EXIT_DRAINED
+ * (sched.h): stopped on a drain signal with points left, resumable. */
+const char *ds_usage_submit =
+    "usage: dynsweep submit SWEEP.yaml -o STORE.h5 [options]\n"
+    "\n"
+    "Validates the sweep file, writes the Slurm batch script STORE.h5.sbatch and\n"
+    "submits it with sbatch. The job runs 'dynsweep run SWEEP -o STORE' (one MPI rank\n"
+    "per core), which resumes STORE if it exists. Near the time limit Slurm sends\n"
+    "SIGUSR1 (--signal=B:USR1@S); the job drains and a follow-on job, submitted by\n"
+    "each job when it starts (--dependency=afterany), resumes the sweep, until it\n"
+    "is complete. Job output goes to STORE.h5.slurm-JOBID.out. Cancel the whole\n"
+    "chain with 'scancel --name=JOBNAME'.\n"
+    "  -o, --output STORE        the store to write or resume (required)\n"
+    "  -N, --nodes N             nodes (default 1)\n"
+    "  -n, --ntasks N            MPI ranks in all (default: one per core of the nodes,\n"
+    "                            which are then allocated whole, --exclusive)\n"
+    "      --ntasks-per-node N   MPI ranks per node (instead of --ntasks)\n"
+    "  -t, --time T              time limit of each job, Slurm format: MIN, MIN:SEC,\n"
+    "                            H:MIN:SEC, D-H, D-H:MIN, D-H:MIN:SEC (default 1:00:00)\n"
+    "  -p, --partition P         partition\n"
+    "  -A, --account A           account to charge\n"
+    "      --qos Q               quality of service\n"
+    "  -J, --job-name NAME       job name (default ds-<sweep name>)\n"
+    "      --launcher L          srun (default; 'srun --mpi=TYPE') or mpirun\n"
+    "      --mpi TYPE            srun's --mpi plugin (default pmix)\n"
+    "      --signal-time S       seconds before the time limit at which to drain\n"
+    "                            (default: 90, or a third of a limit under 10 minutes)\n"
+    "      --max-jobs N          stop the chain after N jobs (default 100)\n"
+    "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
+    "      --dynsweep PATH       the dynsweep executable the job runs (default: this one)\n"
+    "      --dry-run             write the script and print the sbatch command; submit nothing\n"
+    "  -q, --quiet               no per-point progress lines in the job output\n"
+    "Exit codes: 0 submitted (or written, --dry-run), 2 bad input, 1 sbatch failed.\n";
+
+#define SUB_MAX_EXTRA 32
+
+typedef struct {
+  const char *sweep, *store;
+  long nodes, ntasks, ntasks_per_node;
+  const char *time;
+  long time_s;
+  const char *partition, *account, *qos, *job_name;
+  const char *launcher, *mpi, *bin;
+  long signal_s, max_jobs;
+  const char *extra[SUB_MAX_EXTRA];
+  int nextra;
+  int dry_run, quiet;
+} sub_opts;
+
+static int sub_bad(const char *fmt, const char *arg) {
+  fprintf(stderr, "dynsweep: submit: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", ds_usage_submit);
+  return 2;
+}
+
+/* A whole number in lo..hi, else -1. */
+static long sub_num(const char *s, long lo, long hi) {
+  if (!s || !*s) return -1;
+  for (const char *p = s; *p; p++)
+    if (*p < '0' || *p > '9') return -1;
+  errno = 0;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi) return -1;
+  return v;
+}
+
+/* Slurm's time formats -> seconds (-1 if malformed): "M", "M:S", "H:M:S",
+ * "D-H", "D-H:M", "D-H:M:S". Every field is a whole number. */
+static long ds_submit_parse_time(const char *t) {
+  if (!t || !*t || strlen(t) > 32) return -1;
+  long f[4] = {0, 0, 0, 0};
+  int nf = 0;
+  long days = -1;
+  const char *p = t;
+  const char *dash = strchr(t, '-');
+  if (dash) {
+    char d[16];
+    size_t n = (size_t)(dash - t);
+    if (n == 0 || n >= sizeof d) return -1;
+    memcpy(d, t, n);
+    d[n] = 0;
+    if ((days = sub_num(d, 0, 365)) < 0) return -1;
+    p = dash + 1;
+  }
+  char buf[40];
+  snprintf(buf, sizeof buf, "%s", p);
+  char *save = NULL;
+  size_t len = strlen(buf);
+  if (!len || buf[0] == ':' || buf[len - 1] == ':' || strstr(buf, "::")) return -1;
+  for (char *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+    if (nf == 3) return -1;
+    if ((f[nf++] = sub_num(tok, 0, 1000000)) < 0) return -1;
+  }
+  if (nf == 0) return -1;
+  long s;
+  if (days >= 0) { /* D-H, D-H:M, D-H:M:S */
+    long h = f[0], m = nf > 1 ? f[1] : 0, sec = nf > 2 ? f[2] : 0;
+    s = days * 86400 + h * 3600 + m * 60 + sec;
+  } else if (nf == 1) {
+    s = f[0] * 60;
+  } else if (nf == 2) {
+    s = f[0] * 60 + f[1];
+  } else {
+    s = f[0] * 3600 + f[1] * 60 + f[2];
+  }
+  return s;
+}
+
+/* Names that go into #SBATCH lines and shell words unquoted: partition,
+ * account, qos, job name, mpi type. */
+static int sub_safe_name(const char *s) {
+  if (!s || !*s || strlen(s) > 200) return 0;
+  for (const char *p = s; *p; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || c == '.' || c == ',' || c == '+' || c == ':'))
+      return 0;
+  }
+  return 1;
+}
+
+static int sub_printable(const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x20 || *p == 0x7f) return 0;
+  return 1;
+}
+
+/* Absolute form of a path whose last component may not exist yet. */
+static int sub_abspath(const char *in, char *out, size_t n) {
+  char dir[PATH_MAX], real[PATH_MAX];
+  const char *slash = strrchr(in, '/');
+  const char *base = slash ? slash + 1 : in;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+    return ds_fail(DS_EINPUT, "%s: not a file name", in);
+  if (slash) {
+    size_t dl = (size_t)(slash - in);
+    if (dl == 0) dl = 1; /* "/x" */
+    if (dl >= sizeof dir) return ds_fail(DS_EINPUT, "%s: path too long", in);
+    memcpy(dir, in, dl);
+    dir[dl] = 0;
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (!realpath(dir, real))
+    return ds_fail(DS_EINPUT, "%s: directory %s: %s", in, dir, strerror(errno));
+  struct stat st;
+  if (stat(real, &st) || !S_ISDIR(st.st_mode)) return ds_fail(DS_EINPUT, "%s: %s is not a directory", in, dir);
+  if ((size_t)snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base) >= n)
+    return ds_fail(DS_EINPUT, "%s: path too long", in);
+  return DS_OK;
+}
+
+/* Writes s as one single-quoted shell word. */
+static void sub_sq(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'') fputs("'\\''", f);
+    else fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+/* The part after the settings; identical to the body of the templates in
+ * slurm/. Reads DS_SWEEP DS_STORE DS_BIN DS_SCRIPT DS_LAUNCHER DS_MPI
+ * DS_MPIRUN_ARGS DS_RUN_ARGS DS_MAX_JOBS DS_DRAIN_EXIT. */
+static const char sub_body[] =
+    "# ---- body: identical in slurm/dynsweep-srun.sbatch, slurm/dynsweep-mpirun.sbatch\n"
+    "# and the scripts 'dynsweep submit' writes; docs/slurm.md explains every line.\n"
+    "set -u\n"
+    "seg=${DS_SEGMENT:-1}\n"
+    "log() { echo \"dynsweep-job: $(date +%Y-%m-%dT%H:%M:%S) job ${SLURM_JOB_ID:-?} segment $seg: $*\"; }\n"
+    "\n"
+    "# 1. The follow-on job, submitted first so that it exists even if this job\n"
+    "#    is killed at its time limit. It starts when this job ends, whatever the\n"
+    "#    outcome (afterany), and resumes the store. A requeued run of this job\n"
+    "#    (node failure, preemption) keeps the follow-on it already has.\n"
+    "next=\n"
+    "if [ \"$seg\" -lt \"$DS_MAX_JOBS\" ]; then\n"
+    "  next=$(squeue -h -t PENDING -o '%i %E' 2>/dev/null |\n"
+    "         awk -v j=\"afterany:${SLURM_JOB_ID}\" 'index($2, j) == 1 { print $1; exit }')\n"
+    "  if [ -z \"$next\" ]; then\n"
+    "    next=$(sbatch --parsable --dependency=\"afterany:${SLURM_JOB_ID}\" \\\n"
+    "             --export=\"ALL,DS_SEGMENT=$((seg + 1))\" \"$DS_SCRIPT\") || next=\n"
+    "    next=${next%%;*}\n"
+    "  fi\n"
+    "  log \"follow-on job ${next:-(none: sbatch failed)}\"\n"
+    "else\n"
+    "  log \"segment $seg of at most $DS_MAX_JOBS: no follow-on job\"\n"
+    "fi\n"
+    "\n"
+    "# 2. Run the sweep (resumes STORE if it exists) in the background, so that\n"
+    "#    the drain signal (--signal=B:USR1@S reaches only this shell) can be\n"
+    "#    passed on at once: srun and mpirun both forward SIGUSR1 to every rank.\n"
+    "#    Ranks: the job's tasks; whole nodes (no --ntasks): one per core.\n"
+    "ntasks=${SLURM_NTASKS:-}\n"
+    "if [ -z \"$ntasks\" ]; then  # SLURM_TASKS_PER_NODE looks like \"8(x2),4\"\n"
+    "  ntasks=0\n"
+    "  tpn=${SLURM_TASKS_PER_NODE:-1}\n"
+    "  re='^([0-9]+)[(]x([0-9]+)[)]$'\n"
+    "  for p in ${tpn//,/ }; do\n"
+    "    if [[ $p =~ $re ]]; then ntasks=$((ntasks + BASH_REMATCH[1] * BASH_REMATCH[2]))\n"
+    "    else ntasks=$((ntasks + p)); fi\n"
+    "  done\n"
+    "fi\n"
+    "log \"dynsweep run with $ntasks ranks ($DS_LAUNCHER)\"\n"
+    "case $DS_LAUNCHER in\n"
+    "  srun)   srun -n \"$ntasks\" --mpi=\"$DS_MPI\" --kill-on-bad-exit=0 \\\n"
+    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" $DS_RUN_ARGS & ;;\n"
+    "  mpirun) mpirun -n \"$ntasks\" $DS_MPIRUN_ARGS \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" $DS_RUN_ARGS & ;;\n"
+    "  *)      log \"unknown launcher '$DS_LAUNCHER'\"; exit 2 ;;\n"
+    "esac\n"
+    "pid=$!\n"
+    "sig=0\n"
+    "trap 'sig=1; log \"drain signal: passing SIGUSR1 on to the ranks\"; kill -USR1 $pid 2>/dev/null' USR1\n"
+    "trap 'sig=1; log \"SIGTERM: passing it on to the ranks\"; kill -TERM $pid 2>/dev/null' TERM\n"
+    "rc=0\n"
+    "while :; do\n"
+    "  sig=0; prev=$rc\n"
+    "  wait \"$pid\"; rc=$?\n"
+    "  [ \"$rc\" -eq 127 ] && { rc=$prev; break; }  # status already collected\n"
+    "  [ \"$sig\" -eq 1 ] || break                    # else a trap interrupted wait\n"
+    "done\n"
+    "\n"
+    "# 3. Complete: cancel the follow-on. Drained or killed: leave it to resume.\n"
+    "#    Any other failure (bad sweep file, store of another sweep, I/O error):\n"
+    "#    stop the chain, a rerun would fail the same way.\n"
+    "if [ \"$rc\" -eq 0 ]; then\n"
+    "  log \"sweep complete\"\n"
+    "  [ -n \"$next\" ] && scancel \"$next\"\n"
+    "elif [ \"$rc\" -eq \"$DS_DRAIN_EXIT\" ] || [ \"$rc\" -gt 128 ]; then\n"
+    "  log \"stopped (exit $rc), resumable; follow-on job ${next:-(none)} resumes\"\n"
+    "else\n"
+    "  log \"dynsweep failed (exit $rc); cancelling follow-on job ${next:-(none)}\"\n"
+    "  [ -n \"$next\" ] && scancel \"$next\"\n"
+    "fi\n"
+    "exit \"$rc\"\n";
+
+
+static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *sweep_abs,
+                            const char *store_abs, const char *script, const char *bin) {
+  char tmp[PATH_MAX + 16];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", script, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return ds_fail(DS_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+  char job[256];
+  if (o->job_name) snprintf(job, sizeof job, "%s", o->job_name);
+  else snprintf(job, sizeof job, "ds-%s", sw->name);
+  const char *dir_end = strrchr(store_abs, '/');
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%.*s", dir_end == store_abs ? 1 : (int)(dir_end - store_abs), store_abs);
+
+  fprintf(f, "#!/bin/bash\n");
+  fprintf(f, "# Written by 'dynsweep submit' for sweep '%s' (%lld points).\n", sw->name,
+          (long long)ds_sweep_npoints(sw));
+  fprintf(f, "# Submit again (resumes the store):  sbatch %s\n", script);
+  fprintf(f, "# Cancel the whole chain:           scancel --name=%s\n", job);
+  fprintf(f, "#SBATCH --job-name=%s\n", job);
+  fprintf(f, "#SBATCH --nodes=%ld\n", o->nodes > 0 ? o->nodes : 1);
+  if (o->ntasks > 0) fprintf(f, "#SBATCH --ntasks=%ld\n", o->ntasks);
+  if (o->ntasks_per_node > 0) fprintf(f, "#SBATCH --ntasks-per-node=%ld\n", o->ntasks_per_node);
+  if (o->ntasks <= 0 && o->ntasks_per_node <= 0) {
+    fprintf(f, "#SBATCH --exclusive\n");
+    fprintf(f, "#SBATCH --ntasks-per-core=1\n");
+  }
+  fprintf(f, "#SBATCH --cpus-per-task=1\n");
+  fprintf(f, "#SBATCH --time=%s\n", o->time);
+  fprintf(f, "#SBATCH --signal=B:USR1@%ld\n", o->signal_s);
+  fprintf(f, "#SBATCH --requeue\n");
+  fprintf(f, "#SBATCH --open-mode=append\n");
+  fprintf(f, "#SBATCH --output=%s.slurm-%%j.out\n", store_abs);
+  fprintf(f, "#SBATCH --chdir=%s\n", dir);
+  if (o->partition) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
+  if (o->account) fprintf(f, "#SBATCH --account=%s\n", o->account);
+  if (o->qos) fprintf(f, "#SBATCH --qos=%s\n", o->qos);
+  for (int i = 0; i < o->nextra; i++) fprintf(f, "#SBATCH %s\n", o->extra[i]);
+  fprintf(f, "\n# ---- settings\n");
+  fprintf(f, "DS_SWEEP=");
+  sub_sq(f, sweep_abs);
+  fprintf(f, "\nDS_STORE=");
+  sub_sq(f, store_abs);
+  fprintf(f, "\nDS_BIN=");
+  sub_sq(f, bin);
+  fprintf(f, "\nDS_SCRIPT=");
+  sub_sq(f, script);
+  fprintf(f, "\nDS_LAUNCHER=%s\n", o->launcher);
+  fprintf(f, "DS_MPI=%s\n", o->mpi);
+  /* mpirun takes the ranks from the allocation; root needs its flag */
+  fprintf(f, "DS_MPIRUN_ARGS='--bind-to core%s'\n", geteuid() == 0 ? " --allow-run-as-root" : "");
+  fprintf(f, "DS_RUN_ARGS='%s'\n", o->quiet ? "--quiet" : "");
+  fprintf(f, "DS_MAX_JOBS=%ld\n", o->max_jobs);
+  fprintf(f, "DS_DRAIN_EXIT=%d\n\n", DS_EXIT_DRAINED);
+  fputs(sub_body, f);
+  int bad = ferror(f);
+  if (fclose(f) || bad) {
+    unlink(tmp);
+    return ds_fail(DS_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+  }
+  if (chmod(tmp, 0755) || rename(tmp, script)) {
+    int e = errno;
+    unlink(tmp);
+    return ds_fail(DS_EIO, "%s: cannot write: %s", script, strerror(e));
+  }
+  return DS_OK;
+}
+
+/* Runs sbatch --parsable SCRIPT; the job id goes to jobid. */
+static int sub_sbatch(const char *script, char *jobid, size_t n) {
+  int fd[2];
+  if (pipe(fd)) return ds_fail(DS_EIO, "pipe: %s", strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return ds_fail(DS_EIO, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    close(fd[1]);
+    execlp("sbatch", "sbatch", "--parsable", script, (char *)NULL);
+    fprintf(stderr, "dynsweep: submit: cannot run sbatch: %s (is Slurm installed and in PATH? "
+            "--dry-run only writes the script)\n", strerror(errno));
+    _exit(127);
+  }
+  close(fd[1]);
+  char buf[256];
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0 || (r < 0 && errno == EINTR))
+    if (r > 0) got += (size_t)r;
+  close(fd[0]);
+  buf[got] = 0;
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return ds_fail(DS_EIO, "sbatch could not be run");
+    return ds_fail(DS_EIO, "sbatch failed (%s %d) for %s", WIFEXITED(st) ? "exit" : "signal",
+                   WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), script);
+  }
+  /* --parsable prints "jobid" or "jobid;cluster" */
+  size_t k = strcspn(buf, ";\n\r ");
+  buf[k] = 0;
+  if (!k) return ds_fail(DS_EIO, "sbatch printed no job id for %s", script);
+  snprintf(jobid, n, "%s", buf);
+  return DS_OK;
+}
+
+static int sub_parse(int argc, char **argv, sub_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->time = "1:00:00";
+  o->launcher = "srun";
+  o->mpi = "pmix";
+  o->signal_s = -1;
+  o->max_jobs = 100;
+  const char *sig = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    char name[64];
+    const char *val = NULL;
+    /* --opt=value form */
+    const char *eq = (a[0] == '-' && a[1] == '-') ? strchr(a, '=') : NULL;
+    if (eq && (size_t)(eq - a) < sizeof name) {
+      snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+      val = eq + 1;
+    } else {
+      snprintf(name, sizeof name, "%s", a);
+    }
+#define TAKES(s, l) (!strcmp(name, s) || !strcmp(name, l))
+#define VALUE()                                                                                   \
+  do {                                                                                            \
+    if (!val) {                                                                                   \
+      if (++i == argc) return sub_bad("%s needs a value", name);                                 \
+      val = argv[i];                                                                              \
+    }                                                                                             \
+  } while (0)
+    if (TAKES("-o", "--output")) { VALUE(); o->store = val; }
+    else if (TAKES("-N", "--nodes")) {
+      VALUE();
+      if ((o->nodes = sub_num(val, 1, 100000)) < 0) return sub_bad("--nodes: expected a whole number >= 1, got '%s'", val);
+    } else if (TAKES("-n", "--ntasks")) {
+      VALUE();
+      if ((o->ntasks = sub_num(val, 1, 10000000)) < 0) return sub_bad("--ntasks: expected a whole number >= 1, got '%s'", val);
+    } else if (!strcmp(name, "--ntasks-per-node")) {
+      VALUE();
+      if ((o->ntasks_per_node = sub_num(val, 1, 100000)) < 0)
+        return sub_bad("--ntasks-per-node: expected a whole number >= 1, got '%s'", val);
+    } else if (TAKES("-t", "--time")) { VALUE(); o->time = val; }
+    else if (TAKES("-p", "--partition")) { VALUE(); o->partition = val; }
+    else if (TAKES("-A", "--account")) { VALUE(); o->account = val; }
+    else if (!strcmp(name, "--qos")) { VALUE(); o->qos = val; }
+    else if (TAKES("-J", "--job-name")) { VALUE(); o->job_name = val; }
+    else if (!strcmp(name, "--launcher")) { VALUE(); o->launcher = val; }
+    else if (!strcmp(name, "--mpi")) { VALUE(); o->mpi = val; }
+    else if (!strcmp(name, "--signal-time")) { VALUE(); sig = val; }
+    else if (!strcmp(name, "--dynsweep")) { VALUE(); o->bin = val; }
+    else if (!strcmp(name, "--max-jobs")) {
+      VALUE();
+      if ((o->max_jobs = sub_num(val, 1, 100000)) < 0) return sub_bad("--max-jobs: expected a whole number >= 1, got '%s'", val);
+    } else if (!strcmp(name, "--sbatch-option")) {
+      VALUE();
+      if (!*val || !sub_printable(val)) return sub_bad("--sbatch-option: expected one option on one line, got '%s'", val);
+      if (o->nextra == SUB_MAX_EXTRA) return sub_bad("too many --sbatch-option (limit 32)%s", "");
+      o->extra[o->nextra++] = val;
+    } else if (!strcmp(name, "--dry-run") && !val) o->dry_run = 1;
+    else if (TAKES("-q", "--quiet") && !val) o->quiet = 1;
+    else if (a[0] == '-') return sub_bad("unknown option '%s'", a);
+    else if (!o->sweep) o->sweep = a;
+    else return sub_bad("unexpected argument '%s'", a);
+#undef TAKES
+#undef VALUE
+  }
+  if (!o->sweep) return sub_bad("missing the sweep file%s", "");
+  if (!o->store) return sub_bad("missing -o STORE.h5%s", "");
+  if (o->ntasks > 0 && o->ntasks_per_node > 0) return sub_bad("give --ntasks or --ntasks-per-node, not both%s", "");
+  if ((o->time_s = ds_submit_parse_time(o->time)) <= 0)
+    return sub_bad("--time: expected a Slurm time limit such as 30, 2:00:00 or 1-12:00:00 "
+                   "(MIN, MIN:SEC, H:MIN:SEC, D-H, D-H:MIN, D-H:MIN:SEC), got '%s'", o->time);
+  if (o->time_s < 60) return sub_bad("--time: Slurm's smallest time limit is one minute, got '%s'", o->time);
+  if (sig) {
+    if ((o->signal_s = sub_num(sig, 1, 65535)) < 0)
+      return sub_bad("--signal-time: expected seconds (1..65535), got '%s'", sig);
+  } else {
+    o->signal_s = o->time_s >= 600 ? 90 : o->time_s / 3;
+  }
+  if (o->signal_s >= o->time_s) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%ld s must be shorter than the time limit (%s = %ld s)", o->signal_s,
+             o->time, o->time_s);
+    return sub_bad("--signal-time: %s", msg);
+  }
+  if (strcmp(o->launcher, "srun") && strcmp(o->launcher, "mpirun"))
+    return sub_bad("--launcher: expected srun or mpirun, got '%s'", o->launcher);
+  struct { const char *what, *v; } names[] = {{"--partition", o->partition}, {"--account", o->account},
+                                               {"--qos", o->qos}, {"--job-name", o->job_name},
+                                               {"--mpi", o->mpi}};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    if (names[k].v && !sub_safe_name(names[k].v)) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s: use letters, digits and _ - . , + : only, got '%.200s'",
+               names[k].what, names[k].v);
+      return sub_bad("%s", msg);
+    }
+  }
+  return DS_OK;
+}
+
+int ds_cli_submit(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      fputs(ds_usage_submit, stdout);
+      return 0;
+    }
+  sub_opts o;
+  int rc = sub_parse(argc, argv, &o);
+  if (rc) return rc;
+
+  /* 1. the sweep file, exactly as `dynsweep run` will read it */
+  ds_sweep sw;
+  if ((rc = ds_sweep_load(o.sweep, &sw)) != DS_OK) {
+    fprintf(stderr, "%s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
+  char sweep_abs[PATH_MAX], store_abs[PATH_MAX], script[PATH_MAX], bin[PATH_MAX];
+  rc = sub_abspath(o.sweep, sweep_abs, sizeof sweep_abs);
+  if (rc == DS_OK) rc = sub_abspath(o.store, store_abs, sizeof store_abs);
+  if (rc == DS_OK && (size_t)snprintf(script, sizeof script, "%s.sbatch", store_abs) >= sizeof script)
+    rc = ds_fail(DS_EINPUT, "%s: path too long", o.store);
+  if (rc == DS_OK && o.bin) {
+    if (!realpath(o.bin, bin) || access(bin, X_OK))
+      rc = ds_fail(DS_EINPUT, "--dynsweep %s: not an executable: %s", o.bin, strerror(errno));
+  } else if (rc == DS_OK) {
+    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
+    if (n <= 0) rc = ds_fail(DS_EIO, "cannot find the dynsweep executable: %s", strerror(errno));
+    else bin[n] = 0;
+  }
+  if (rc == DS_OK) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", store_abs);
+    *strrchr(dir, '/') = 0;
+    if (access(dir[0] ? dir : "/", W_OK))
+      rc = ds_fail(DS_EINPUT, "%s: cannot write in directory %s: %s", o.store, dir[0] ? dir : "/",
+                   strerror(errno));
+  }
+  if (rc == DS_OK) rc = sub_write_script(&o, &sw, sweep_abs, store_abs, script, bin);
+  int64_t npoints = rc == DS_OK ? ds_sweep_npoints(&sw) : 0;
+  ds_sweep_free(&sw);
+  if (rc != DS_OK) {
+    fprintf(stderr, "dynsweep: submit: %s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
+  if (o.dry_run) {
+    printf("wrote %s (%lld points); not submitted (--dry-run). To submit:\n  sbatch %s\n", script,
+           (long long)npoints, script);
+    return 0;
+  }
+  char jobid[64];
+  if ((rc = sub_sbatch(script, jobid, sizeof jobid)) != DS_OK) {
+    fprintf(stderr, "dynsweep: submit: %s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
+  printf("submitted job %s: %lld points, store %s\n  script %s\n  output %s.slurm-%s.out\n", jobid,
+         (long long)npoints, store_abs, script, store_abs, jobid);
+  return 0;
+}

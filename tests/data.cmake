@@ -1,0 +1,5 @@
+# Tests of the data room (test_data itself is registered in nn.cmake).
+ds_unit_test(test_generators ${CMAKE_CURRENT_SOURCE_DIR}/test_generators.c ds_data ds_util)
+ds_unit_test(test_loaders ${CMAKE_CURRENT_SOURCE_DIR}/test_loaders.c ds_data ds_util
+             ${HDF5_C_LIBRARIES})
+target_include_directories(test_loaders PRIVATE ${HDF5_C_INCLUDE_DIRS})

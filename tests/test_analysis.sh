@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# `dynsweep ls --where/--sort`, `export`, `phase` on a real store made here,
+# every figure checked against the store read independently with h5py (and
+# h5dump for one series).
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+# the subcommands: dynsweep itself once they are wired in, else the room's driver
+if "$DYNSWEEP" phase --help >/dev/null 2>&1; then A=("$DYNSWEEP")
+else A=("${DYNSWEEP_ANALYSIS:?DYNSWEEP_ANALYSIS must point to dynsweep-analysis}"); fi
+echo "analysis commands from: ${A[*]}"
+code() { set +e; "$@" >"$T/out" 2>"$T/err"; echo $?; set -e; }
+
+cat > "$T/a.yaml" <<'EOF'
+# 3 lr x 2 width x 2 depth x 2 model types x 2 replicas = 48 points: lr 1.2
+# diverges for some, so phase cells mix outcomes; tol is reached by many.
+name: analysis
+seed: 3
+grid:
+  lr: [0.05, 0.3, 1.2]
+  width: [4, 8]
+  depth: [1, 2]
+  model.type: [linear, relu]
+  replicas: 2
+model: {bias: false, init_scale: 1.0}
+data: {kind: teacher, n_train: 32, n_test: 16, d_in: 4, d_out: 2, rank: 2, noise: 0.0}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 400, tol: 1.0e-3, diverge_above: 1.0e4}
+record: {series: [loss, layer_fro, layer_sv], every: 20, top_k: 2}
+EOF
+drun 3 "$T/a.yaml" -o "$T/a.h5" -q
+S=$T/a.h5
+
+# ---- help and errors -----------------------------------------------------------
+for c in ls export phase; do
+  check "$c --help exits 0 with usage" test "$(code "${A[@]}" $c --help)" -eq 0
+  grep -q "usage: dynsweep $c" "$T/out" || bad "$c --help text"
+done
+check "ls --where with an unknown name: exit 2" test "$(code "${A[@]}" ls "$S" --where 'foo=1')" -eq 2
+check "... lists valid names" bash -c "grep -q 'valid names' '$T/err' && grep -q final_loss '$T/err' && grep -q model.type '$T/err'"
+check "ls --where model.type=rleu: exit 2" test "$(code "${A[@]}" ls "$S" --where 'model.type=rleu')" -eq 2
+check "... lists the values" grep -q "linear, relu" "$T/err"
+check "ls --where status=bogus: exit 2" test "$(code "${A[@]}" ls "$S" --where 'status=bogus')" -eq 2
+check "ls --where 'model.type<1': exit 2" test "$(code "${A[@]}" ls "$S" --where 'model.type<relu')" -eq 2
+check "ls --where 'lr': exit 2" test "$(code "${A[@]}" ls "$S" --where 'lr')" -eq 2
+check "ls --sort bogus: exit 2" test "$(code "${A[@]}" ls "$S" --sort bogus)" -eq 2
+check "export --format xml: exit 2" test "$(code "${A[@]}" export "$S" --format xml)" -eq 2
+check "export --series nope: exit 2" test "$(code "${A[@]}" export "$S" --series nope)" -eq 2
+check "... names the recorded series" grep -q "sv/W1" "$T/err"
+check "phase without --y: exit 2" test "$(code "${A[@]}" phase "$S" --x lr)" -eq 2
+check "phase --metric reason: exit 2" test "$(code "${A[@]}" phase "$S" --x lr --y width --metric reason)" -eq 2
+check "ls of a missing store: exit 2" test "$(code "${A[@]}" ls "$T/none.h5")" -eq 2
+
+# ---- ls: filters and sorting against h5py ----------------------------------------
+ids() { awk '$1 ~ /^[0-9]+$/ && NF > 5 {print $1}' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+h5ids() { # python expression over s (summary), mt (model.type code: 0 linear, 1 relu); key
+  $PY - "$S" "$1" "${2:-}" <<'EOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r"); s = f["summary"][...]
+names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
+mt = ax[:, names.index("model.type")]
+sel = np.nonzero(eval(sys.argv[2]))[0]
+if sys.argv[3]:
+    key, desc = sys.argv[3].lstrip("-"), sys.argv[3].startswith("-")
+    v = s[key][sel].astype(float)
+    sel = sorted(sel, key=lambda i: (np.isnan(s[key][i]), -s[key][i] if desc else s[key][i], i))
+print(" ".join(str(int(s["id"][i])) for i in sel))
+EOF
+}
+"${A[@]}" ls "$S" > "$T/ls_all"
+check "ls without options lists all 48 points" test "$(ids "$T/ls_all" | wc -w)" -eq 48
+check "ls footer counts" grep -qE "^48 points: [0-9]+ done, [0-9]+ diverged, 0 failed, 0 pending$" "$T/ls_all"
+
+"${A[@]}" ls "$S" --where 'depth=2,lr<0.5' > "$T/ls1"
+check "ls --where 'depth=2,lr<0.5' = h5py selection" \
+  test "$(ids "$T/ls1")" = "$(h5ids '(s["depth"] == 2) & (s["lr"] < 0.5)')"
+check "... footer says of 48" grep -q "(matching --where, of 48 in the store)" "$T/ls1"
+
+"${A[@]}" ls "$S" --where 'model.type=relu,status=done' --sort final_loss > "$T/ls2"
+want=$(h5ids '(mt == 1) & (s["status"] == 1)' final_loss)
+check "ls relu+done sorted by final_loss = h5py ($want)" test "$(ids "$T/ls2")" = "$want"
+check "... non-empty" test -n "$want"
+
+"${A[@]}" ls "$S" --where 'lr>=0.3' --sort -final_loss --limit 4 > "$T/ls3"
+want=$(h5ids 's["lr"] >= 0.3' -final_loss | cut -d' ' -f1-4)
+check "ls --sort -final_loss --limit 4 = h5py top 4 ($want)" test "$(ids "$T/ls3")" = "$want"
+
+"${A[@]}" ls "$S" --where 'status!=done,width>4' > "$T/ls4"
+check "ls status!=done,width>4 = h5py" test "$(ids "$T/ls4")" = "$(h5ids '(s["status"] != 1) & (s["width"] > 4)')"
+
+"${A[@]}" ls "$S" --where 'train.steps=400,model.bias=false,steps_to_tol<=30' > "$T/ls5"
+check "ls on option paths and steps_to_tol = h5py" test "$(ids "$T/ls5")" = \
+  "$(h5ids '(s["status"] == 1) & (s["final_loss"] < 1e-3) & (s["steps"] <= 30)')"
+check "... shows the named columns" bash -c "head -1 '$T/ls5' | grep -q 'train.steps' && head -1 '$T/ls5' | grep -q steps_to_tol"
+
+# ---- export: CSV / TSV parse back to the stored values ---------------------------
+"${A[@]}" export "$S" -o "$T/sum.csv"
+"${A[@]}" export "$S" --format tsv --where 'model.type=linear' > "$T/sum.tsv"
+"${A[@]}" export "$S" --series loss --format tsv > "$T/loss.tsv"
+"${A[@]}" export "$S" --series layer_fro -o "$T/fro.csv"
+"${A[@]}" export "$S" --series sv/W2 --where 'lr=0.05' --params train.tol -o "$T/sv2.csv"
+check "export -o wrote the file" test -s "$T/sum.csv"
+$PY - "$S" "$T" <<'EOF' > "$T/py.txt" 2>&1 && ok "export: CSV/TSV match h5py exactly" || { cat "$T/py.txt"; bad "export: CSV/TSV match h5py"; }
+import csv, math, sys, h5py, numpy as np
+S, T = sys.argv[1:]
+f = h5py.File(S, "r"); s = f["summary"][...]
+names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
+mtname = {0: "linear", 1: "relu"}
+stname = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
+def same(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == b
+def fail(msg):
+    print("FAIL", msg); sys.exit(1)
+rows = list(csv.DictReader(open(T + "/sum.csv", newline="")))
+if len(rows) != len(s): fail("summary rows %d != %d" % (len(rows), len(s)))
+hdr = list(rows[0].keys())
+want_hdr = ["id", "combo", "replica", "lr", "width", "depth", "model.type", "init_scale", "status", "steps",
+            "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank", "reason", "steps_to_tol"]
+if hdr != want_hdr: fail("header %s" % hdr)
+for r, row in zip(rows, s):
+    for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank"):
+        if int(r[k]) != int(row[k]): fail("%s %s vs %s" % (k, r[k], row[k]))
+    for k in ("lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s"):
+        if not same(float(r[k]), float(row[k])): fail("%s %r vs %r" % (k, r[k], row[k]))
+    i = int(row["id"])
+    if r["model.type"] != mtname[int(ax[i, names.index("model.type")])]: fail("model.type row %d" % i)
+    if r["status"] != stname[int(row["status"])]: fail("status row %d" % i)
+    if r["reason"] != row["reason"].split(b"\0")[0].decode(): fail("reason row %d: %r" % (i, r["reason"]))
+    reached = row["status"] == 1 and row["final_loss"] < 1e-3
+    if r["steps_to_tol"] != (str(int(row["steps"])) if reached else ""): fail("steps_to_tol row %d" % i)
+print("summary csv ok:", len(rows), "rows")
+tsv = list(csv.DictReader(open(T + "/sum.tsv", newline=""), delimiter="\t"))
+lin = [int(r["id"]) for r in s if ax[int(r["id"]), names.index("model.type")] == 0]
+if [int(r["id"]) for r in tsv] != lin: fail("tsv --where model.type=linear ids")
+# loss series, long format
+lt = list(csv.DictReader(open(T + "/loss.tsv", newline=""), delimiter="\t"))
+if list(lt[0].keys())[:3] != ["point", "step", "value"]: fail("loss header %s" % list(lt[0].keys()))
+n = 0
+for key in f["points"]:
+    g = f["points"][key]; pid = int(key)
+    st, va = g["loss/step"][...], g["loss/value"][...]
+    got = [r for r in lt if int(r["point"]) == pid]
+    if len(got) != len(st): fail("point %d: %d loss rows, store has %d" % (pid, len(got), len(st)))
+    for r, a, b in zip(got, st, va):
+        if int(r["step"]) != a or not same(float(r["value"]), b): fail("point %d step %s" % (pid, r["step"]))
+        if float(r["lr"]) != s["lr"][pid] or r["model.type"] != mtname[int(ax[pid, names.index("model.type")])]:
+            fail("params of point %d" % pid)
+    n += len(st)
+if n != len(lt): fail("loss rows %d vs %d" % (len(lt), n))
+print("loss tsv ok:", n, "records")
+# layer_fro: depth 1 -> 1 column, depth 2 -> 2: value_0, value_1, empty value_1 for depth 1
+fr = list(csv.DictReader(open(T + "/fro.csv", newline="")))
+if list(fr[0].keys())[:4] != ["point", "step", "value_0", "value_1"]: fail("fro header")
+for r in fr:
+    pid = int(r["point"]); d = int(s["depth"][pid])
+    g = f["points/%06d/layer_fro" % pid]
+    k = list(g["step"][...]).index(int(r["step"]))
+    v = g["value"][...].reshape(len(g["step"]), -1)[k]
+    if not same(float(r["value_0"]), v[0]): fail("fro value_0 point %d" % pid)
+    if d == 1 and r["value_1"] != "": fail("fro value_1 of a depth-1 point not empty")
+    if d == 2 and not same(float(r["value_1"]), v[1]): fail("fro value_1 point %d" % pid)
+print("layer_fro csv ok:", len(fr), "rows")
+sv = list(csv.DictReader(open(T + "/sv2.csv", newline="")))
+pts = sorted({int(r["point"]) for r in sv})
+want = [int(i) for i in s["id"] if s["depth"][i] == 2 and s["lr"][i] == 0.05]
+if pts != want: fail("sv/W2 lr=0.05 points %s vs %s" % (pts, want))
+if any(r["train.tol"] != "0.001" for r in sv): fail("--params train.tol")
+print("sv/W2 csv ok:", len(sv), "rows of", len(pts), "points")
+EOF
+cat "$T/py.txt"
+# h5dump agrees too (17 significant digits): loss of point 5
+h5dump -m %.17g -d /points/000005/loss/value "$S" | sed -n '/DATA {/,/}/p' | grep -oE '[-+0-9.eEnaif]+' \
+  | grep -vE '^\(|^[0-9]+$' > "$T/h5d.txt" || true
+awk -F'\t' '$1 == 5 {print $3}' "$T/loss.tsv" > "$T/exp.txt"
+check "export loss of point 5 = h5dump -m %.17g ($(wc -l < "$T/exp.txt") values)" \
+  $PY -c "import sys; a=[float(x) for x in open('$T/h5d.txt') if x.strip()][-$(wc -l < "$T/exp.txt"):]; b=[float(x) for x in open('$T/exp.txt')]; sys.exit(0 if a == b and b else 1)"
+
+# ---- phase: cells = aggregates computed by hand from h5py ---------------------------
+phase_check() { # args: metric agg extra-where ; compares every cell
+  local metric=$1 agg=$2 where=$3
+  local args=(phase "$S" --x lr --y width --metric "$metric" --agg "$agg" --digits 17)
+  [ -n "$where" ] && args+=(--where "$where")
+  "${A[@]}" "${args[@]}" > "$T/ph.txt"
+  $PY - "$S" "$T/ph.txt" "$metric" "$agg" "$where" <<'EOF'
+import sys, h5py, numpy as np
+S, out, metric, agg, where = sys.argv[1:]
+f = h5py.File(S, "r"); s = f["summary"][...]
+names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
+mt = ax[:, names.index("model.type")]
+keep = np.ones(len(s), bool)
+if where == "model.type=linear": keep = mt == 0
+lines = [l.split() for l in open(out) if not l.startswith("#")]
+xs = lines[0][3:]  # "width \ lr" then the lr values
+cells = 0
+for l in lines[1:]:
+    w = float(l[0])
+    for lr, got in zip(xs, l[1:]):
+        m = keep & (s["width"] == w) & (s["lr"] == float(lr))
+        if metric == "outcome":
+            letters = ["d" if x == 1 else "D" if x == 2 else "F" if x == 3 else "." for x in s["status"][m]]
+            if agg == "count":
+                want = str(len(letters))
+            else:
+                best = max("dD.F", key=lambda L: (letters.count(L), "d.DF".index(L)))
+                k = letters.count(best)
+                want = best if k == len(letters) else "%s%d/%d" % (best, k, len(letters))
+            ok = got == want
+        else:
+            if metric == "steps_to_tol":
+                r = (s["status"] == 1) & (s["final_loss"] < 1e-3)
+                v = [float(x) for x in s["steps"][m & r]]
+            else:
+                v = [float(x) for x in s[metric][m] if not np.isnan(x)]
+            if agg == "count":
+                want, ok = len(v), int(got) == len(v)
+            elif not v:
+                want, ok = "-", got == "-"
+            else:
+                tot = 0.0
+                for x in v: tot += x   # C sums in row order
+                want = {"mean": tot / len(v), "min": min(v), "max": max(v)}[agg]
+                ok = float(got) == want
+        if not ok:
+            print("cell lr=%s width=%s: got %s, want %s" % (lr, w, got, want)); sys.exit(1)
+        cells += 1
+print("%s/%s: %d cells ok" % (metric, agg, cells))
+sys.exit(0 if cells == 6 else 1)
+EOF
+}
+check "phase outcome (mixed cells, ties to the worse)" phase_check outcome mean ""
+grep -qE '[dD][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
+cat "$T/ph.txt"
+check "phase outcome count" phase_check outcome count ""
+check "phase final_loss mean" phase_check final_loss mean ""
+check "phase final_loss min, linear only" phase_check final_loss min "model.type=linear"
+check "phase min_loss max" phase_check min_loss max ""
+check "phase steps_to_tol mean" phase_check steps_to_tol mean ""
+check "phase steps_to_tol count" phase_check steps_to_tol count ""
+"${A[@]}" phase "$S" --x model.type --y depth --where 'lr=0.05' > "$T/ph2.txt"
+check "phase over an enum axis: columns linear relu" grep -qE '^depth \\ model.type +linear +relu$' "$T/ph2.txt"
+check "... aggregated over replicas and width" grep -q "aggregated over replicas (2), width" "$T/ph2.txt"
+report

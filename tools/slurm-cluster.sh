@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tools/slurm-cluster.sh -- a throw-away single-node Slurm cluster on loopback,
+# for trying `dynsweep submit` and for tests/slurm_sweep.sh.
+#
+#   tools/slurm-cluster.sh start DIR [CPUS]   write DIR/slurm.conf, start munged,
+#                                             slurmctld, slurmd; wait for the node
+#   tools/slurm-cluster.sh env DIR            print 'export SLURM_CONF=...' lines
+#   tools/slurm-cluster.sh stop DIR           stop the daemons (DIR is kept)
+#   tools/slurm-cluster.sh check              exit 0 if the packages are there
+#
+# SLURM_CLUSTER_EXTRA (optional): more slurm.conf lines, e.g.
+# 'SlurmdParameters=config_overrides' to declare more CPUs than the machine has.
+#
+# Then:  eval "$(tools/slurm-cluster.sh env DIR)"; sinfo; sbatch ...
+#
+# Everything lives in DIR: its own munge key and socket, slurm.conf, state,
+# spool, logs and pid files; the daemons listen on two free loopback ports
+# chosen at start. Nothing under /etc or /run is touched, so it runs beside a
+# real Slurm or munge installation. Needs root (slurmd launches jobs) and the
+# Debian packages slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge.
+# Uses cons_tres, proctrack/linuxproc and task/none: no cgroups needed.
+set -euo pipefail
+
+SBIN_NEEDED=(munged slurmctld slurmd sbatch srun scontrol sinfo squeue)
+
+sc_check() {
+  local p missing=()
+  for p in "${SBIN_NEEDED[@]}"; do
+    command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "missing programs: ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)"
+    return 1
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "not root: slurmd must run as root to launch jobs"
+    return 1
+  fi
+  return 0
+}
+
+# A TCP port nothing listens on (loopback), from a pseudo-random start.
+sc_free_port() {
+  local p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 )) used
+  used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
+  while grep -qx "$p" <<<"$used" || grep -qx "$p" <<<"${SC_TAKEN:-}"; do
+    p=$(( p + 1 )); [ "$p" -gt 60000 ] && p=20000
+  done
+  SC_TAKEN="${SC_TAKEN:-}"$'\n'"$p"
+  echo "$p"
+}
+
+sc_env() {
+  local d=$1
+  echo "export SLURM_CONF='$d/slurm.conf'"
+  echo "unset SLURM_JOB_ID SLURM_JOBID SLURM_CONF_SERVER"
+}
+
+sc_start() {
+  local d=$1 cpus=${2:-$(nproc)}
+  mkdir -p "$d"
+  d=$(cd "$d" && pwd)
+  chmod 0700 "$d"
+  mkdir -p "$d/state" "$d/spool" "$d/log" "$d/munge"
+  chmod 0700 "$d/munge"
+  # ---- munge: own key, socket, pid/log/seed files ----
+  dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
+  chmod 0400 "$d/munge/munge.key"
+  munged --force --socket="$d/munge/sock" --key-file="$d/munge/munge.key" \
+    --pid-file="$d/munge/munged.pid" --log-file="$d/log/munged.log" \
+    --seed-file="$d/munge/seed" --num-threads=2
+  local i
+  for i in $(seq 50); do [ -S "$d/munge/sock" ] && break; sleep 0.1; done
+  [ -S "$d/munge/sock" ] || { echo "munged did not start; see $d/log/munged.log" >&2; return 1; }
+
+  local ctlport slurmdport mem
+  ctlport=$(sc_free_port)
+  slurmdport=$(sc_free_port)
+  mem=$(awk '/MemTotal/ {printf "%d", $2 / 1024 / 2}' /proc/meminfo)
+  cat >"$d/slurm.conf" <<EOF
+# single-node test cluster written by tools/slurm-cluster.sh
+ClusterName=dstest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$ctlport
+SlurmdPort=$slurmdport
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$d/munge/sock
+CredType=cred/munge
+StateSaveLocation=$d/state
+SlurmdSpoolDir=$d/spool
+SlurmctldPidFile=$d/slurmctld.pid
+SlurmdPidFile=$d/slurmd.pid
+SlurmctldLogFile=$d/log/slurmctld.log
+SlurmdLogFile=$d/log/slurmd.log
+SlurmctldDebug=info
+MailProg=/bin/true
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=pmix
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2
+ReturnToService=2
+MinJobAge=300
+KillWait=20
+InactiveLimit=0
+OverTimeLimit=0
+MessageTimeout=10
+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+${SLURM_CLUSTER_EXTRA:-}
+NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+EOF
+  export SLURM_CONF="$d/slurm.conf"
+  unset SLURM_JOB_ID SLURM_JOBID
+  slurmctld -f "$d/slurm.conf" -i
+  slurmd -f "$d/slurm.conf" -N localhost
+  for i in $(seq 150); do
+    if sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle; then
+      echo "slurm-cluster: up in $d (slurmctld port $ctlport, slurmd port $slurmdport, $cpus CPUs)"
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "slurm-cluster: node did not become idle; logs:" >&2
+  tail -n 20 "$d"/log/*.log >&2 || true
+  sinfo -N -l >&2 || true
+  return 1
+}
+
+# Kill one daemon by its pid file: TERM, then KILL after a few seconds.
+sc_kill_pidfile() {
+  local f=$1 pid i
+  [ -s "$f" ] || return 0
+  pid=$(cat "$f")
+  kill -TERM "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+sc_stop() {
+  local d=$1 f pid
+  [ -d "$d" ] || return 0
+  export SLURM_CONF="$d/slurm.conf"
+  # jobs first, so their steps and slurmstepd processes end with them
+  if [ -s "$d/slurmctld.pid" ] && kill -0 "$(cat "$d/slurmctld.pid")" 2>/dev/null; then
+    scancel --full --quiet --partition=debug 2>/dev/null || true
+    for pid in $(seq 30); do
+      [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
+  sc_kill_pidfile "$d/slurmd.pid"
+  # slurmstepd processes left behind (their cwd or args name DIR's spool)
+  for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
+    if tr '\0' ' ' <"/proc/$pid/environ" 2>/dev/null | grep -q "SLURM_CONF=$d/slurm.conf"; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  sc_kill_pidfile "$d/slurmctld.pid"
+  sc_kill_pidfile "$d/munge/munged.pid"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  check) sc_check ;;
+  start) [ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS]" >&2; exit 2; }
+         sc_check >&2 || exit 1
+         sc_start "$2" "${3:-}" ;;
+  stop)  [ $# -ge 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }
+         sc_stop "$2" ;;
+  env)   [ $# -ge 2 ] || { echo "usage: $0 env DIR" >&2; exit 2; }
+         sc_env "$(cd "$2" && pwd)" ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ "$cmd" = -h ] || [ "$cmd" = --help ]; exit $? ;;
+esac
