@@ -1,0 +1,157 @@
+/* test_worker.c -- a point's trajectory survives checkpoint and resume
+ * bitwise: for full-batch GD, minibatch Adam and the end-to-end model, a run
+ * resumed from any checkpoint (or stopped by the stop flag and resumed) gives
+ * exactly the series and result of an uninterrupted run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dynsweep/util.h"
+#include "dynsweep/store.h"
+#include "dynsweep/worker.h"
+
+typedef struct {
+  int n;
+  char *blob[256];
+  size_t len[256];
+  volatile int *stop;
+  int stop_after; /* set *stop once this many checkpoints were saved */
+} saver;
+
+static int save(void *arg, int64_t id, const char *b, size_t len) {
+  saver *s = arg;
+  (void)id;
+  if (s->n == 256) return DS_EINTERNAL;
+  s->blob[s->n] = malloc(len);
+  memcpy(s->blob[s->n], b, len);
+  s->len[s->n++] = len;
+  if (s->stop && s->stop_after && s->n == s->stop_after) *s->stop = 1;
+  return DS_OK;
+}
+
+static int same_traj(const ds_traj *a, const ds_traj *b) {
+  if (a->n != b->n) return 0;
+  for (int i = 0; i < a->n; i++) {
+    const ds_series *x = &a->s[i], *y = &b->s[i];
+    if (strcmp(x->name, y->name) || x->n != y->n || x->ncols != y->ncols) return 0;
+    if (memcmp(x->step, y->step, x->n * sizeof *x->step)) return 0;
+    if (memcmp(x->val, y->val, x->n * x->ncols * sizeof *x->val)) return 0;
+  }
+  return 1;
+}
+
+static int same_result(const ds_point_result *a, const ds_point_result *b) {
+  return a->status == b->status && a->steps == b->steps &&
+         memcmp(&a->final_loss, &b->final_loss, sizeof(double)) == 0 &&
+         memcmp(&a->min_loss, &b->min_loss, sizeof(double)) == 0 &&
+         a->diverged_step == b->diverged_step;
+}
+
+static void run(const ds_sweep *sw, const ds_point *p, ds_team *team, const ds_ckpt *ck,
+                ds_traj *tr, ds_point_result *res) {
+  ds_traj_init(tr);
+  int rc = ds_worker_run_point(sw, p, team, tr, res, ck);
+  CHECK(rc == DS_OK, "%s", ds_errmsg());
+}
+
+static void check_config(const char *label, const char *yaml, ds_team *team) {
+  ds_sweep sw;
+  int rc = ds_sweep_parse(label, yaml, &sw);
+  CHECK(rc == DS_OK, "%s", ds_errmsg());
+  if (rc) return;
+  ds_point p;
+  ds_sweep_point(&sw, 0, &p);
+  ds_traj ref, tr;
+  ds_point_result rref, r;
+  run(&sw, &p, team, NULL, &ref, &rref);
+  CHECK(rref.status == DS_ST_DONE, "%s: reference run status %d", label, rref.status);
+
+  /* checkpoints every 37 steps do not perturb the run */
+  saver s = {0};
+  ds_ckpt ck = {.every_steps = 37, .save = save, .arg = &s};
+  run(&sw, &p, team, &ck, &tr, &r);
+  CHECK(same_traj(&ref, &tr) && same_result(&rref, &r), "%s: checkpointing changed the run", label);
+  CHECK(s.n >= 3, "%s: only %d checkpoints", label, s.n);
+  ds_traj_free(&tr);
+
+  /* resuming from the first, a middle and the last checkpoint */
+  int picks[3] = {0, s.n / 2, s.n - 1};
+  for (int k = 0; k < 3; k++) {
+    ds_ckpt rk = {.resume = s.blob[picks[k]], .resume_len = s.len[picks[k]]};
+    run(&sw, &p, team, &rk, &tr, &r);
+    CHECK(same_traj(&ref, &tr), "%s: resume from checkpoint %d differs", label, picks[k]);
+    CHECK(same_result(&rref, &r), "%s: result after resume from %d differs", label, picks[k]);
+    CHECK(r.wall_s > 0, "%s: wall time carried", label);
+    ds_traj_free(&tr);
+  }
+
+  /* the stop flag: save, return pending; resume finishes identically */
+  volatile int stop = 0;
+  saver s2 = {.stop = &stop, .stop_after = 2};
+  ds_ckpt ck2 = {.every_steps = 50, .stop = (volatile int *)&stop, .save = save, .arg = &s2};
+  run(&sw, &p, team, &ck2, &tr, &r);
+  CHECK(r.status == DS_ST_PENDING, "%s: stopped run status %d (want pending)", label, r.status);
+  CHECK(s2.n == 3, "%s: stop saved %d checkpoints (want 3)", label, s2.n);
+  ds_traj_free(&tr);
+  ds_ckpt rk = {.resume = s2.blob[s2.n - 1], .resume_len = s2.len[s2.n - 1]};
+  run(&sw, &p, team, &rk, &tr, &r);
+  CHECK(same_traj(&ref, &tr) && same_result(&rref, &r), "%s: stop + resume differs", label);
+  ds_traj_free(&tr);
+
+  /* a checkpoint of another configuration is refused */
+  ds_point q;
+  if (ds_sweep_npoints(&sw) > 1 && ds_sweep_point(&sw, 1, &q) == DS_OK) {
+    ds_traj_init(&tr);
+    rc = ds_worker_run_point(&sw, &q, team, &tr, &r, &rk);
+    CHECK(rc != DS_OK, "%s: foreign checkpoint accepted", label);
+    ds_traj_free(&tr);
+  }
+  /* a truncated checkpoint is refused */
+  ds_ckpt bad = {.resume = s.blob[0], .resume_len = s.len[0] / 2};
+  ds_traj_init(&tr);
+  rc = ds_worker_run_point(&sw, &p, team, &tr, &r, &bad);
+  CHECK(rc != DS_OK, "%s: truncated checkpoint accepted", label);
+  ds_traj_free(&tr);
+
+  for (int i = 0; i < s.n; i++) free(s.blob[i]);
+  for (int i = 0; i < s2.n; i++) free(s2.blob[i]);
+  ds_traj_free(&ref);
+  ds_sweep_free(&sw);
+}
+
+static const char *common =
+    "record: {every: 20, per_decade: 5, top_k: 2,\n"
+    "  series: [loss, test_loss, grad_norm, param_norm, layer_fro, layer_sv, lr]}\n";
+
+int main(void) {
+  MPI_Init(NULL, NULL);
+  ds_team team;
+  CHECK(ds_team_init(&team, MPI_COMM_SELF) == DS_OK, "%s", ds_errmsg());
+  char buf[4096];
+  snprintf(buf, sizeof buf,
+           "name: gd\nseed: 3\ngrid: {lr: [0.05, 0.02]}\n"
+           "model: {type: linear, width: 12, depth: 3, bias: true}\n"
+           "data: {kind: teacher, d_in: 6, d_out: 3, n_train: 40, n_test: 10, noise: 0.1}\n"
+           "loss: {type: mse, reduction: half_mean}\ntrain: {steps: 300}\n%s", common);
+  check_config("gd", buf, &team);
+  snprintf(buf, sizeof buf,
+           "name: adam\nseed: 4\ngrid: {lr: [0.01, 0.02]}\n"
+           "model: {type: relu, width: 16, depth: 3, bias: true, init: he}\n"
+           "data: {kind: rank2, d_in: 8, n_train: 64, n_test: 16, noise: 0.1}\n"
+           "loss: {type: mse, reduction: mean}\n"
+           "optimizer: {type: adam, batch_size: 12, weight_decay: 0.001}\n"
+           "train: {steps: 300}\n%s", common);
+  check_config("adam-sgd", buf, &team);
+  snprintf(buf, sizeof buf,
+           "name: e2e\nseed: 5\ngrid: {depth: [3, 2]}\n"
+           "model: {type: e2e, width: 8, init: balanced, init_scale: 0.5}\n"
+           "data: {kind: whitened, d_in: 5, d_out: 2, n_train: 20, n_test: 0}\n"
+           "loss: {type: lp, p: 4, reduction: half_mean}\n"
+           "optimizer: {type: gd, lr: 0.05}\ntrain: {steps: 300}\n%s", common);
+  check_config("e2e", buf, &team);
+  ds_team_free(&team);
+  int code = ds_check_report("test_worker");
+  MPI_Finalize();
+  return code;
+}
