@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Whole short trajectories of dynsweep against PyTorch autograd.
+
+For a linear and a ReLU MLP (with biases), trained by full-batch GD and by
+minibatch SGD (with momentum), the same initial weights and data are given to
+both: numpy draws them, h5py writes them, dynsweep reads them through
+`data.kind: hdf5` and `model.init: file`, and PyTorch (float64, its own
+autograd) trains from them. dynsweep records the training loss at every step;
+the two loss series must agree to 1e-10 relative. SGD batches: the reference
+re-derives dynsweep's batch order from its documented generator (Philox4x32-10
+keyed by splitmix64 of (seed, combo, replica, stream), Fisher-Yates per epoch),
+written here independently in Python.
+
+Usage: torch_reference.py DYNSWEEP_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+    import torch
+except ImportError as e:  # pragma: no cover
+    print(f"skip: {e} (install python3-torch python3-h5py python3-numpy)")
+    sys.exit(77)
+
+M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
+
+
+def philox(key, ctr):
+    c0, c1, c2, c3 = ctr
+    k0, k1 = key
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0) & M32, p1 & M32, ((p0 >> 32) ^ c3 ^ k1) & M32, p0 & M32
+        k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+    return [c0, c1, c2, c3]
+
+
+def splitmix(x):
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+class Rng:
+    def __init__(self, seed, combo, replica, stream):
+        k = splitmix(seed)
+        k = splitmix(k ^ combo)
+        k = splitmix(k ^ ((replica << 32) | stream))
+        self.key, self.ctr, self.buf = [k & M32, k >> 32], 0, []
+
+    def u32(self):
+        if not self.buf:
+            c = self.ctr
+            self.buf = philox(self.key, [c & M32, (c >> 32) & M32, (c >> 64) & M32, (c >> 96) & M32])
+            self.ctr += 1
+        return self.buf.pop(0)
+
+    def u64(self):
+        hi = self.u32()
+        return (hi << 32) | self.u32()
+
+
+def batches(seed, n, b, steps):
+    rng, perm, pos = Rng(seed, 0, 0, 3), None, n
+    for _ in range(steps):
+        out = []
+        for _ in range(b):
+            if pos == n:
+                perm = list(range(n))
+                for i in range(n - 1, 0, -1):
+                    j = rng.u64() % (i + 1)
+                    perm[i], perm[j] = perm[j], perm[i]
+                pos = 0
+            out.append(perm[pos])
+            pos += 1
+        yield out
+
+
+def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed):
+    params = []
+    for W, b in zip(Ws, bs):
+        params += [torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)]
+    Xt, Yt = torch.tensor(X), torch.tensor(Y)
+
+    def loss_on(x, y):
+        a = x
+        for l in range(len(Ws)):
+            a = a @ params[2 * l].T + params[2 * l + 1]
+            if act == "relu" and l < len(Ws) - 1:
+                a = torch.relu(a)
+        return ((a - y) ** 2).sum() / x.shape[0]  # reduction: mean
+
+    o = torch.optim.SGD(params, lr=lr, momentum=mu)
+    order = batches(seed, X.shape[0], batch, steps) if batch else None
+    out = []
+    for t in range(steps + 1):
+        with torch.no_grad():
+            out.append(loss_on(Xt, Yt).item())
+        if t == steps:
+            break
+        o.zero_grad()
+        idx = next(order) if batch else None
+        L = loss_on(Xt[idx], Yt[idx]) if batch else loss_on(Xt, Yt)
+        L.backward()
+        o.step()
+    return np.array(out)
+
+
+def main():
+    exe = sys.argv[1]
+    torch.set_num_threads(1)
+    rs = np.random.RandomState(11)
+    n, d_in, width, d_out, depth, steps, seed = 48, 5, 9, 3, 3, 40, 9
+    X = rs.randn(n, d_in)
+    Y = np.tanh(X @ rs.randn(d_in, d_out)) + 0.1 * rs.randn(n, d_out)
+    dims = [d_in] + [width] * (depth - 1) + [d_out]
+    Ws = [rs.randn(dims[l + 1], dims[l]) / np.sqrt(dims[l]) for l in range(depth)]
+    bs = [0.1 * rs.randn(dims[l + 1]) for l in range(depth)]
+    worst, cases = 0.0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        with h5py.File(os.path.join(tmp, "data.h5"), "w") as f:
+            f["X"], f["y"] = X, Y
+        with h5py.File(os.path.join(tmp, "w0.h5"), "w") as f:
+            for l in range(depth):
+                f[f"W{l + 1}"], f[f"b{l + 1}"] = Ws[l], bs[l][:, None]
+        for act in ("linear", "relu"):
+            for opt, lr, batch, mu in (("gd", 0.05, 0, 0.0), ("sgd", 0.05, 8, 0.0),
+                                       ("momentum", 0.02, 12, 0.9)):
+                y = f"""name: torchref
+seed: {seed}
+model: {{type: {act}, width: {width}, depth: {depth}, bias: true, init: file, init_file: {tmp}/w0.h5}}
+data: {{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}
+loss: {{type: mse, reduction: mean}}
+optimizer: {{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}}}
+train: {{steps: {steps}, diverge_above: 1e30}}
+record: {{every: 1, per_decade: 0, series: [loss]}}
+"""
+                path = os.path.join(tmp, f"{act}-{opt}.yaml")
+                store = path[:-5] + ".h5"
+                open(path, "w").write(y)
+                subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"],
+                               check=True)
+                with h5py.File(store, "r") as f:
+                    steps_ds = f["points/000000/loss/step"][:]
+                    ours = f["points/000000/loss/value"][:]
+                ref = torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed)
+                ok_steps = np.array_equal(steps_ds, np.arange(steps + 1))
+                rel = np.max(np.abs(ours - ref) / np.abs(ref))
+                worst, cases = max(worst, rel), cases + 1
+                good = ok_steps and rel < 1e-10 and ref[-1] < ref[0]
+                print(f"{'ok' if good else 'FAIL'}: {act:6s} {opt:8s} batch {batch:2d}: loss {ref[0]:.6f} -> "
+                      f"{ref[-1]:.6f} over {steps} steps, max relative difference {rel:.2e}")
+                if not good:
+                    print(f"torch_reference: {cases - 1} passed, 1 failed")
+                    return 1
+    print(f"worst relative difference {worst:.2e}")
+    print(f"torch_reference: {cases} passed, 0 failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
