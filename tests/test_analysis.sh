@@ -52,7 +52,7 @@ check "phase --metric reason: exit 2" test "$(code "${A[@]}" phase "$S" --x lr -
 check "ls of a missing store: exit 2" test "$(code "${A[@]}" ls "$T/none.h5")" -eq 2
 
 # ---- ls: filters and sorting against h5py ----------------------------------------
-ids() { awk '$1 ~ /^[0-9]+$/ && NF > 5 {print $1}' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+ids() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {print $1}' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 h5ids() { # python expression over s (summary), mt (model.type code: 0 linear, 1 relu); key
   $PY - "$S" "$1" "${2:-}" <<'EOF'
 import sys, h5py, numpy as np
@@ -169,11 +169,15 @@ print("sv/W2 csv ok:", len(sv), "rows of", len(pts), "points")
 EOF
 cat "$T/py.txt"
 # h5dump agrees too (17 significant digits): loss of point 5
-h5dump -m %.17g -d /points/000005/loss/value "$S" | sed -n '/DATA {/,/}/p' | grep -oE '[-+0-9.eEnaif]+' \
-  | grep -vE '^\(|^[0-9]+$' > "$T/h5d.txt" || true
+h5dump -m %.17g -d /points/000005/loss/value "$S" > "$T/h5d.txt"
 awk -F'\t' '$1 == 5 {print $3}' "$T/loss.tsv" > "$T/exp.txt"
-check "export loss of point 5 = h5dump -m %.17g ($(wc -l < "$T/exp.txt") values)" \
-  $PY -c "import sys; a=[float(x) for x in open('$T/h5d.txt') if x.strip()][-$(wc -l < "$T/exp.txt"):]; b=[float(x) for x in open('$T/exp.txt')]; sys.exit(0 if a == b and b else 1)"
+check "export loss of point 5 = h5dump -m %.17g ($(wc -l < "$T/exp.txt") values)" $PY -c "
+import re, sys
+txt = open('$T/h5d.txt').read().split('ATTRIBUTE')[0]  # the data, not the unit attribute
+a = [float(x) for l in txt.splitlines() if re.match(r'\s*\(\d+\):', l)
+     for x in l.split(':', 1)[1].replace(',', ' ').split()]
+b = [float(x) for x in open('$T/exp.txt')]
+sys.exit(0 if a == b and b else 1)"
 
 # ---- phase: cells = aggregates computed by hand from h5py ---------------------------
 phase_check() { # args: metric agg extra-where ; compares every cell

@@ -6,6 +6,7 @@
  *   W_l    d_l x d_{l-1} l = 1..L (L = depth)
  *   b_l    d_l
  *   Z_l    d_l x n       Z_l = W_l A_{l-1} + b_l 1^T,  A_0 = X
+ *                        (NTK parameterisation: W_l A_{l-1} / sqrt(d_{l-1}))
  *   A_l    d_l x n       A_l = relu(Z_l) for a ReLU net (l < L), else Z_l
  *   F = Z_L              network output, d_L x n
  * All parameters live in one contiguous vector theta (llm.c style): W_1, b_1,
@@ -100,7 +101,12 @@ int ds_mlp_work_products(const ds_mlp *m, ds_mlp_work *w);
  * DS_INIT_FILE, which the caller loads and writes into theta itself), times
  * spec->init_scale, honouring spec->symmetric (seed 000 pairing; needs an even
  * hidden width, depth 2) and spec->init_std / balanced_identity. Draws only
- * from rng, in a documented order. Biases start at 0. */
+ * from rng, in a documented order (src/nn/init.c; every entry of W_1, W_2, ...
+ * column-major for the iid kinds). Biases start at 0. gaussian with init_std 0
+ * equals ds_mlp_init_gaussian(init_scale) bitwise. Note: the seed 000 pairing
+ * makes a ReLU net linear at init (f(x) = 1/2 W_2 W_1 x, scaled), not zero.
+ * DS_EINPUT: FILE, balanced with a hidden width < min(d_in, d_out), symmetric
+ * without depth 2 / even width, non-finite init_scale, init_std < 0. */
 int ds_mlp_init_weights(const ds_mlp *m, const ds_model_spec *spec, ds_rng *rng, double *theta);
 
 /* A loss: type DS_LOSS_*, exponent p (lp), coefficient c (see config.h). */
@@ -109,7 +115,11 @@ typedef struct {
   double p;
   double c;
 } ds_loss;
-/* Coefficient from the reduction for n samples (half = 1/p for lp). */
+/* Coefficient from the reduction for n samples (half = 1/p for lp).
+ * Cross-entropy takes sum or mean only: a half reduction is DS_EINPUT. For
+ * probability (not one-hot) columns y_i with sum t_i, CE is
+ * c sum_i sum_k y_ki (logsumexp(f_i) - f_ki), gradient c (t_i softmax(f_i) - y_i),
+ * Hessian c t_i (diag(s_i) - s_i s_i^T). */
 int ds_loss_setup(ds_loss *l, const ds_loss_spec *spec, int n);
 /* L and (if dF) dL/dF for outputs F, targets Y (k x n). Cross-entropy takes
  * one-hot (or probability) columns Y. */
@@ -124,7 +134,8 @@ double ds_mlp_loss_l(const ds_mlp *m, const double *theta, const double *X, cons
                      const ds_loss *l, ds_mlp_work *w);
 
 /* Optimal loss L* of a single linear map W (d_out x d_in) on (X, Y): closed
- * form (least squares) for mse, a converged numerical optimum for lp. */
+ * form (least squares) for mse, a converged numerical optimum for lp (Newton
+ * from the least-squares solution). Cross-entropy: DS_EINPUT (not defined). */
 int ds_linear_optimum(const ds_loss *l, const double *X, const double *Y, int d_in, int d_out,
                       int n, double *Lstar);
 /* The same, also returning the minimiser W (d_out x d_in, column-major; may be
@@ -145,7 +156,11 @@ double ds_mlp_loss_hvp(const ds_mlp *m, const double *theta, const double *X, co
 
 /* Linearised (order 1) or quadratic (order 2, the NQM) model of m around
  * theta0 (seed 003): f_lin(theta) = f(theta0) + J(theta0) d, f_quad adds
- * 1/2 d^T H_f(theta0) d, d = theta - theta0. Works for any X. */
+ * 1/2 d^T H_f(theta0) d, d = theta - theta0. Works for any X (nothing is
+ * cached; w->n <= max_n). Gradient: J^T g (+ H_<g,f>(theta0) d), g = dL/dF.
+ * With a fixed output layer, its part of d is ignored (it never moves).
+ * Cost per loss+gradient: about 5 (order 1) / 11 (order 2) GEMMs per layer,
+ * vs 3 for the network itself. */
 typedef struct {
   const ds_mlp *m;
   int order;

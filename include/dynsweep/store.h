@@ -79,8 +79,9 @@ int ds_store_extend(ds_store *s, const ds_store_meta *meta, const ds_summary_row
 /* Journals point row->id: its series (published under /points/<id>/) and its
  * summary row. Durable once ds_store_sync returned (or the next publish). */
 int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
-/* Records end time and scheduler figures as root attributes, marks the run
- * state "complete" and publishes. */
+/* Records end time and scheduler figures (totals over all sessions) as root
+ * attributes, marks the run state "complete" and publishes. end_time NULL:
+ * an unfinished session, only the figures are recorded. */
 int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s);
 /* A writer publishes what is journaled, then releases the lock (and removes
  * the then empty journal). */

@@ -254,7 +254,7 @@ double ds_mlp_loss_hvp(const ds_mlp *m, const double *theta, const double *X, co
 /* ---- f_lin / f_quad -----------------------------------------------------------------
  * F = f(theta0) + J(theta0) d [+ 1/2 d^T H_f(theta0) d], d = theta - theta0,
  * from one forward pass at theta0 and the tangent (and second-order) forward
- * along d: about 3 (order 1) or 4-5 (order 2) forward passes per evaluation.
+ * along d: 3 (order 1) or 5 (order 2) GEMMs per layer for the outputs.
  * Gradient of L(F): J^T g [+ H_<g,f>(theta0) d], g = dL/dF, in one backward
  * pass with R (order 2) or the plain backward pass (order 1). Nothing about X
  * is cached, so X may change between calls (minibatches, test sets). */

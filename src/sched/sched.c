@@ -1,17 +1,34 @@
 /* sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
  *
  * Protocol (world communicator):
- *   worker -> 0  TAG_READY   (int 0)                 "give me a point"
- *   0 -> worker  TAG_ASSIGN  (int64 id, -1 = stop)
+ *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
+ *   0 -> worker  TAG_ASSIGN  (int64[3]: row id, sweep point index, blob
+ *                             length; id -1 = stop)
+ *   0 -> worker  TAG_BLOB    (the checkpoint to resume from), only when the
+ *                             length above is > 0
+ *   worker -> 0  TAG_CKPT    (int64 row id + checkpoint blob), any number of
+ *                             times while a point runs
  *   worker -> 0  TAG_RESULT  (ds_point_result bytes) then
- *   worker -> 0  TAG_TRAJ    (packed ds_traj bytes)  a result doubles as READY
+ *   worker -> 0  TAG_TRAJ    (packed ds_traj bytes)    a result doubles as READY
+ * A result with status pending means the worker stopped the point (drain
+ * signal) after checkpointing it: rank 0 stops handing out work.
+ *
  * Points go out longest-estimated-first to whichever worker asks. Rank 0
  * waits with MPI_Iprobe and an exponential sleep back-off (Open MPI's
- * blocking receives busy-poll and would burn a core), and is the only rank
- * that touches the store. With one rank, rank 0 runs the points itself. */
+ * blocking receives busy-poll and would burn a core), is the only rank that
+ * touches the store, fsyncs the journal when it has nothing else to do and
+ * publishes the store when due. With one rank, rank 0 runs the points itself.
+ * A run on an existing store resumes it (points are matched by their grid
+ * values, so a sweep file that only added grid values extends the store). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dynsweep/sched.h"
@@ -20,21 +37,133 @@
 #include "dynsweep/util.h"
 #include "dynsweep/worker.h"
 
-enum { TAG_READY = 11, TAG_ASSIGN = 12, TAG_RESULT = 13, TAG_TRAJ = 14 };
+enum {
+  TAG_READY = 11,
+  TAG_ASSIGN = 12,
+  TAG_RESULT = 13,
+  TAG_TRAJ = 14,
+  TAG_BLOB = 15,
+  TAG_CKPT = 16
+};
+
+/* ---- drain signal ----------------------------------------------------------- */
+
+static volatile sig_atomic_t g_stop;
+static void on_drain(int sig) {
+  (void)sig;
+  g_stop = 1;
+}
+
+typedef struct {
+  struct sigaction term, usr1, xfsz;
+} saved_sigs;
+
+/* SIGTERM and SIGUSR1 ask for a drain; SIGXFSZ (a file size limit) is
+ * ignored so that the write fails with EFBIG and is reported. */
+static void install_signals(saved_sigs *old) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_drain;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  g_stop = 0;
+  sigaction(SIGTERM, &sa, &old->term);
+  sigaction(SIGUSR1, &sa, &old->usr1);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &sa, &old->xfsz);
+}
+
+static void restore_signals(const saved_sigs *old) {
+  sigaction(SIGTERM, &old->term, NULL);
+  sigaction(SIGUSR1, &old->usr1, NULL);
+  sigaction(SIGXFSZ, &old->xfsz, NULL);
+}
+
+/* ---- state of rank 0 ------------------------------------------------------------ */
 
 typedef struct {
   const ds_sweep *sw;
   const ds_run_opts *o;
-  int64_t n, next;      /* points, next index into order */
-  int64_t *order;       /* point ids, longest first */
+  int64_t n;             /* store rows (= points); row id == index */
+  int64_t *sidx;         /* sweep point index of each row */
+  double *cost;          /* estimated cost of each row */
   ds_summary_row *rows;
+  char **blob;           /* latest checkpoint of each unfinished row, or NULL */
+  size_t *bloblen;
+  int64_t *queue, qn, qhead; /* rows to run, longest first */
   ds_store *store;
-  int64_t finished, ndone, ndiv, nfail;
-  double t0;
-  int fatal;            /* store error: stop handing out work */
+  int64_t final0;        /* finished rows when this session started */
+  int64_t nfinal, ndone, ndiv, nfail, nrunning, session_done;
+  double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
+  int fatal, draining, tty, nothing_to_do;
+  char fatal_msg[1024];
 } sched;
 
-/* ---- point queue ---------------------------------------------------------- */
+static int is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
+
+/* A store error: remember the first message, stop handing out work. */
+static void set_fatal(sched *s) {
+  if (!s->fatal) snprintf(s->fatal_msg, sizeof s->fatal_msg, "%s", ds_errmsg());
+  s->fatal = 1;
+  if (!s->draining) {
+    s->draining = 1;
+    s->drain_deadline = ds_now() + s->o->drain_timeout;
+  }
+}
+
+static void start_drain(sched *s, const char *why) {
+  if (s->draining) return;
+  s->draining = 1;
+  s->drain_deadline = ds_now() + s->o->drain_timeout;
+  if (s->tty && !s->o->quiet) fputc('\n', stderr);
+  ds_log("%s: no new points; waiting up to %.0f s for %lld running point(s) to checkpoint",
+         why, s->o->drain_timeout, (long long)s->nrunning);
+}
+
+/* ---- rows, identity, queue ----------------------------------------------------- */
+
+static void fill_row(ds_summary_row *r, int64_t id, const ds_point *p) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->combo = p->combo;
+  r->replica = p->replica;
+  r->width = p->cfg.model.width;
+  r->depth = p->cfg.model.depth;
+  r->lr = p->cfg.optimizer.lr;
+  r->init_scale = p->cfg.model.init_scale;
+  r->status = DS_ST_PENDING;
+  r->final_loss = r->min_loss = r->final_test_loss = NAN;
+  r->diverged_step = -1;
+  r->rank = -1;
+}
+
+/* Axis values of sweep point idx (last axis fastest). */
+static void point_axis_vals(const ds_sweep *sw, int64_t idx, double *out) {
+  int64_t c = idx / sw->replicas;
+  for (int a = sw->naxes - 1; a >= 0; a--) {
+    out[a] = sw->axes[a].val[c % sw->axes[a].nvals];
+    c /= sw->axes[a].nvals;
+  }
+}
+
+int64_t ds_sched_map_rows(const ds_sweep *sw, const double *vals, const ds_summary_row *rows,
+                          int64_t n, int64_t *map) {
+  int64_t mapped = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t combo = 0;
+    int ok = rows[i].replica >= 0 && rows[i].replica < sw->replicas;
+    for (int a = 0; ok && a < sw->naxes; a++) {
+      double v = vals[i * sw->naxes + a];
+      int k = 0;
+      while (k < sw->axes[a].nvals && memcmp(&sw->axes[a].val[k], &v, sizeof v) != 0) k++;
+      ok = k < sw->axes[a].nvals;
+      combo = combo * sw->axes[a].nvals + k;
+    }
+    map[i] = ok ? combo * sw->replicas + rows[i].replica : -1;
+    mapped += ok;
+  }
+  return mapped;
+}
 
 static double *g_cost; /* for qsort */
 static int by_cost_desc(const void *a, const void *b) {
@@ -43,62 +172,84 @@ static int by_cost_desc(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int alloc_rows(sched *s, int64_t n) {
+  size_t m = n ? (size_t)n : 1;
+  s->n = n;
+  s->sidx = ds_calloc(m, sizeof *s->sidx);
+  s->cost = ds_calloc(m, sizeof *s->cost);
+  s->blob = ds_calloc(m, sizeof *s->blob);
+  s->bloblen = ds_calloc(m, sizeof *s->bloblen);
+  s->queue = ds_calloc(m, sizeof *s->queue);
+  if (!s->rows) s->rows = ds_calloc(m, sizeof *s->rows);
+  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->rows ? DS_OK : DS_ENOMEM;
+}
+
+static void free_sched(sched *s) {
+  for (int64_t i = 0; s->blob && i < s->n; i++) free(s->blob[i]);
+  free(s->blob);
+  free(s->bloblen);
+  free(s->sidx);
+  free(s->cost);
+  free(s->rows);
+  free(s->queue);
+}
+
+/* Queue every unfinished row, longest first; count the finished ones. */
 static int build_queue(sched *s) {
-  s->n = ds_sweep_npoints(s->sw);
-  s->order = ds_calloc(s->n, sizeof *s->order);
-  s->rows = ds_calloc(s->n, sizeof *s->rows);
-  double *cost = ds_calloc(s->n, sizeof *cost);
-  if (!s->order || !s->rows || !cost) { free(cost); return DS_ENOMEM; }
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
-    int rc = ds_sweep_point(s->sw, i, &p);
-    if (rc) { free(cost); return rc; }
-    cost[i] = p.cost;
-    s->order[i] = i;
-    ds_summary_row *r = &s->rows[i];
-    r->id = p.id;
-    r->combo = p.combo;
-    r->replica = p.replica;
-    r->width = p.cfg.model.width;
-    r->depth = p.cfg.model.depth;
-    r->lr = p.cfg.optimizer.lr;
-    r->init_scale = p.cfg.model.init_scale;
-    r->status = DS_ST_PENDING;
-    r->final_loss = r->min_loss = r->final_test_loss = NAN;
-    r->diverged_step = -1;
-    r->rank = -1;
+    DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
+    s->cost[i] = p.cost;
+    const ds_summary_row *r = &s->rows[i];
+    if (is_final(r->status)) {
+      s->nfinal++;
+      s->ndone += r->status == DS_ST_DONE;
+      s->ndiv += r->status == DS_ST_DIVERGED;
+      s->nfail += r->status == DS_ST_FAILED;
+    } else {
+      s->queue[s->qn++] = i;
+    }
   }
-  g_cost = cost;
-  qsort(s->order, s->n, sizeof *s->order, by_cost_desc);
+  s->final0 = s->nfinal;
+  g_cost = s->cost;
+  qsort(s->queue, s->qn, sizeof *s->queue, by_cost_desc);
   g_cost = NULL;
-  free(cost);
   return DS_OK;
 }
 
 static int64_t next_point(sched *s) {
-  return (s->fatal || s->next >= s->n) ? -1 : s->order[s->next++];
+  if (s->fatal || s->draining || g_stop || s->qhead >= s->qn) return -1;
+  return s->queue[s->qhead++];
 }
 
-/* ---- store ---------------------------------------------------------------- */
+/* A point a worker stopped goes back to the front of the queue. */
+static void requeue(sched *s, int64_t id) {
+  if (s->qhead > 0) s->queue[--s->qhead] = id;
+}
 
-static int create_store(sched *s, const char *hosts, int nranks) {
+static void keep_blob(sched *s, int64_t id, const char *b, size_t len) {
+  if (id < 0 || id >= s->n) return;
+  char *c = malloc(len ? len : 1);
+  if (!c) return; /* the journal has it; only this session's reuse is lost */
+  memcpy(c, b, len);
+  free(s->blob[id]);
+  s->blob[id] = c;
+  s->bloblen[id] = len;
+}
+
+/* ---- store: create, or resume / extend -------------------------------------------- */
+
+static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
   const ds_sweep *sw = s->sw;
   int na = sw->naxes;
   const char **names = ds_calloc(na + 1, sizeof *names), **paths = ds_calloc(na + 1, sizeof *paths);
-  double *vals = ds_calloc(s->n * (na ? na : 1), sizeof *vals);
-  if (!names || !paths || !vals) { free(names); free(paths); free(vals); return DS_ENOMEM; }
-  for (int a = 0; a < na; a++) {
+  double *vals = ds_calloc((size_t)s->n * (na ? na : 1) + 1, sizeof *vals);
+  int rc = names && paths && vals ? DS_OK : DS_ENOMEM;
+  for (int a = 0; rc == DS_OK && a < na; a++) {
     names[a] = sw->axes[a].name;
     paths[a] = sw->axes[a].path;
   }
-  /* axis values per point: decode the combo, last axis fastest */
-  for (int64_t i = 0; i < s->n; i++) {
-    int64_t c = s->rows[i].combo;
-    for (int a = na - 1; a >= 0; a--) {
-      vals[i * na + a] = sw->axes[a].val[c % sw->axes[a].nvals];
-      c /= sw->axes[a].nvals;
-    }
-  }
+  for (int64_t i = 0; rc == DS_OK && i < s->n; i++) point_axis_vals(sw, s->sidx[i], vals + i * na);
   char start[32];
   ds_iso_time(start, sizeof start);
   ds_store_meta m = {
@@ -108,32 +259,316 @@ static int create_store(sched *s, const char *hosts, int nranks) {
       .hosts = hosts, .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks,
       .naxes = na, .axis_names = names, .axis_paths = paths, .npoints = s->n,
       .point_axis_vals = vals};
-  int rc = ds_store_create(s->o->store_path, &m, s->rows, &s->store);
+  if (rc == DS_OK && !s->store) rc = ds_store_create(s->o->store_path, &m, s->rows, &s->store);
+  else if (rc == DS_OK) rc = ds_store_extend(s->store, &m, s->rows);
   free(names);
   free(paths);
   free(vals);
   return rc;
 }
 
-static void progress(sched *s, const ds_summary_row *r) {
-  s->finished++;
-  s->ndone += r->status == DS_ST_DONE;
-  s->ndiv += r->status == DS_ST_DIVERGED;
-  s->nfail += r->status == DS_ST_FAILED;
-  if (s->o->quiet) return;
-  double el = ds_now() - s->t0, rate = s->finished / (el > 0 ? el : 1e-9);
-  double eta = (s->n - s->finished) / (rate > 0 ? rate : 1e-9);
-  ds_log("[%lld/%lld] point %lld %-8s steps %-7lld loss %-11.4g rank %d %.2fs | done %lld "
-         "diverged %lld failed %lld | %.2f pts/s ETA %.0fs",
-         (long long)s->finished, (long long)s->n, (long long)r->id, ds_status_name(r->status),
-         (long long)r->steps, r->final_loss, r->rank, r->wall_s, (long long)s->ndone,
-         (long long)s->ndiv, (long long)s->nfail, rate, eta);
+static int create_new(sched *s, const char *hosts, int nranks) {
+  DS_TRY(alloc_rows(s, ds_sweep_npoints(s->sw)));
+  for (int64_t i = 0; i < s->n; i++) {
+    ds_point p;
+    DS_TRY(ds_sweep_point(s->sw, i, &p));
+    s->sidx[i] = i;
+    fill_row(&s->rows[i], i, &p);
+  }
+  return make_meta_and_create(s, hosts, nranks);
 }
 
-/* Fold a worker's result into its row and write it; a store failure is fatal. */
-static void finish_point(sched *s, const ds_point_result *res, const ds_traj *tr) {
-  if (res->id < 0 || res->id >= s->n) return;
-  ds_summary_row *r = &s->rows[res->id];
+/* Why the sweep file sw cannot continue the store whose sweep is old (rows
+ * and their axis values as stored); "" if it can. map gets each row's point
+ * index in sw. */
+static void compare_sweeps(const ds_sweep *old, const ds_sweep *sw, const double *vals,
+                           int naxes, char **names, const ds_summary_row *rows, int64_t n,
+                           int64_t *map, char *why, size_t wn) {
+  why[0] = 0;
+  if (strcmp(old->name, sw->name) != 0) {
+    snprintf(why, wn, "the store's sweep is named '%s', the sweep file's '%s'", old->name, sw->name);
+    return;
+  }
+  if (old->seed != sw->seed) {
+    snprintf(why, wn, "seed %llu in the store, %llu in the sweep file",
+             (unsigned long long)old->seed, (unsigned long long)sw->seed);
+    return;
+  }
+  int same_axes = naxes == sw->naxes && old->naxes == sw->naxes;
+  for (int a = 0; same_axes && a < sw->naxes; a++)
+    same_axes = !strcmp(old->axes[a].path, sw->axes[a].path) && !strcmp(names[a], sw->axes[a].name);
+  if (!same_axes) {
+    size_t k = (size_t)snprintf(why, wn, "the grid axes differ (store:");
+    for (int a = 0; a < old->naxes && k < wn; a++)
+      k += (size_t)snprintf(why + k, wn - k, " %s", old->axes[a].name);
+    if (k < wn) k += (size_t)snprintf(why + k, wn - k, "; sweep file:");
+    for (int a = 0; a < sw->naxes && k < wn; a++)
+      k += (size_t)snprintf(why + k, wn - k, " %s", sw->axes[a].name);
+    if (k < wn) snprintf(why + k, wn - k, ")");
+    return;
+  }
+  if (ds_sched_map_rows(sw, vals, rows, n, map) < n) {
+    for (int64_t i = 0; i < n; i++) {
+      if (map[i] >= 0) continue;
+      if (rows[i].replica >= sw->replicas) {
+        snprintf(why, wn, "replicas went down from %d to %d", old->replicas, sw->replicas);
+        return;
+      }
+      for (int a = 0; a < sw->naxes; a++) {
+        double v = vals[i * sw->naxes + a];
+        int k = 0;
+        while (k < sw->axes[a].nvals && memcmp(&sw->axes[a].val[k], &v, sizeof v) != 0) k++;
+        if (k == sw->axes[a].nvals) {
+          snprintf(why, wn, "grid value %.17g of axis %s (point %lld) is gone from the sweep file",
+                   v, sw->axes[a].name, (long long)rows[i].id);
+          return;
+        }
+      }
+    }
+    snprintf(why, wn, "some of its points are not in the sweep file");
+    return;
+  }
+  if (old->hash == sw->hash) return;
+  /* grid values were added or reordered: every old point must still mean
+   * exactly the same configuration */
+  int64_t *omap = ds_calloc(n ? (size_t)n : 1, sizeof *omap);
+  if (!omap) {
+    snprintf(why, wn, "out of memory comparing the sweeps");
+    return;
+  }
+  ds_sched_map_rows(old, vals, rows, n, omap);
+  static const char *const sect[] = {"model", "data", "loss", "optimizer", "train", "record"};
+  for (int64_t i = 0; i < n && !why[0]; i++) {
+    ds_point po, pn;
+    if (omap[i] < 0 || ds_sweep_point(old, omap[i], &po) != DS_OK ||
+        ds_sweep_point(sw, map[i], &pn) != DS_OK) {
+      snprintf(why, wn, "point %lld of the store cannot be found in its own sweep", (long long)i);
+      break;
+    }
+    const void *a[] = {&po.cfg.model, &po.cfg.data, &po.cfg.loss, &po.cfg.optimizer, &po.cfg.train,
+                       &po.cfg.record};
+    const void *b[] = {&pn.cfg.model, &pn.cfg.data, &pn.cfg.loss, &pn.cfg.optimizer, &pn.cfg.train,
+                       &pn.cfg.record};
+    const size_t sz[] = {sizeof po.cfg.model, sizeof po.cfg.data, sizeof po.cfg.loss,
+                         sizeof po.cfg.optimizer, sizeof po.cfg.train, sizeof po.cfg.record};
+    for (int k = 0; k < 6; k++)
+      if (memcmp(a[k], b[k], sz[k]) != 0) {
+        snprintf(why, wn, "settings in section '%s' changed (point %lld would not mean the same "
+                          "run any more)", sect[k], (long long)i);
+        break;
+      }
+  }
+  free(omap);
+}
+
+/* Reads an existing store's sweep and grid (read-only), decides whether sw
+ * continues it, then resumes it (and extends it with sw's new points). */
+static int resume_existing(sched *s) {
+  const char *path = s->o->store_path;
+  ds_store *r = NULL;
+  ds_summary_row *rows = NULL;
+  int64_t n = 0, np = 0;
+  char *text = NULL, **names = NULL;
+  double *vals = NULL;
+  int naxes = 0, have_old = 0;
+  ds_sweep old;
+  int rc = ds_store_open(path, &r);
+  if (rc == DS_EINPUT) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ds_errmsg());
+    return ds_fail(DS_EINPUT, "%s; refusing to use it as the store (it was left untouched)", msg);
+  }
+  if (rc == DS_OK) rc = ds_store_read_summary(r, &rows, &n);
+  if (rc == DS_OK) rc = ds_store_sweep_text(r, &text);
+  if (rc == DS_OK) rc = ds_store_read_axes(r, &naxes, &names, &vals, &np);
+  if (rc == DS_OK && np != n) rc = ds_fail(DS_EIO, "%s: /grid and /summary disagree", path);
+  if (rc == DS_OK) {
+    rc = ds_sweep_parse(path, text, &old);
+    if (rc != DS_OK) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", ds_errmsg());
+      rc = ds_fail(DS_EINPUT, "%s: the sweep stored in it cannot be read: %s", path, msg);
+    }
+    have_old = rc == DS_OK;
+  }
+  ds_store_close(r);
+  free(text);
+  int64_t *map = NULL;
+  char why[768] = "";
+  if (rc == DS_OK && !(map = ds_calloc(n ? (size_t)n : 1, sizeof *map))) rc = DS_ENOMEM;
+  if (rc == DS_OK) compare_sweeps(&old, s->sw, vals, naxes, names, rows, n, map, why, sizeof why);
+  if (rc == DS_OK && why[0])
+    rc = ds_fail(DS_EINPUT, "%s: made by a different sweep than %s: %s. A store continues only "
+                            "the sweep that made it, or that sweep with grid values (or replicas) "
+                            "added; nothing was changed. Use another -o path for a new sweep.",
+                 path, s->sw->path, why);
+  int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
+  if (have_old) ds_sweep_free(&old);
+  for (int a = 0; names && a < naxes; a++) free(names[a]);
+  free(names);
+  free(vals);
+  free(rows);
+  rows = NULL;
+  /* the store's current rows (the journal of a killed run replayed) */
+  if (rc == DS_OK) rc = ds_store_resume(path, &s->store);
+  if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
+  int64_t nsw = ds_sweep_npoints(s->sw);
+  if (rc == DS_OK) {
+    s->rows = rows;
+    rows = NULL;
+    if (extend) {
+      ds_summary_row *grown = realloc(s->rows, (size_t)(nsw ? nsw : 1) * sizeof *grown);
+      if (!grown) rc = ds_fail(DS_ENOMEM, "out of memory");
+      else s->rows = grown;
+    }
+  }
+  if (rc == DS_OK) rc = alloc_rows(s, extend ? nsw : n);
+  if (rc == DS_OK) {
+    char *used = ds_calloc(nsw ? (size_t)nsw : 1, 1);
+    if (!used) rc = DS_ENOMEM;
+    for (int64_t i = 0; rc == DS_OK && i < n; i++) {
+      s->sidx[i] = map[i];
+      used[map[i]] = 1;
+      s->rows[i].combo = map[i] / s->sw->replicas;
+    }
+    int64_t k = n;
+    for (int64_t j = 0; rc == DS_OK && extend && j < nsw; j++) {
+      if (used[j]) continue;
+      ds_point p;
+      rc = ds_sweep_point(s->sw, j, &p);
+      s->sidx[k] = j;
+      fill_row(&s->rows[k], k, &p);
+      k++;
+    }
+    free(used);
+    if (rc == DS_OK && extend) {
+      s->n = k;
+      ds_log("%s: the sweep file adds grid values: %lld new point(s) (ids %lld..%lld); the %lld "
+             "old points keep their ids", path, (long long)(k - n), (long long)n,
+             (long long)k - 1, (long long)n);
+      rc = make_meta_and_create(s, "", 0);
+    }
+  }
+  free(rows);
+  free(map);
+  return rc;
+}
+
+/* Checkpoints of unfinished points; rows left "running" by a killed run
+ * become pending again. */
+static int load_unfinished(sched *s) {
+  int64_t nblob = 0;
+  for (int64_t i = 0; i < s->n; i++) {
+    ds_summary_row *r = &s->rows[i];
+    if (is_final(r->status)) continue;
+    if (r->status == DS_ST_RUNNING) {
+      r->status = DS_ST_PENDING;
+      r->rank = -1;
+      DS_TRY(ds_store_write_row(s->store, r));
+    }
+    char *b = NULL;
+    size_t len = 0;
+    int rc = ds_store_read_ckpt(s->store, i, &b, &len);
+    if (rc == DS_OK) {
+      s->blob[i] = b;
+      s->bloblen[i] = len;
+      nblob++;
+    } else if (rc != DS_EINPUT) {
+      return rc;
+    }
+  }
+  ds_clear_error();
+  int64_t todo = s->n - s->nfinal;
+  if (s->final0 > 0 || nblob > 0)
+    ds_log("resuming %s: %lld of %lld points finished, %lld to run (%lld from a checkpoint)",
+           s->o->store_path, (long long)s->nfinal, (long long)s->n, (long long)todo,
+           (long long)nblob);
+  return DS_OK;
+}
+
+static double attr_num(ds_store *st, const char *name) {
+  char buf[64];
+  if (ds_store_attr(st, name, buf, sizeof buf) != DS_OK) {
+    ds_clear_error();
+    return 0;
+  }
+  return strtod(buf, NULL);
+}
+
+static int prepare(sched *s, const char *hosts, int nranks) {
+  struct stat st;
+  int rc;
+  if (lstat(s->o->store_path, &st) == 0) rc = resume_existing(s);
+  else rc = create_new(s, hosts, nranks);
+  if (rc == DS_OK) rc = build_queue(s);
+  if (rc == DS_OK && s->nfinal == s->n) {
+    s->nothing_to_do = 1;
+    if (!s->o->quiet)
+      ds_log("%s: nothing to do, all %lld points finished", s->o->store_path, (long long)s->n);
+    char state[32] = "";
+    if (ds_store_attr(s->store, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
+    if (strcmp(state, "complete") != 0) { /* killed after its last point: finish it now */
+      char end[32];
+      ds_iso_time(end, sizeof end);
+      rc = ds_store_finish(s->store, end, attr_num(s->store, "rank0_cpu_s"),
+                           attr_num(s->store, "wall_s"));
+    }
+    return rc;
+  }
+  if (rc == DS_OK) rc = load_unfinished(s);
+  if (rc == DS_OK) {
+    s->prev_wall = attr_num(s->store, "wall_s");
+    s->prev_cpu = attr_num(s->store, "rank0_cpu_s");
+    ds_store_set_publish_every(s->store, s->o->publish_every);
+    ds_store_set_run(s->store, "running", (double)time(NULL), s->final0);
+    rc = ds_store_publish(s->store, 1); /* the session is visible at once */
+  }
+  return rc;
+}
+
+/* ---- progress --------------------------------------------------------------------- */
+
+static void progress(sched *s, const ds_summary_row *r, int force) {
+  if (s->o->quiet) return;
+  double now = ds_now(), el = now - s->t0;
+  double rate = s->session_done / (el > 0 ? el : 1e-9);
+  int64_t left = s->n - s->nfinal, pending = left - s->nrunning;
+  double eta = rate > 0 ? left / rate : 0;
+  char etas[32];
+  if (rate > 0) snprintf(etas, sizeof etas, "%.0fs", eta);
+  else snprintf(etas, sizeof etas, "?");
+  if (r && s->o->verbose) {
+    ds_log("[%lld/%lld] point %lld %-8s steps %-7lld loss %-11.4g rank %d %.2fs%s%s",
+           (long long)s->nfinal, (long long)s->n, (long long)r->id, ds_status_name(r->status),
+           (long long)r->steps, r->final_loss, r->rank, r->wall_s, r->reason[0] ? " | " : "",
+           r->reason);
+  }
+  if (s->tty) {
+    if (!force && now - s->last_prog < 0.2) return;
+    char bar[31];
+    int fill = s->n ? (int)(30 * s->nfinal / s->n) : 30;
+    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r[%s] %lld/%lld | done %lld diverged %lld failed %lld running %lld pending "
+                    "%lld | %.2f pts/s ETA %s\033[K", bar, (long long)s->nfinal, (long long)s->n,
+            (long long)s->ndone, (long long)s->ndiv, (long long)s->nfail, (long long)s->nrunning,
+            (long long)pending, rate, etas);
+    fflush(stderr);
+  } else if (!s->o->verbose || force) {
+    if (!force && now - s->last_prog < 10.0) return;
+    ds_log("progress: %lld/%lld finished (done %lld, diverged %lld, failed %lld), running %lld, "
+           "pending %lld | %.2f pts/s ETA %s", (long long)s->nfinal, (long long)s->n,
+           (long long)s->ndone, (long long)s->ndiv, (long long)s->nfail, (long long)s->nrunning,
+           (long long)pending, rate, etas);
+  }
+  s->last_prog = now;
+}
+
+/* ---- results --------------------------------------------------------------------- */
+
+static void finish_point(sched *s, int64_t id, const ds_point_result *res, const ds_traj *tr) {
+  if (id < 0 || id >= s->n) return;
+  ds_summary_row *r = &s->rows[id];
   r->status = res->status;
   r->steps = res->steps;
   r->final_loss = res->final_loss;
@@ -144,21 +579,58 @@ static void finish_point(sched *s, const ds_point_result *res, const ds_traj *tr
   r->rank = res->rank;
   memcpy(r->reason, res->reason, sizeof r->reason);
   r->reason[sizeof r->reason - 1] = 0;
-  if (!s->fatal && ds_store_write_point(s->store, r, tr) != DS_OK) {
-    ds_warn("%s", ds_errmsg());
-    s->fatal = 1;
-  }
-  progress(s, r);
+  if (!s->fatal && ds_store_write_point(s->store, r, tr) != DS_OK) set_fatal(s);
+  if (s->fatal) return;
+  free(s->blob[id]);
+  s->blob[id] = NULL;
+  s->bloblen[id] = 0;
+  s->nfinal++;
+  s->session_done++;
+  s->ndone += r->status == DS_ST_DONE;
+  s->ndiv += r->status == DS_ST_DIVERGED;
+  s->nfail += r->status == DS_ST_FAILED;
+  progress(s, r, 0);
 }
 
-/* ---- running a point (any rank) --------------------------------------------- */
+/* A result: final (write it) or pending (the worker stopped it). */
+static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr) {
+  int64_t id = res->id;
+  s->nrunning--;
+  if (res->status == DS_ST_PENDING || res->status == DS_ST_RUNNING) {
+    requeue(s, id);
+    if (id >= 0 && id < s->n) {
+      s->rows[id].status = DS_ST_PENDING;
+      if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) set_fatal(s);
+    }
+    start_drain(s, "a worker stopped its point (drain signal)");
+    return;
+  }
+  finish_point(s, id, res, tr);
+}
 
-static void run_one(const ds_sweep *sw, int64_t id, ds_team *team, int rank, ds_traj *tr,
-                    ds_point_result *res) {
+static void mark_running(sched *s, int64_t id, int rank) {
+  s->nrunning++;
+  s->rows[id].status = DS_ST_RUNNING;
+  s->rows[id].rank = rank;
+  if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) set_fatal(s);
+}
+
+/* Periodic work of rank 0: drain signal, publish, progress. */
+static void tick(sched *s) {
+  if (g_stop && !s->draining) start_drain(s, "drain signal");
+  if (!s->fatal && ds_store_publish(s->store, 0) != DS_OK) set_fatal(s);
+  progress(s, NULL, 0);
+}
+
+/* ---- running a point (any rank) ------------------------------------------------------ */
+
+static void run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
+                    ds_traj *tr, ds_point_result *res, const ds_ckpt *ck) {
   ds_point p;
   ds_traj_init(tr);
-  int rc = ds_sweep_point(sw, id, &p);
-  if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res, NULL);
+  memset(res, 0, sizeof *res);
+  int rc = ds_sweep_point(sw, sidx, &p);
+  if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res, ck);
   res->id = id;
   res->rank = rank;
   if (rc != DS_OK) {
@@ -167,40 +639,129 @@ static void run_one(const ds_sweep *sw, int64_t id, ds_team *team, int rank, ds_
   }
 }
 
-/* ---- rank 0 --------------------------------------------------------------- */
+typedef struct {
+  MPI_Comm comm;
+  int64_t id;
+  sched *s; /* -n 1: rank 0 itself */
+} ckpt_ctx;
 
-/* Wait for any message without burning a core: probe, then sleep with
- * exponential back-off from 50 us to 20 ms. */
-static void wait_message(MPI_Comm comm, MPI_Status *st) {
-  double nap = 50e-6;
+static int save_remote(void *arg, int64_t point, const char *blob, size_t len) {
+  ckpt_ctx *c = arg;
+  (void)point;
+  if (len > (size_t)INT_MAX - sizeof(int64_t)) return 1;
+  char *m = malloc(len + sizeof(int64_t));
+  if (!m) return 1;
+  memcpy(m, &c->id, sizeof c->id);
+  memcpy(m + sizeof c->id, blob, len);
+  MPI_Send(m, (int)(len + sizeof c->id), MPI_BYTE, 0, TAG_CKPT, c->comm);
+  free(m);
+  return 0;
+}
+
+static int save_local(void *arg, int64_t point, const char *blob, size_t len) {
+  ckpt_ctx *c = arg;
+  sched *s = c->s;
+  (void)point;
+  if (s->fatal) return 1;
+  if (ds_store_write_ckpt(s->store, c->id, blob, len) != DS_OK || ds_store_sync(s->store) != DS_OK) {
+    set_fatal(s);
+    return 1;
+  }
+  keep_blob(s, c->id, blob, len);
+  tick(s);
+  return 0;
+}
+
+static void init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
+                      const char *resume, size_t resume_len) {
+  memset(ck, 0, sizeof *ck);
+  ck->every_s = o->checkpoint_every > 0 ? o->checkpoint_every : 0;
+  ck->stop = (volatile int *)&g_stop;
+  ck->save = local ? save_local : save_remote;
+  ck->arg = c;
+  ck->resume = resume_len ? resume : NULL;
+  ck->resume_len = resume_len;
+}
+
+/* ---- rank 0 ---------------------------------------------------------------------------- */
+
+/* Waits for a message without burning a core: probe, then sleep with an
+ * exponential back-off from 50 us to 20 ms. Before sleeping, the journal is
+ * fsynced (group commit). Returns 0 after ~0.25 s without a message, so the
+ * caller can do its periodic work. */
+static int wait_message(sched *s, MPI_Comm comm, MPI_Status *st) {
+  double nap = 50e-6, t0 = ds_now();
   for (;;) {
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, st);
-    if (flag) return;
+    if (flag) return 1;
+    if (!s->fatal && ds_store_sync(s->store) != DS_OK) set_fatal(s);
+    if (ds_now() - t0 > 0.25) return 0;
     ds_sleep(nap);
     nap = nap * 2 < 20e-3 ? nap * 2 : 20e-3;
   }
 }
 
+static char *recv_bytes(MPI_Comm comm, int src, int tag, int *len) {
+  MPI_Status st;
+  MPI_Probe(src, tag, comm, &st);
+  MPI_Get_count(&st, MPI_BYTE, len);
+  char *buf = malloc(*len ? (size_t)*len : 1);
+  if (!buf) {
+    ds_fail(DS_ENOMEM, "out of memory receiving %d bytes", *len);
+    char dummy[1];
+    MPI_Recv(dummy, 0, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE); /* truncation error */
+    return NULL;
+  }
+  MPI_Recv(buf, *len, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+  return buf;
+}
+
 static int recv_result(MPI_Comm comm, int src, ds_point_result *res, ds_traj *tr) {
   MPI_Recv(res, sizeof *res, MPI_BYTE, src, TAG_RESULT, comm, MPI_STATUS_IGNORE);
-  MPI_Status st;
   int len;
-  MPI_Probe(src, TAG_TRAJ, comm, &st);
-  MPI_Get_count(&st, MPI_BYTE, &len);
-  char *buf = malloc(len ? len : 1);
-  if (!buf) return ds_fail(DS_ENOMEM, "out of memory receiving %d bytes", len);
-  MPI_Recv(buf, len, MPI_BYTE, src, TAG_TRAJ, comm, MPI_STATUS_IGNORE);
+  char *buf = recv_bytes(comm, src, TAG_TRAJ, &len);
+  ds_traj_init(tr);
+  if (!buf) return DS_ENOMEM;
   int rc = ds_traj_unpack(buf, len, tr);
   free(buf);
   return rc;
+}
+
+static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
+  int64_t id = next_point(s);
+  int64_t hdr[3] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0};
+  if (id >= 0 && !s->blob[id]) hdr[2] = 0;
+  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
+  if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
+  if (id >= 0) mark_running(s, id, dst);
+  else (*active)--;
+}
+
+/* Drain or store failure with workers still busy past the deadline: publish
+ * what we have and end the job. */
+static void abort_busy(sched *s, MPI_Comm comm) {
+  int code = s->fatal ? 1 : DS_EXIT_DRAINED;
+  if (s->tty && !s->o->quiet) fputc('\n', stderr);
+  ds_warn("%lld point(s) still running %.0f s after the %s; ending the job (they resume from "
+          "their last checkpoint)", (long long)s->nrunning, s->o->drain_timeout,
+          s->fatal ? "store failure" : "drain signal");
+  if (!s->fatal) ds_store_set_run(s->store, "drained", (double)time(NULL), s->final0);
+  if (s->fatal) fprintf(stderr, "dynsweep: %s\n", s->fatal_msg);
+  ds_store_close(s->store);
+  s->store = NULL;
+  fflush(stderr);
+  MPI_Abort(comm, code);
 }
 
 static int serve(sched *s, MPI_Comm comm, int nworkers) {
   int active = nworkers;
   while (active > 0) {
     MPI_Status st;
-    wait_message(comm, &st);
+    int got = wait_message(s, comm, &st);
+    tick(s);
+    if (s->draining && s->nrunning > 0 && ds_now() > s->drain_deadline) abort_busy(s, comm);
+    if (!got) continue;
     int src = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
       int dummy;
@@ -209,18 +770,28 @@ static int serve(sched *s, MPI_Comm comm, int nworkers) {
       ds_point_result res;
       ds_traj tr;
       if (recv_result(comm, src, &res, &tr) != DS_OK) {
-        ds_warn("%s", ds_errmsg());
-        s->fatal = 1;
+        s->nrunning--;
+        set_fatal(s);
       } else {
-        finish_point(s, &res, &tr);
-        ds_traj_free(&tr);
+        take_result(s, &res, &tr);
       }
+      ds_traj_free(&tr);
+    } else if (st.MPI_TAG == TAG_CKPT) {
+      int len;
+      char *buf = recv_bytes(comm, src, TAG_CKPT, &len);
+      int64_t id = -1;
+      if (buf && len >= (int)sizeof id) {
+        memcpy(&id, buf, sizeof id);
+        if (!s->fatal && ds_store_write_ckpt(s->store, id, buf + sizeof id, len - sizeof id) != DS_OK)
+          set_fatal(s);
+        else keep_blob(s, id, buf + sizeof id, len - sizeof id);
+      }
+      free(buf);
+      continue; /* no reply: the worker is still training */
     } else {
       return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
     }
-    int64_t id = next_point(s);
-    MPI_Send(&id, 1, MPI_INT64_T, src, TAG_ASSIGN, comm);
-    if (id < 0) active--;
+    assign(s, comm, src, &active);
   }
   return DS_OK;
 }
@@ -228,43 +799,56 @@ static int serve(sched *s, MPI_Comm comm, int nworkers) {
 static void serve_alone(sched *s) {
   ds_team team;
   if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
-    ds_warn("%s", ds_errmsg());
-    s->fatal = 1;
+    set_fatal(s);
     return;
   }
-  for (int64_t id; (id = next_point(s)) >= 0;) {
+  for (int64_t id; tick(s), (id = next_point(s)) >= 0;) {
     ds_point_result res;
     ds_traj tr;
-    run_one(s->sw, id, &team, 0, &tr, &res);
-    finish_point(s, &res, &tr);
+    ds_ckpt ck;
+    ckpt_ctx c = {MPI_COMM_SELF, id, s};
+    mark_running(s, id, 0);
+    init_ckpt(&ck, s->o, &c, 1, s->blob[id], s->bloblen[id]);
+    run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
+    take_result(s, &res, &tr);
     ds_traj_free(&tr);
   }
+  if (g_stop && !s->draining && s->nfinal < s->n) start_drain(s, "drain signal");
   ds_team_free(&team);
 }
 
-/* ---- workers -------------------------------------------------------------- */
+/* ---- workers -------------------------------------------------------------------------- */
 
-static int work(const ds_sweep *sw, MPI_Comm comm, int rank) {
+static int work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank) {
   ds_team team;
   int rc = ds_team_init(&team, MPI_COMM_SELF); /* team size 1 */
+  char terr[256];
+  snprintf(terr, sizeof terr, "%s", rc == DS_OK ? "" : ds_errmsg());
   int zero = 0;
   MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
   for (;;) {
-    int64_t id;
-    MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
-    if (id < 0) break;
+    int64_t hdr[3];
+    MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+    if (hdr[0] < 0) break;
+    char *blob = NULL;
+    int blen = 0;
+    if (hdr[2] > 0) blob = recv_bytes(comm, 0, TAG_BLOB, &blen);
     ds_point_result res;
     ds_traj tr;
-    if (rc == DS_OK) {
-      run_one(sw, id, &team, rank, &tr, &res);
-    } else { /* team setup failed: report every point as failed */
+    if (rc == DS_OK && !g_stop) {
+      ds_ckpt ck;
+      ckpt_ctx c = {comm, hdr[0], NULL};
+      init_ckpt(&ck, o, &c, 0, blob, blob ? (size_t)blen : 0);
+      run_one(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
+    } else { /* stopping: hand the point back; or team setup failed */
       memset(&res, 0, sizeof res);
       ds_traj_init(&tr);
-      res.id = id;
+      res.id = hdr[0];
       res.rank = rank;
-      res.status = DS_ST_FAILED;
-      snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
+      res.status = rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
+      snprintf(res.reason, sizeof res.reason, "%s", rc == DS_OK ? "" : terr);
     }
+    free(blob);
     char *buf;
     size_t len;
     if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
@@ -283,7 +867,7 @@ static int work(const ds_sweep *sw, MPI_Comm comm, int rank) {
   return DS_OK;
 }
 
-/* ---- entry ---------------------------------------------------------------- */
+/* ---- entry ------------------------------------------------------------------------------ */
 
 static char *gather_hosts(MPI_Comm comm, int rank, int size) {
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
@@ -305,49 +889,91 @@ static char *gather_hosts(MPI_Comm comm, int rank, int size) {
   return out;
 }
 
+/* After the work: finish (complete) or record the session (drained,
+ * stopped), report, close. */
+static int wrap_up(sched *s, int size, double cpu, double wall) {
+  int rc = DS_OK;
+  int complete = s->nfinal == s->n;
+  char end[32];
+  ds_iso_time(end, sizeof end);
+  if (s->tty && !s->o->quiet) {
+    progress(s, NULL, 1);
+    fputc('\n', stderr);
+  }
+  if (!complete)
+    ds_store_set_run(s->store, s->fatal ? "stopped" : "drained", (double)time(NULL), s->final0);
+  int frc = ds_store_finish(s->store, complete ? end : NULL, s->prev_cpu + cpu, s->prev_wall + wall);
+  if (frc != DS_OK && !s->fatal) set_fatal(s);
+  ds_store_stats st;
+  ds_store_get_stats(s->store, &st);
+  int crc = ds_store_close(s->store);
+  s->store = NULL;
+  if (crc != DS_OK && !s->fatal) set_fatal(s);
+  if (s->fatal) return ds_fail(DS_EIO, "%s", s->fatal_msg);
+  if (!s->o->quiet) {
+    ds_log("%s %lld points in %.2f s: %lld done, %lld diverged, %lld failed of %lld; rank 0 CPU "
+           "%.3f s (%.1f%% of a core)%s", complete ? "finished" : "drained after",
+           (long long)s->session_done, wall, (long long)s->ndone, (long long)s->ndiv,
+           (long long)s->nfail, (long long)s->n, cpu, 100.0 * cpu / (wall > 0 ? wall : 1),
+           size == 1 ? ", rank 0 also trained" : "");
+    ds_log("store: %lld publishes, %.3f s (%.2f%% of wall, last %.1f ms, file %.2f MB); journal "
+           "%lld records, %.2f MB, %.3f s writing+fsync (%.2f%% of wall)",
+           (long long)st.publishes, st.publish_s, 100 * st.publish_s / (wall > 0 ? wall : 1),
+           1e3 * st.last_publish_s, st.file_bytes * 1e-6, (long long)st.journal_records,
+           st.journal_bytes * 1e-6, st.journal_s, 100 * st.journal_s / (wall > 0 ? wall : 1));
+    if (!complete)
+      ds_log("drained: %lld point(s) left; run the same command again to resume",
+             (long long)(s->n - s->nfinal));
+  }
+  return rc;
+}
+
 int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  saved_sigs sigs;
+  install_signals(&sigs);
   char *hosts = gather_hosts(comm, rank, size);
   sched s = {.sw = sw, .o = o};
+  s.tty = isatty(2);
   if (rank == 0) {
     s.t0 = ds_now();
-    rc = build_queue(&s);
-    if (rc == DS_OK) rc = create_store(&s, hosts ? hosts : "", size);
+    rc = prepare(&s, hosts ? hosts : "", size);
+    if (rc != DS_OK && s.store) {
+      ds_store_close(s.store);
+      s.store = NULL;
+    }
   }
   free(hosts);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* store refused: everyone stops, nothing ran */
-  if (rc != DS_OK) {
-    free(s.order);
-    free(s.rows);
-    return rank == 0 ? rc : ds_fail(rc, "rank 0 could not start the sweep");
+  int start[2] = {rc, s.nothing_to_do};
+  MPI_Bcast(start, 2, MPI_INT, 0, comm); /* refused: everyone stops, nothing ran */
+  if (start[0] != DS_OK || start[1]) {
+    int nothing = start[1];
+    if (rank == 0 && s.store) ds_store_close(s.store);
+    free_sched(&s);
+    restore_signals(&sigs);
+    if (o->drained) *o->drained = 0;
+    if (nothing) return DS_OK;
+    return rank == 0 ? rc : ds_fail(start[0], "rank 0 could not start the sweep");
   }
+  int drained = 0;
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
+    s.t0 = ds_now();
     if (size == 1) serve_alone(&s);
     else rc = serve(&s, comm, size - 1);
     double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.t0;
-    char end[32];
-    ds_iso_time(end, sizeof end);
-    if (!s.fatal) {
-      rc = ds_store_finish(s.store, end, cpu, wall);
-      if (!o->quiet && rc == DS_OK)
-        ds_log("finished %lld points in %.2f s: %lld done, %lld diverged, %lld failed; "
-               "rank 0 CPU %.3f s (%.1f%% of a core)%s", (long long)s.finished, wall,
-               (long long)s.ndone, (long long)s.ndiv, (long long)s.nfail, cpu,
-               100.0 * cpu / (wall > 0 ? wall : 1), size == 1 ? ", rank 0 also trained" : "");
-    } else if (rc == DS_OK) {
-      rc = ds_fail(DS_EIO, "the sweep stopped: writing the store failed (see above)");
-    }
-    int crc = ds_store_close(s.store);
-    if (rc == DS_OK) rc = crc;
+    drained = s.nfinal < s.n && !s.fatal;
+    int wrc = wrap_up(&s, size, cpu, wall);
+    if (rc == DS_OK) rc = wrc;
   } else {
-    rc = work(sw, comm, rank);
+    rc = work(sw, o, comm, rank);
   }
-  int all = rc;
-  MPI_Bcast(&all, 1, MPI_INT, 0, comm);
-  free(s.order);
-  free(s.rows);
-  return rank == 0 ? rc : (all != DS_OK && rc == DS_OK ? ds_fail(all, "rank 0 failed") : rc);
+  int all[2] = {rc, drained};
+  MPI_Bcast(all, 2, MPI_INT, 0, comm);
+  free_sched(&s);
+  restore_signals(&sigs);
+  if (o->drained) *o->drained = all[0] == DS_OK && all[1];
+  return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
 }

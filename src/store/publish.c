@@ -511,11 +511,14 @@ void ds_store_get_stats(const ds_store *s, ds_store_stats *st) {
 
 int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, double wall_s) {
   if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
-  snprintf(s->end_time, sizeof s->end_time, "%s", end_time ? end_time : "");
   s->cpu_s = rank0_cpu_s;
   s->wall_s = wall_s;
-  s->finished = 1;
-  snprintf(s->run_state, sizeof s->run_state, "complete");
+  s->have_totals = 1;
+  if (end_time) { /* complete; NULL: only the totals of an unfinished session */
+    snprintf(s->end_time, sizeof s->end_time, "%s", end_time);
+    s->finished = 1;
+    snprintf(s->run_state, sizeof s->run_state, "complete");
+  }
   s->attrs_dirty = 1;
   return ds_store_publish(s, 1);
 }

@@ -38,7 +38,7 @@ struct ds_store {
   int64_t session_done0;
   char end_time[40];
   double cpu_s, wall_s;
-  int finished;
+  int finished, have_totals;
   const ds_store_meta *ext_meta;   /* extension being published */
   const ds_summary_row *ext_rows;
   ds_store_stats st;

@@ -53,9 +53,9 @@ int ds_store_h5_run_attrs(ds_store *s) {
            ds_store_put_str(f, "run_state", s->run_state) >= 0 &&
            ds_store_put_f64(f, "session_start_unix", s->session_start) >= 0 &&
            ds_store_put_i64(f, "session_done0", s->session_done0) >= 0;
-  if (ok && s->finished)
-    ok = ds_store_put_str(f, "end_time", s->end_time) >= 0 &&
-         ds_store_put_f64(f, "rank0_cpu_s", s->cpu_s) >= 0 &&
+  if (ok && s->finished) ok = ds_store_put_str(f, "end_time", s->end_time) >= 0;
+  if (ok && s->have_totals)
+    ok = ds_store_put_f64(f, "rank0_cpu_s", s->cpu_s) >= 0 &&
          ds_store_put_f64(f, "wall_s", s->wall_s) >= 0;
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
 }
