@@ -1,10 +1,15 @@
-/* main.c -- the dynsweep command line: run, plan, ls, show, version.
+/* main.c -- the dynsweep command line: run, plan, ls, show, status, submit,
+ * version.
  *
- * Exit codes: 0 success; 2 bad input (sweep file, arguments, data file,
- * existing store); 1 any other failure (I/O, MPI, numerical, internal). */
+ * Exit codes: 0 success; 2 bad input (sweep file, arguments, data file, a
+ * store of another sweep or a file that is not a store); 3 run drained on a
+ * signal with points left (resumable); 1 any other failure (I/O, MPI,
+ * numerical, internal). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -13,6 +18,7 @@
 #include "dynsweep/config.h"
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
+#include "dynsweep/submit.h"
 #include "dynsweep/util.h"
 
 #ifndef DS_SCALAPACK_VERSION
@@ -23,24 +29,46 @@ static const char *usage_main =
     "usage: dynsweep COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  run SWEEP.yaml -o STORE.h5   run a sweep (under mpirun; rank 0 schedules)\n"
+    "  run SWEEP.yaml -o STORE.h5   run a sweep, or resume / extend STORE (under mpirun)\n"
     "  plan SWEEP.yaml              validate, expand the grid, estimate the cost (no MPI)\n"
     "  ls STORE.h5                  one row per point: parameters, status, losses, time\n"
     "  show STORE.h5 POINT          the recorded series of one point\n"
+    "  status STORE.h5              progress of a sweep, also while it runs\n"
+    "  submit SWEEP.yaml -o STORE.h5 [...]  run a sweep as Slurm job(s) until complete\n"
     "  version                      versions of dynsweep and its libraries, BLAS kernel\n"
     "\n"
     "'dynsweep COMMAND --help' describes each command.\n"
-    "exit codes: 0 ok, 2 bad input (sweep file, arguments, existing store), 1 other failures\n";
+    "exit codes: 0 ok, 2 bad input (sweep file, arguments, a store of another sweep),\n"
+    "            3 run drained by a signal (run again to resume), 1 other failures\n";
 
 static const char *usage_run =
-    "usage: mpirun -n P dynsweep run SWEEP.yaml -o STORE.h5 [--quiet]\n"
+    "usage: mpirun -n P dynsweep run SWEEP.yaml -o STORE.h5 [options]\n"
     "\n"
     "Runs every point of the sweep and writes one HDF5 store. Rank 0 schedules\n"
     "(longest points first, to whichever worker is free) and writes the store;\n"
     "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file is\n"
-    "validated before any work starts or any file is created; STORE must not exist.\n"
-    "  -o, --output STORE   the store to create (required)\n"
-    "  -q, --quiet          no per-point progress lines\n";
+    "validated before any work starts or any file is created.\n"
+    "\n"
+    "If STORE exists, the run continues it: finished points are skipped, unfinished\n"
+    "ones run (from their last checkpoint when there is one). The sweep file must be\n"
+    "the one that made STORE, or that one with grid values (or replicas) added: the\n"
+    "new points are appended and old points keep their ids. Any other change, or a\n"
+    "file that is not a dynsweep store, is refused (exit 2) and left untouched.\n"
+    "\n"
+    "The store survives kill -9 at any moment: finished points are journaled to\n"
+    "STORE.journal at once and published into STORE (a complete, closed HDF5 file\n"
+    "at all times) every few seconds. SIGUSR1 or SIGTERM drains the run: no new\n"
+    "points, running points checkpoint, the store is published, exit code 3.\n"
+    "  -o, --output STORE          the store to create or continue (required)\n"
+    "  --checkpoint-every SECONDS  workers checkpoint running points this often (300; 0 off)\n"
+    "  --publish-every SECONDS     publish the store at most this often (2; publishing\n"
+    "                              is also kept below ~2% of the wall time)\n"
+    "  --drain-timeout SECONDS     after a drain signal, wait this long for running\n"
+    "                              points to checkpoint, then end the job (25)\n"
+    "  -q, --quiet                 no progress output\n"
+    "  -v, --verbose               one progress line per finished point\n"
+    "Progress: a bar on a terminal, else a log line every 10 s (stderr of rank 0).\n"
+    "exit codes: 0 complete, 2 bad input, 3 drained (run again to resume), 1 failure\n";
 
 static const char *usage_plan =
     "usage: dynsweep plan SWEEP.yaml [--all]\n"
@@ -55,6 +83,14 @@ static const char *usage_ls =
     "Prints one row per point: id, replica, grid parameters, status\n"
     "(done / diverged / failed / pending), steps done, final and minimum training\n"
     "loss, wall seconds, and the rank that ran it.\n";
+
+static const char *usage_status =
+    "usage: dynsweep status STORE.h5\n"
+    "\n"
+    "Progress of a sweep, also while it runs (reads the published store and the\n"
+    "journal of finished points not published yet; takes no lock): points done /\n"
+    "running / diverged / failed / pending of the total, points per second and ETA\n"
+    "of the current (or last) session, the run state and the time of the last update.\n";
 
 static const char *usage_show =
     "usage: dynsweep show STORE.h5 POINT [--series NAME]\n"
@@ -157,15 +193,33 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   return rc;
 }
 
+/* A non-negative number of seconds, or -1. */
+static double seconds_arg(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  return (end == s || *end || !(v >= 0) || v > 1e9) ? -1 : v;
+}
+
 static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
-  int quiet = 0;
+  int quiet = 0, verbose = 0;
+  double ckpt = 300, publish = 2, drain = 25;
   for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+    double *num = !strcmp(argv[i], "--checkpoint-every") ? &ckpt
+                : !strcmp(argv[i], "--publish-every")    ? &publish
+                : !strcmp(argv[i], "--drain-timeout")    ? &drain
+                                                         : NULL;
+    if (num) {
+      if (++i == argc) return bad_args(usage_run, "run: %s needs a number of seconds", argv[i - 1]);
+      if ((*num = seconds_arg(argv[i])) < 0)
+        return bad_args(usage_run, "run: expected a number of seconds >= 0, got '%s'", argv[i]);
+    } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a file name", argv[i - 1]);
       out = argv[i];
     } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
       quiet = 1;
+    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+      verbose = 1;
     } else if (argv[i][0] == '-') {
       return bad_args(usage_run, "run: unknown option '%s'", argv[i]);
     } else if (!file) {
@@ -177,7 +231,7 @@ static int cmd_run(int argc, char **argv) {
   if (!file) return bad_args(usage_run, "run: missing the sweep file%s", "");
   if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
   MPI_Init(NULL, NULL);
-  int rank, size;
+  int rank, size, drained = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   ds_sweep sw;
@@ -188,13 +242,15 @@ static int cmd_run(int argc, char **argv) {
     if (rank == 0 && !quiet)
       ds_log("sweep '%s': %lld points on %d rank(s), OpenBLAS kernel %s", sw.name,
              (long long)ds_sweep_npoints(&sw), size, ds_blas_kernel());
-    ds_run_opts o = {.store_path = out, .quiet = quiet, .library_versions = libs};
+    ds_run_opts o = {.store_path = out, .quiet = quiet, .verbose = verbose && !quiet,
+                     .library_versions = libs, .checkpoint_every = ckpt,
+                     .publish_every = publish, .drain_timeout = drain, .drained = &drained};
     rc = ds_sched_run(&sw, &o, MPI_COMM_WORLD);
     ds_sweep_free(&sw);
   }
   if (rc != DS_OK && rank == 0) fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
   MPI_Finalize();
-  return ds_exit_code(rc);
+  return rc == DS_OK && drained ? DS_EXIT_DRAINED : ds_exit_code(rc);
 }
 
 /* ---- ls / show --------------------------------------------------------------- */
@@ -211,7 +267,10 @@ static int print_summary(const char *path, FILE *out) {
   ds_store *s = NULL;
   ds_summary_row *rows = NULL;
   int64_t n = 0;
-  char *text = NULL;
+  char *text = NULL, **names = NULL;
+  double *vals = NULL;
+  int naxes = 0;
+  int64_t np = 0, *map = NULL;
   ds_sweep sw;
   int rc = ds_store_open(path, &s);
   if (rc == DS_OK) rc = ds_store_read_summary(s, &rows, &n);
@@ -222,6 +281,17 @@ static int print_summary(const char *path, FILE *out) {
     free(rows);
     return fail_store(s, rc);
   }
+  /* a point is found in the sweep by its grid values (ids differ from grid
+   * positions once a store was extended) */
+  map = calloc(n ? (size_t)n : 1, sizeof *map);
+  if (map && ds_store_read_axes(s, &naxes, &names, &vals, &np) == DS_OK && np == n &&
+      naxes == sw.naxes)
+    ds_sched_map_rows(&sw, vals, rows, n, map);
+  else if (map)
+    for (int64_t i = 0; i < n; i++) map[i] = rows[i].id;
+  for (int a = 0; names && a < naxes; a++) free(names[a]);
+  free(names);
+  free(vals);
   fprintf(out, "%6s %3s", "point", "rep");
   for (int a = 0; a < sw.naxes; a++) fprintf(out, " %11.11s", sw.axes[a].name);
   fprintf(out, " %-8s %8s %12s %12s %8s %4s\n", "status", "steps", "final_loss", "min_loss",
@@ -231,7 +301,7 @@ static int print_summary(const char *path, FILE *out) {
     const ds_summary_row *r = &rows[i];
     ds_point p;
     fprintf(out, "%6lld %3d", (long long)r->id, r->replica);
-    int prc = ds_sweep_point(&sw, r->id, &p);
+    int prc = map && map[i] >= 0 ? ds_sweep_point(&sw, map[i], &p) : DS_EINPUT;
     for (int a = 0; a < sw.naxes; a++) {
       char t[64] = "?";
       if (prc == DS_OK) ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
@@ -246,7 +316,9 @@ static int print_summary(const char *path, FILE *out) {
           (long long)count[DS_ST_FAILED], (long long)(count[DS_ST_PENDING] + count[DS_ST_RUNNING]));
   ds_sweep_free(&sw);
   free(rows);
+  free(map);
   ds_store_close(s);
+  ds_clear_error();
   return 0;
 }
 
@@ -254,6 +326,86 @@ static int cmd_ls(int argc, char **argv) {
   if (argc != 1 || argv[0][0] == '-')
     return bad_args(usage_ls, "ls: expected exactly one store file%s", "");
   return print_summary(argv[0], stdout);
+}
+
+/* ---- status -------------------------------------------------------------------- */
+
+static double store_num(ds_store *s, const char *name) {
+  char buf[64];
+  if (ds_store_attr(s, name, buf, sizeof buf) != DS_OK) return NAN;
+  return strtod(buf, NULL);
+}
+
+static void fmt_secs(char *buf, size_t n, double t) {
+  if (t < 0 && t > -5) t = 0; /* clocks of other nodes */
+  if (!(t >= 0) || !isfinite(t)) snprintf(buf, n, "?");
+  else if (t < 120) snprintf(buf, n, "%.0f s", t);
+  else if (t < 7200) snprintf(buf, n, "%.1f min", t / 60);
+  else snprintf(buf, n, "%.1f h", t / 3600);
+}
+
+static int cmd_status(int argc, char **argv) {
+  if (argc != 1 || argv[0][0] == '-')
+    return bad_args(usage_status, "status: expected exactly one store file%s", "");
+  const char *path = argv[0];
+  struct stat st;
+  char jpath[4200];
+  snprintf(jpath, sizeof jpath, "%s.journal", path);
+  if (stat(path, &st) != 0 && stat(jpath, &st) == 0) {
+    printf("store:   %s: not published yet (a run is creating it)\n", path);
+    return 0;
+  }
+  ds_store *s = NULL;
+  ds_summary_row *rows = NULL;
+  int64_t n = 0, nrec = 0;
+  double jmtime = 0;
+  int rc = ds_store_open(path, &s);
+  if (rc == DS_OK) rc = ds_store_read_summary_live(s, &rows, &n, &nrec, &jmtime);
+  if (rc != DS_OK) return fail_store(s, rc);
+  int64_t c[5] = {0};
+  for (int64_t i = 0; i < n; i++)
+    if (rows[i].status >= 0 && rows[i].status < 5) c[rows[i].status]++;
+  free(rows);
+  char name[128] = "?", state[32] = "?", updated[64] = "";
+  if (ds_store_attr(s, "sweep_name", name, sizeof name) != DS_OK) snprintf(name, sizeof name, "?");
+  if (ds_store_attr(s, "run_state", state, sizeof state) != DS_OK)
+    snprintf(state, sizeof state, "%s", "unknown (store of an older dynsweep)");
+  if (ds_store_attr(s, "updated", updated, sizeof updated) != DS_OK) updated[0] = 0;
+  double upd = store_num(s, "updated_unix"), start = store_num(s, "session_start_unix");
+  double done0 = store_num(s, "session_done0"), gen = store_num(s, "generation");
+  ds_clear_error();
+  ds_store_close(s);
+  double last = isfinite(upd) ? upd : 0;
+  if (jmtime > last) last = jmtime;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  int64_t fin = c[DS_ST_DONE] + c[DS_ST_DIVERGED] + c[DS_ST_FAILED];
+  int64_t left = n - fin;
+  printf("store:   %s (sweep '%s', %lld points, published generation %.0f%s)\n", path, name,
+         (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
+  char ago[32];
+  fmt_secs(ago, sizeof ago, now - last);
+  printf("state:   %s; last update %s ago%s%s%s\n", state, ago, updated[0] ? " (published " : "",
+         updated, updated[0] ? ")" : "");
+  if (!strcmp(state, "running") && now - last > 600)
+    printf("         (no update for a while: if the job was killed, run it again to resume)\n");
+  printf("points:  %lld done, %lld running, %lld diverged, %lld failed, %lld pending of %lld "
+         "(%.1f%% finished)\n", (long long)c[DS_ST_DONE], (long long)c[DS_ST_RUNNING],
+         (long long)c[DS_ST_DIVERGED], (long long)c[DS_ST_FAILED], (long long)c[DS_ST_PENDING],
+         (long long)n, n ? 100.0 * fin / n : 100.0);
+  double span = last - start, made = fin - done0;
+  if (isfinite(start) && isfinite(done0) && span > 0 && made > 0) {
+    double rate = made / span;
+    char eta[32];
+    fmt_secs(eta, sizeof eta, left / rate);
+    printf("speed:   %.3g points/s this session (%.0f points in %.0f s)", rate, made, span);
+    if (left > 0 && !strcmp(state, "running")) printf("; ETA %s", eta);
+    printf("\n");
+  } else if (left > 0) {
+    printf("speed:   no point finished yet this session\n");
+  }
+  return 0;
 }
 
 static int cmd_show(int argc, char **argv) {
@@ -337,6 +489,7 @@ int main(int argc, char **argv) {
   char **sub_argv = argv + 2;
   struct { const char *name, *usage; } cmds[] = {
       {"run", usage_run}, {"plan", usage_plan}, {"ls", usage_ls}, {"show", usage_show},
+      {"status", usage_status}, {"submit", ds_usage_submit},
       {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name) && want_help(sub_argc, sub_argv)) {
@@ -347,6 +500,9 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "plan")) return cmd_plan(sub_argc, sub_argv);
   if (!strcmp(cmd, "ls")) return cmd_ls(sub_argc, sub_argv);
   if (!strcmp(cmd, "show")) return cmd_show(sub_argc, sub_argv);
+  if (!strcmp(cmd, "status")) return cmd_status(sub_argc, sub_argv);
+  /* ---- submit: the Slurm room (src/submit, include/dynsweep/submit.h) ---- */
+  if (!strcmp(cmd, "submit")) return ds_cli_submit(sub_argc, sub_argv);
   if (!strcmp(cmd, "version")) return cmd_version();
   fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
   return 2;

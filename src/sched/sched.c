@@ -960,7 +960,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   int drained = 0;
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
-    s.t0 = ds_now();
+    s.t0 = s.last_prog = ds_now();
     if (size == 1) serve_alone(&s);
     else rc = serve(&s, comm, size - 1);
     double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.t0;

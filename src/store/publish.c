@@ -394,6 +394,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     ds_store_release(s);
     return rc;
   }
+  unlink(s->tmppath); /* left by a writer killed while publishing */
   ds_journal_hdr h;
   struct stat st;
   int valid = ds_journal_read_hdr(s->jfd, &h) == 0;

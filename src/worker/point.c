@@ -181,9 +181,11 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
                    st->train.d_out, st->mlp.dims[0], dout);
   DS_TRY(ds_loss_setup(&st->loss_train, &c->loss, st->train.n));
   DS_TRY(ds_mlp_work_init(&st->mlp, st->train.n, &st->wtrain));
+  if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtrain));
   if (st->test.n > 0) {
     DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
     DS_TRY(ds_mlp_work_init(&st->mlp, st->test.n, &st->wtest));
+    if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtest));
   }
   int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
   st->Fbuf = ds_calloc((size_t)dout * nmax, sizeof(double));
@@ -196,6 +198,7 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     DS_TRY(ds_batcher_init(&st->bt, st->train.n, b, &rb));
     DS_TRY(ds_loss_setup(&st->loss_batch, &c->loss, b));
     DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
+    if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wbatch));
     st->idx = ds_calloc(b, sizeof *st->idx);
     st->Xb = ds_calloc((size_t)st->train.d_in * b, sizeof(double));
     st->Yb = ds_calloc((size_t)st->train.d_out * b, sizeof(double));
