@@ -180,11 +180,46 @@ typedef struct {
   double diverge_above; /* diverged when loss > this or not finite */
 } ds_train_spec;
 
+/* When a diagnostic is computed: step 0, the last step, every k steps, k
+ * log-spaced steps per decade, and/or each step whose loss rose above the
+ * previous step's (catapults). All zero = never. */
+typedef struct {
+  int64_t every;
+  int per_decade;
+  int on_loss_rise;
+} ds_cadence;
+
+/* record.spectra: the diagnostics of issue 4 (definitions in docs/store.md). */
+typedef struct {
+  ds_cadence layers;      /* per layer: top-k singular values, ||W||_F, ||W||_2, s1/s2,
+                             stable rank ||W||_F^2/||W||_2^2, tail ratio sum_{i>=2} s_i^2 / sum s_i^2 */
+  ds_cadence e2e;         /* linear nets: singular values of W_{1:N}, balancedness per layer pair,
+                             deficiency margin sigma_min(Phi) - ||W_{1:N} - Phi||_F (Phi = Y X^T (X X^T)^-1),
+                             residual projected on each principal component of X */
+  ds_cadence hessian;     /* top-k Hessian eigenvalues (Lanczos on exact HVPs) */
+  ds_cadence hessian_full;/* the whole Hessian spectrum (ScaLAPACK), when nparams <= hessian_full_max */
+  ds_cadence ntk;         /* top-k eigenvalues of K = J J^T on the training set, critical lr,
+                             loss split L<=s / L>s, ||K_t - K_0||_F / ||K_0||_F */
+  ds_cadence agop;        /* AGOP (1/n) sum grad_x f grad_x f^T and its alignment with the reference */
+  ds_cadence activations; /* ReLU nets: top-k singular values of each Z^sigma_l, nonlinearity ratio */
+  ds_cadence escape;      /* escape-speed proxy -Tr[G^T f_theta~(X)], theta~ = sqrt(L) theta/||theta|| */
+  int top_k;              /* eigenvalues kept for hessian / ntk (default 5) */
+  int lanczos_iters;      /* Lanczos iterations (default 40) */
+  int hessian_full_max;   /* parameter-count limit for hessian_full (default 4000) */
+  int ntk_max;            /* limit on k*n for the NTK matrix (default 4096) */
+  int nsplit;             /* loss split sizes s (default [1, 5, 10]) */
+  int split[8];
+  char agop_reference[DS_MAX_PATH]; /* HDF5 file with dataset G (d_in x d_in); "" = the analytic
+                                       G* of the rank2/rank4 tasks */
+  double catapult_factor; /* outcome "catapult": loss rose above factor x its start, then converged (default 2) */
+} ds_spectra_spec;
+
 typedef struct {
   unsigned series;   /* DS_REC_* bits */
   int64_t every;     /* record every k steps (0 = off) */
   int per_decade;    /* also log-spaced: this many records per decade of steps (0 = off) */
   int top_k;         /* singular values per layer */
+  ds_spectra_spec spectra; /* issue 4 */
 } ds_record_spec;
 
 /* One fully resolved point configuration (base + axis values applied). */

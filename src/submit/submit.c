@@ -56,6 +56,7 @@ const char *ds_usage_submit =
     "                            (default: 90, or a third of a limit under 10 minutes)\n"
     "      --max-jobs N          stop the chain after N jobs (default 100)\n"
     "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
+    "      --run-option OPT      pass OPT on to 'dynsweep run' (repeatable), e.g. --verbose\n"
     "      --dynsweep PATH       the dynsweep executable the job runs (default: this one)\n"
     "      --dry-run             write the script and print the sbatch command; submit nothing\n"
     "  -q, --quiet               no per-point progress lines in the job output\n"
@@ -73,6 +74,8 @@ typedef struct {
   long signal_s, max_jobs;
   const char *extra[SUB_MAX_EXTRA];
   int nextra;
+  const char *runopt[SUB_MAX_EXTRA];
+  int nrunopt;
   int dry_run, quiet;
 } sub_opts;
 
@@ -236,8 +239,9 @@ static const char sub_body[] =
     "log \"dynsweep run with $ntasks ranks ($DS_LAUNCHER)\"\n"
     "case $DS_LAUNCHER in\n"
     "  srun)   srun -n \"$ntasks\" --mpi=\"$DS_MPI\" --kill-on-bad-exit=0 \\\n"
-    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" $DS_RUN_ARGS & ;;\n"
-    "  mpirun) mpirun -n \"$ntasks\" $DS_MPIRUN_ARGS \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" $DS_RUN_ARGS & ;;\n"
+    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
+    "  mpirun) mpirun -n \"$ntasks\" ${DS_MPIRUN_ARGS[@]+\"${DS_MPIRUN_ARGS[@]}\"} \\\n"
+    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
     "  *)      log \"unknown launcher '$DS_LAUNCHER'\"; exit 2 ;;\n"
     "esac\n"
     "pid=$!\n"
@@ -316,8 +320,13 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   fprintf(f, "\nDS_LAUNCHER=%s\n", o->launcher);
   fprintf(f, "DS_MPI=%s\n", o->mpi);
   /* mpirun takes the ranks from the allocation; root needs its flag */
-  fprintf(f, "DS_MPIRUN_ARGS='--bind-to core%s'\n", geteuid() == 0 ? " --allow-run-as-root" : "");
-  fprintf(f, "DS_RUN_ARGS='%s'\n", o->quiet ? "--quiet" : "");
+  fprintf(f, "DS_MPIRUN_ARGS=(--bind-to core%s)\n", geteuid() == 0 ? " --allow-run-as-root" : "");
+  fprintf(f, "DS_RUN_ARGS=(%s", o->quiet ? "--quiet" : "");
+  for (int i = 0; i < o->nrunopt; i++) {
+    if (i || o->quiet) fputc(' ', f);
+    sub_sq(f, o->runopt[i]);
+  }
+  fprintf(f, ")\n");
   fprintf(f, "DS_MAX_JOBS=%ld\n", o->max_jobs);
   fprintf(f, "DS_DRAIN_EXIT=%d\n\n", DS_EXIT_DRAINED);
   fputs(sub_body, f);
@@ -433,6 +442,11 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
       if (!*val || !sub_printable(val)) return sub_bad("--sbatch-option: expected one option on one line, got '%s'", val);
       if (o->nextra == SUB_MAX_EXTRA) return sub_bad("too many --sbatch-option (limit 32)%s", "");
       o->extra[o->nextra++] = val;
+    } else if (!strcmp(name, "--run-option")) {
+      VALUE();
+      if (!*val || !sub_printable(val)) return sub_bad("--run-option: expected one argument on one line, got '%s'", val);
+      if (o->nrunopt == SUB_MAX_EXTRA) return sub_bad("too many --run-option (limit 32)%s", "");
+      o->runopt[o->nrunopt++] = val;
     } else if (!strcmp(name, "--dry-run") && !val) o->dry_run = 1;
     else if (TAKES("-q", "--quiet") && !val) o->quiet = 1;
     else if (a[0] == '-') return sub_bad("unknown option '%s'", a);

@@ -1,0 +1,84 @@
+/* diag.h -- the diagnostics a worker records (issue 4): per-layer spectra,
+ * end-to-end matrix of linear nets, Hessian (Lanczos on exact HVPs, or the full
+ * spectrum with ScaLAPACK), NTK (K = J J^T with ScaLAPACK), AGOP, activation
+ * spectra of ReLU nets, the escape-speed proxy, and the outcome of a point.
+ *
+ * Every function computes on the calling team (ds_team, see spectra.h): the
+ * inputs (theta, X, Y) are the same on every team member; results come back on
+ * every member. Each function writes plain numbers into caller buffers whose
+ * sizes are stated; the worker turns them into series. */
+#ifndef DYNSWEEP_DIAG_H
+#define DYNSWEEP_DIAG_H
+#include "dynsweep/config.h"
+#include "dynsweep/nn.h"
+#include "dynsweep/spectra.h"
+
+/* Per layer l (W_l is d_l x d_{l-1}): out[0..k) top-k singular values (padded
+ * with NaN when min(d_l, d_{l-1}) < k), then ||W||_F, ||W||_2, s1/s2 (inf if
+ * s2 = 0), stable rank ||W||_F^2/||W||_2^2, tail ratio sum_{i>=2} s_i^2 / sum
+ * s_i^2. So out has k + 5 entries per layer, layers in order (L*(k+5)). */
+#define DS_DIAG_LAYER_EXTRA 5
+int ds_diag_layers(ds_team *t, const ds_mlp *m, const double *theta, int k, double *out);
+
+/* Linear nets (no bias or bias ignored): W_{1:N} = W_N...W_1.
+ * sv: min(d_N, d_0) singular values of W_{1:N};
+ * bal: N-1 values ||W_{j+1}^T W_{j+1} - W_j W_j^T||_F;
+ * margin: sigma_min(Phi) - ||W_{1:N} - Phi||_F with Phi given (d_N x d_0), NaN if Phi NULL;
+ * pc: d_0 values: the residual (W_{1:N} - Phi) projected on each principal
+ * direction of the data (columns of V, X X^T/n = V diag(lambda) V^T, descending
+ * lambda): ||(W_{1:N} - Phi) v_j||_2; V given (d_0 x d_0) or NULL (skip). */
+int ds_diag_e2e(ds_team *t, const ds_mlp *m, const double *theta, const double *Phi,
+                const double *V, double *sv, double *bal, double *margin, double *pc);
+/* Phi = Y X^T (X X^T)^{-1} (least-squares target map, d_out x d_in) and the
+ * principal directions V of X (d_in x d_in, descending variance), once per point. */
+int ds_diag_data_maps(const double *X, const double *Y, int d_in, int d_out, int n, double *Phi,
+                      double *V, double *lambda);
+
+/* Top-k eigenvalues (descending, largest algebraic) of the loss Hessian at
+ * theta by Lanczos with full reorthogonalisation on exact HVPs
+ * (ds_mlp_loss_hvp), iters iterations, start vector from rng. */
+int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                        const ds_loss *l, ds_mlp_work *w, int k, int iters, ds_rng *rng,
+                        double *evals);
+/* The whole Hessian spectrum (ascending, nparams values): H formed column by
+ * column from HVPs, symmetrised, eigenvalues with ScaLAPACK pdsyevd on the
+ * team grid. */
+int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                         const double *Y, const ds_loss *l, ds_mlp_work *w, double *evals);
+
+/* NTK on the n training points with k outputs: K = J J^T (kn x kn, index
+ * (output, sample) with output fastest), J = dF/dtheta by backprop of unit
+ * cotangents. Returns top eigenvalues evals[0..topk) descending and, if evecs
+ * != NULL, their eigenvectors (kn x topk). K itself is written to K if not
+ * NULL (kn x kn) so the caller can keep K_0. Uses ds_syev on the team. */
+int ds_diag_ntk(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                ds_mlp_work *w, int topk, double *evals, double *evecs, double *K);
+/* Derived NTK quantities. Critical lr of the configured loss L = c sum r^2 (mse):
+ * eta_crit = 1 / (c * lambda_max) (= 2/lambda_max for half_sum, n/lambda_max
+ * for mean). Loss split: for s in split[], L<=s = c ||P_s r||^2 with P_s the
+ * projector on the top-s eigenvectors and r = F - Y (kn); L>s = L - L<=s. */
+double ds_diag_critical_lr(const ds_loss *l, double lambda_max);
+void ds_diag_loss_split(const ds_loss *l, const double *r, int kn, const double *evecs, int topk,
+                        const int *split, int nsplit, double *le, double *gt);
+/* ||K - K0||_F / ||K0||_F */
+double ds_diag_kernel_change(const double *K, const double *K0, int kn);
+
+/* AGOP G = (1/n) sum_i J_x(x_i)^T J_x(x_i) (d_in x d_in; J_x = dF/dx, k x d_in)
+ * and, if Gref != NULL, alignment cos(G, Gref) = Tr(G^T Gref)/(||G||_F ||Gref||_F). */
+int ds_diag_agop(const ds_mlp *m, const double *theta, const double *X, ds_mlp_work *w,
+                 const double *Gref, double *G, double *align);
+/* The analytic G* of the synthetic tasks of seed 003 (rank2: diag(1,1,0..),
+ * rank4: diag(4,3,2,1,0..)); DS_EINPUT for other kinds. */
+int ds_diag_agop_reference(ds_data_kind kind, int d_in, double *Gref);
+
+/* ReLU nets: per hidden layer l < L: top-k singular values of A_l = relu(Z_l)
+ * (d_l x n; NaN-padded), then the nonlinearity ratio ||A_l - Z_l||_F^2 /
+ * ||Z_l||_F^2: out has (L-1)*(k+1) entries. */
+int ds_diag_activations(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                        ds_mlp_work *w, int k, double *out);
+
+/* Escape-speed proxy of seed 004: -Tr[G^T f_theta~(X)], G = dL/dF at F = 0
+ * (the loss gradient at the zero output), theta~ = sqrt(L) theta / ||theta||. */
+double ds_diag_escape(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                      const ds_loss *l, ds_mlp_work *w);
+#endif
