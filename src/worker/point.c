@@ -23,6 +23,7 @@
 #include "dynsweep/optim.h"
 #include "dynsweep/store.h"
 #include "dynsweep/worker.h"
+#include "diagrec.h"
 #include "series.h"
 
 int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps) {
@@ -58,8 +59,10 @@ typedef struct {
   double *theta, *grad, *svbuf, *rowbuf, *Fbuf;
   double lstar;        /* optimal loss (loss.optimum) */
   ds_series_ix ix;
+  ds_diagrec diag;     /* record.spectra */
   int64_t t;           /* next step */
   double min_loss, wall_before; /* carried across checkpoints */
+  double prev_loss;    /* loss of step t-1 ("loss rose" events) */
 } point_state;
 
 static void state_free(point_state *st) {
@@ -81,6 +84,9 @@ static void state_free(point_state *st) {
   free(st->rowbuf);
   free(st->Fbuf);
   free(st->ix.sv);
+#ifdef DS_DIAG_READY
+  ds_diagrec_free(&st->diag);
+#endif
 }
 
 /* Loss (and gradient when grad != NULL) of the model being trained. */
@@ -222,6 +228,9 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   DS_TRY(setup_data(sw, p, st));
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
+#ifdef DS_DIAG_READY
+  DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));
+#endif
   int maxd = 1;
   for (int l = 0; l <= st->mlp.depth; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
   st->svbuf = ds_calloc(maxd, sizeof(double));
@@ -282,8 +291,8 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
 #define CKPT_MAGIC 0x44534b50u /* "DSKP" */
 typedef struct {
   uint32_t magic, version;
-  int64_t id, t, nparams, nstate, opt_t, batch_n;
-  double min_loss, wall;
+  int64_t id, t, nparams, nstate, opt_t, batch_n, nk0; /* nk0: entries of K_0 kept (NTK) */
+  double min_loss, wall, prev_loss;
 } ckpt_header;
 
 static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, const ds_ckpt *ck,
@@ -291,10 +300,11 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   char *tb;
   size_t tl;
   DS_TRY(ds_traj_pack(tr, &tb, &tl));
-  ckpt_header h = {CKPT_MAGIC, 1, p->id, st->t, (int64_t)st->mlp.nparams,
-                   (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0,
-                   st->min_loss, wall};
-  size_t n = sizeof h + (h.nparams + h.nstate) * sizeof(double) + tl;
+  int64_t nk0 = st->diag.have_K0 ? (int64_t)st->diag.kn * st->diag.kn : 0;
+  ckpt_header h = {CKPT_MAGIC, 2, p->id, st->t, (int64_t)st->mlp.nparams,
+                   (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
+                   st->min_loss, wall, st->prev_loss};
+  size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl;
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
   if (!b) { free(tb); return ds_fail(DS_ENOMEM, "out of memory for a %zu-byte checkpoint", n); }
@@ -302,6 +312,7 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   PUT(&h, sizeof h);
   PUT(st->theta, h.nparams * sizeof(double));
   PUT(st->opt.state, h.nstate * sizeof(double));
+  if (nk0) PUT(st->diag.K0, nk0 * sizeof(double));
   if (st->batch) {
     PUT(&st->bt, sizeof st->bt);
     PUT(st->bt.perm, (size_t)st->bt.n * sizeof(int));
@@ -320,12 +331,13 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   if (n < sizeof h) goto bad;
   memcpy(&h, q, sizeof h);
   q += sizeof h;
-  if (h.magic != CKPT_MAGIC || h.version != 1 || h.id != p->id ||
+  int64_t nk0 = st->diag.ntk_on ? (int64_t)st->diag.kn * st->diag.kn : 0;
+  if (h.magic != CKPT_MAGIC || h.version != 2 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
       h.nparams != (int64_t)st->mlp.nparams || h.nstate != (int64_t)st->opt.nstate ||
       h.batch_n != (st->batch ? st->bt.n : 0))
     return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
                    (long long)p->id);
-  size_t need = (h.nparams + h.nstate) * sizeof(double);
+  size_t need = (h.nparams + h.nstate + h.nk0) * sizeof(double);
   if (st->batch) need += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   if ((size_t)(end - q) < need) goto bad;
   memcpy(st->theta, q, h.nparams * sizeof(double));
@@ -333,6 +345,11 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   memcpy(st->opt.state, q, h.nstate * sizeof(double));
   q += h.nstate * sizeof(double);
   st->opt.t = h.opt_t;
+  if (h.nk0) {
+    memcpy(st->diag.K0, q, h.nk0 * sizeof(double));
+    q += h.nk0 * sizeof(double);
+    st->diag.have_K0 = 1;
+  }
   if (st->batch) {
     int *perm = st->bt.perm;
     memcpy(&st->bt, q, sizeof st->bt);
@@ -358,6 +375,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   st->t = h.t;
   st->min_loss = h.min_loss;
   st->wall_before = h.wall;
+  st->prev_loss = h.prev_loss;
   return rc;
 bad:
   return ds_fail(DS_EINPUT, "checkpoint of point %lld is truncated", (long long)p->id);
@@ -428,6 +446,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     int diverged = !isfinite(loss) || loss > c->train.diverge_above;
     int last = diverged || t == T || (c->train.tol > 0 && loss < c->train.tol);
     if (!st.batch && isfinite(loss) && loss < st.min_loss) st.min_loss = loss;
+    double step_loss = loss; /* record() replaces a minibatch loss by the full one */
     if (!diverged && (last || ds_worker_record_step(&c->record, t, T))) {
       rc = record(&st, team, tr, t, &loss, lr, &res->final_test_loss);
       if (rc != DS_OK) break;
@@ -435,6 +454,15 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
       rc = ds_traj_append(tr, st.ix.loss, t, &loss); /* the blow-up itself, nothing else */
       if (rc != DS_OK) break;
     }
+#ifdef DS_DIAG_READY
+    if (!diverged) {
+      int rose = t > 0 && step_loss > st.prev_loss;
+      rc = ds_diagrec_step(&st.diag, tr, team, c, t, last, rose, &st.mlp, st.theta, &st.train,
+                           &st.loss_train, &st.wtrain, loss);
+      if (rc != DS_OK) break;
+    }
+#endif
+    st.prev_loss = step_loss;
     if (diverged) {
       res->status = DS_ST_DIVERGED;
       res->diverged_step = t;

@@ -1,0 +1,31 @@
+/* diagrec.h -- private to the worker room: recording record.spectra. */
+#ifndef DS_WORKER_DIAGREC_H
+#define DS_WORKER_DIAGREC_H
+#include "dynsweep/config.h"
+#include "dynsweep/data.h"
+#include "dynsweep/diag.h"
+#include "dynsweep/traj.h"
+#include "dynsweep/worker.h"
+
+typedef struct {
+  const ds_spectra_spec *sp;
+  int k;
+  ds_rng rng; /* Lanczos start vectors */
+  int layers_on, e2e_on, hess_on, hfull_on, ntk_on, agop_on, act_on, esc_on;
+  int *ix_layer_sv, ix_layer_stat[DS_DIAG_LAYER_EXTRA];
+  int ix_e2e_sv, ix_e2e_bal, ix_e2e_margin, ix_e2e_pc;
+  int ix_hess, iters, hk, ix_hfull;
+  int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, have_K0;
+  int ix_agop, *ix_act_sv, ix_act_ratio, ix_escape;
+  double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
+} ds_diagrec;
+
+int ds_cadence_due(const ds_cadence *c, int64_t t, int64_t T, int last, int rose);
+int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_mlp *m,
+                    const ds_dataset *train, uint64_t seed, int replica);
+/* Records every diagnostic due at step t (theta = theta_t, loss its loss). */
+int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cfg *c, int64_t t,
+                    int last, int rose, const ds_mlp *m, const double *theta,
+                    const ds_dataset *train, const ds_loss *l, ds_mlp_work *w, double loss);
+void ds_diagrec_free(ds_diagrec *d);
+#endif
