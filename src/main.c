@@ -230,6 +230,7 @@ static int cmd_run(int argc, char **argv) {
   }
   if (!file) return bad_args(usage_run, "run: missing the sweep file%s", "");
   if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
+  ds_sched_catch_signals(); /* a drain signal during start-up must not kill us */
   MPI_Init(NULL, NULL);
   int rank, size, drained = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -11,3 +11,45 @@ bad()  { fails=$((fails + 1)); echo "FAIL: $*" >&2; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 report() { echo "$(basename "$0" .sh): $passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
 drun() { mpirun --oversubscribe -n "$1" "$DYNSWEEP" run "${@:2}"; }
+# exit code of a command, its output in $T/out and $T/err
+code() { set +e; "$@" >"$T/out" 2>"$T/err"; echo $?; set -e; }
+
+# /usr/bin/python3 with h5py for the deep store checks (tests/store_check.py)
+PY=/usr/bin/python3
+HAVE_H5PY=$([ -x "$PY" ] && "$PY" -c 'import h5py, numpy' 2>/dev/null && echo 1 || echo 0)
+# deep_check STORE [REFERENCE]: every finished point complete (and equal to
+# the reference); without h5py only that h5dump reads the file
+deep_check() {
+  if [ "$HAVE_H5PY" = 1 ]; then "$PY" "$DS_SRC/tests/store_check.py" "$@"
+  else h5dump -H "$1" >/dev/null; fi
+}
+# kill_session SID: SIGKILL every live process of the session SID leads
+# (a job started with `setsid mpirun ...`: mpirun and its ranks, which Open
+# MPI puts in process groups of their own but not in sessions of their own)
+kill_session() {
+  local sid=$1 pids i
+  for i in $(seq 1 40); do
+    pids=$(ps -o pid=,stat= -s "$sid" 2>/dev/null | awk '$2 !~ /^Z/ {print $1}' | tr '\n' ' ')
+    [ -z "${pids// /}" ] && return 0
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.05
+  done
+  return 1
+}
+# md5 of a file, or "missing"
+sum_of() { if [ -e "$1" ]; then md5sum < "$1"; else echo missing; fi; }
+# start_bg LOG ARGS...: `mpirun --oversubscribe ARGS` in a session of its own,
+# in the background (a wrapper subshell, so that killing the job is not
+# reported by bash); sets SID (the session id = mpirun's pid) and BG (the job)
+start_bg() {
+  local log=$1; shift
+  rm -f "$T/sid"
+  ( setsid bash -c 'echo $$ > "$0"; exec mpirun --oversubscribe "$@"' "$T/sid" "$@" >"$log" 2>&1 ) &
+  BG=$!
+  while [ ! -s "$T/sid" ]; do sleep 0.01; done
+  SID=$(cat "$T/sid")
+}
+# wait_bg: waits for the background job, prints its exit code
+wait_bg() { set +e; wait "$BG"; local rc=$?; set -e; echo "$rc"; }
+# bg_running: is the background job still running?
+bg_running() { kill -0 "$BG" 2>/dev/null; }

@@ -13,7 +13,9 @@ DS_PACKAGES=(build-essential cmake pkg-config
   libyaml-dev zlib1g-dev
   python3 python3-numpy python3-h5py python3-yaml
   dataset-fashion-mnist   # real data: Fashion-MNIST IDX files (seed 003/004 studies)
-  python3-torch)          # reference trajectories (tests/torch_reference.py)
+  python3-torch           # reference trajectories (tests/torch_reference.py)
+  python3-matplotlib      # tools/dynsweep-report figures
+  chromium)               # renders the report in a test (headless)
 
 ds_missing_packages() {
   local p missing=()

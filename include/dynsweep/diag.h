@@ -45,6 +45,14 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
  * team grid. */
 int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
                          const double *Y, const ds_loss *l, ds_mlp_work *w, double *evals);
+/* (added) The Hessian itself as formed for ds_diag_hessian_full, before
+ * symmetrisation: column p = H e_p (one HVP each; team member r computes the
+ * columns [r P/size, (r+1) P/size) and the root gathers them). H (P x P) is
+ * written on the team root only (ignored elsewhere, may be NULL there);
+ * asym (may be NULL) receives max|H - H^T| / max|H| on every member. */
+int ds_diag_hessian_matrix(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                           const double *Y, const ds_loss *l, ds_mlp_work *w, double *H,
+                           double *asym);
 
 /* NTK on the n training points with k outputs: K = J J^T (kn x kn, index
  * (output, sample) with output fastest), J = dF/dtheta by backprop of unit
@@ -67,9 +75,16 @@ double ds_diag_kernel_change(const double *K, const double *K0, int kn);
  * and, if Gref != NULL, alignment cos(G, Gref) = Tr(G^T Gref)/(||G||_F ||Gref||_F). */
 int ds_diag_agop(const ds_mlp *m, const double *theta, const double *X, ds_mlp_work *w,
                  const double *Gref, double *G, double *align);
-/* The analytic G* of the synthetic tasks of seed 003 (rank2: diag(1,1,0..),
- * rank4: diag(4,3,2,1,0..)); DS_EINPUT for other kinds. */
+/* The analytic G* = E_x[grad f*(x) grad f*(x)^T], x ~ N(0, I), of the
+ * synthetic tasks of seed 003 (rank2: diag(1,1,0..), rank4: diag(4,3,2,1,0..);
+ * added: rank3 (f* = x1 x2 sum_{i<=10} x_i, needs d_in >= 10): entries
+ * (1,1) = (2,2) = 15, (1,2) = 5, (1,i) = (2,i) = 2, (i,j) = 1 for 3 <= i,j <= 10;
+ * fullrank: I/d_in^2); DS_EINPUT for other kinds. */
 int ds_diag_agop_reference(ds_data_kind kind, int d_in, double *Gref);
+/* (added) Input Jacobians: Jx (d_in x kn), column o + k*i = grad_x f_o(x_i)
+ * (the unit-cotangent backprop ds_diag_agop uses). Runs the forward pass. */
+int ds_diag_input_jacobian(const ds_mlp *m, const double *theta, const double *X,
+                           ds_mlp_work *w, double *Jx);
 
 /* ReLU nets: per hidden layer l < L: top-k singular values of A_l = relu(Z_l)
  * (d_l x n; NaN-padded), then the nonlinearity ratio ||A_l - Z_l||_F^2 /

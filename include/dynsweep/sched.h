@@ -27,6 +27,12 @@ typedef struct {
                                signal with points left */
 } ds_run_opts;
 
+/* Installs the drain-signal handlers (SIGTERM, SIGUSR1: finish or checkpoint
+ * running points, hand out no more) and ignores SIGXFSZ. Call it as early as
+ * possible (before MPI_Init): a signal before it would kill the process.
+ * ds_sched_run installs them too. */
+void ds_sched_catch_signals(void);
+
 /* Collective over comm. Every rank returns the same status code. */
 int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm);
 

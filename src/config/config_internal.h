@@ -83,6 +83,8 @@ void ds_opt_format_cfg(const ds_option *o, const ds_point_cfg *c, char *buf, int
 /* Parses a YAML list v into list option o of c (count and elements); each
  * element is type- and range-checked with its own line:col. */
 int ds_opt_parse_list(const char *file, const ds_option *o, const ds_yn *v, ds_point_cfg *c);
+/* Capacity of list option o (DS_MAX_LIST, or 8 for record.spectra.split). */
+int ds_opt_list_cap(const ds_option *o);
 /* Count of list option o in c. */
 int ds_opt_list_count(const ds_option *o, const ds_point_cfg *c);
 /* Parses scalar node v for option o into *val; checks type and range.
@@ -94,6 +96,12 @@ int ds_opt_check_range(const char *file, const ds_option *o, double v, int line,
 int ds_opt_parse_series(const char *file, const ds_option *o, const ds_yn *v, double *val);
 /* Canonical shortest round-trip text of a double. */
 void ds_fmt_double(double v, char *buf, int n);
+
+/* ---- cost.c ------------------------------------------------------------ */
+/* Estimated trainable parameter count: weights plus biases (e2e: d_in * d_out). */
+double ds_point_nparams(const ds_point_cfg *c);
+/* Evaluations of a diagnostic over a run of `steps` steps (0 if the cadence is off). */
+double ds_cadence_evals(const ds_cadence *cad, int64_t steps);
 
 /* ---- suggestions ------------------------------------------------------- */
 /* Optimal-string-alignment (Damerau-Levenshtein) distance. */

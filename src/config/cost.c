@@ -5,6 +5,8 @@
 
 #include "config_internal.h"
 
+#define DS_SPECTRA_LAYER_STATS 5 /* ||W||_F, ||W||_2, s1/s2, stable rank, tail ratio (diag.h) */
+
 void ds_point_dims(const ds_point_cfg *c, int *dims) {
   int use_list = c->model.nwidths > 0 && c->model.nwidths == c->model.depth - 1;
   dims[0] = c->data.d_in;
@@ -41,7 +43,7 @@ static double cost_batch(const ds_point_cfg *c) {
 }
 
 /* Parameters: weights plus biases. */
-static double cost_params(const ds_point_cfg *c) {
+double ds_point_nparams(const ds_point_cfg *c) {
   int dims[65];
   double p = cost_weights(c);
   if (c->model.bias && c->model.type != DS_MODEL_E2E && c->model.depth >= 1 && c->model.depth <= 64) {
@@ -64,6 +66,97 @@ static double cost_update(ds_opt_kind k) {
   }
 }
 
+/* ---- record.spectra ---- */
+
+static int cad_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
+
+/* Step 0 and the last step, every k, per_decade log-spaced, and for
+ * on_loss_rise (not known in advance) as if every 10 steps; at most steps+1. */
+double ds_cadence_evals(const ds_cadence *cad, int64_t steps) {
+  if (!cad_on(cad)) return 0;
+  double t = (double)steps, n = 2;
+  if (cad->every > 0) n += floor(t / (double)cad->every);
+  if (cad->per_decade > 0) n += cad->per_decade * log10(t > 1 ? t : 1);
+  if (cad->on_loss_rise) n += floor(t / 10.0);
+  return n < t + 1 ? n : t + 1;
+}
+
+/* Network shape for the diagnostics: e2e is the single d_out x d_in matrix. */
+static int spec_dims(const ds_point_cfg *c, int *dims) {
+  if (c->model.type == DS_MODEL_E2E) {
+    dims[0] = c->data.d_in, dims[1] = c->data.d_out;
+    return 1;
+  }
+  if (c->model.depth < 1 || c->model.depth > 64) return 0;
+  ds_point_dims(c, dims);
+  return c->model.depth;
+}
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+
+/* Flops of one evaluation of each diagnostic; G = one full-batch gradient. */
+static double spectra_cost(const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  int dims[65], L = spec_dims(c, dims);
+  if (L == 0) return 0;
+  double T = (double)c->train.steps, n = c->data.n_train, W = cost_weights(c), P = ds_point_nparams(c);
+  double G = 6.0 * n * W, total = 0;
+  double d0 = dims[0], dL = dims[L], kn = dL * n;
+  if (cad_on(&sp->layers)) { /* a dense SVD per layer */
+    double f = 0;
+    for (int l = 1; l <= L; l++) f += 4.0 * dims[l] * dims[l - 1] * dmin(dims[l], dims[l - 1]);
+    total += ds_cadence_evals(&sp->layers, T) * f;
+  }
+  if (cad_on(&sp->e2e)) { /* product W_N..W_1, its SVD, balancedness, residual on the PCs */
+    double f = 4.0 * dL * d0 * dmin(dL, d0) + 2.0 * dL * d0 * d0;
+    for (int l = 2; l <= L; l++) f += 2.0 * dims[l] * dims[l - 1] * d0;
+    for (int j = 1; j < L; j++) f += 2.0 * dims[j] * dims[j] * (dims[j + 1] + dims[j - 1]);
+    total += ds_cadence_evals(&sp->e2e, T) * f;
+  }
+  if (cad_on(&sp->hessian)) /* iters HVPs (~3 gradients each) + full reorthogonalisation */
+    total += ds_cadence_evals(&sp->hessian, T) *
+             (sp->lanczos_iters * 3.0 * G + 2.0 * sp->lanczos_iters * sp->lanczos_iters * P);
+  if (cad_on(&sp->hessian_full)) /* P HVPs for the columns, then pdsyevd (~9 P^3) */
+    total += ds_cadence_evals(&sp->hessian_full, T) * (P * 3.0 * G + 9.0 * P * P * P);
+  if (cad_on(&sp->ntk)) /* kn backward passes for J, K = J J^T, pdsyevd of K */
+    total += ds_cadence_evals(&sp->ntk, T) *
+             (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * kn * P + 9.0 * kn * kn * kn);
+  if (cad_on(&sp->agop)) /* d_out input-gradient passes per sample, G accumulated */
+    total += ds_cadence_evals(&sp->agop, T) * (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * d0 * d0);
+  if (cad_on(&sp->activations)) { /* a forward pass, an SVD of each d_l x n activation matrix */
+    double f = 2.0 * n * W;
+    for (int l = 1; l < L; l++) f += 4.0 * dims[l] * n * dmin(dims[l], n);
+    total += ds_cadence_evals(&sp->activations, T) * f;
+  }
+  if (cad_on(&sp->escape)) /* a forward pass at the rescaled parameters */
+    total += ds_cadence_evals(&sp->escape, T) * (2.0 * n * W + 4.0 * P);
+  return total;
+}
+
+/* Bytes of one row of a series with ncols columns: step + values. */
+static double row(double ncols) { return 8.0 + 8.0 * ncols; }
+
+/* Store bytes of the diagnostics' series (as the worker names them). */
+static double spectra_bytes(const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  int dims[65], L = spec_dims(c, dims);
+  if (L == 0) return 0;
+  double T = (double)c->train.steps, k = sp->top_k, d0 = dims[0], dL = dims[L];
+  double kn = dL * c->data.n_train, total = 0;
+  /* sv/W<l> (k each) and five per-layer statistics (L columns each) */
+  total += ds_cadence_evals(&sp->layers, T) * (L * row(k) + DS_SPECTRA_LAYER_STATS * row(L));
+  total += ds_cadence_evals(&sp->e2e, T) *
+           (row(dmin(d0, dL)) + (L > 1 ? row(L - 1) : 0) + row(1) + row(d0));
+  total += ds_cadence_evals(&sp->hessian, T) * row(dmin(k, sp->lanczos_iters));
+  total += ds_cadence_evals(&sp->hessian_full, T) * row(ds_point_nparams(c));
+  total += ds_cadence_evals(&sp->ntk, T) *
+           (row(dmin(k, kn)) + 2 * row(1) + (sp->nsplit ? 2 * row(sp->nsplit) : 0));
+  total += ds_cadence_evals(&sp->agop, T) * row(1);
+  if (L > 1) total += ds_cadence_evals(&sp->activations, T) * ((L - 1) * row(k) + row(L - 1));
+  total += ds_cadence_evals(&sp->escape, T) * row(1);
+  return total;
+}
+
 double ds_point_cost(const ds_point_cfg *c) {
   double w = cost_weights(c), rec = cost_records(c), steps = (double)c->train.steps;
   /* forward + backward ~ 6 flops per weight and sample; the linearised model
@@ -71,7 +164,7 @@ double ds_point_cost(const ds_point_cfg *c) {
    * term (x4); e2e adds an SVD of W_e per step */
   double approx = c->model.approx == DS_APPROX_LIN ? 2.0 : c->model.approx == DS_APPROX_QUAD ? 4.0 : 1.0;
   double flops = steps * 6.0 * cost_batch(c) * w * approx;
-  flops += steps * cost_update(c->optimizer.type) * cost_params(c);
+  flops += steps * cost_update(c->optimizer.type) * ds_point_nparams(c);
   if (c->model.type == DS_MODEL_E2E) {
     double m = c->data.d_out, n = c->data.d_in;
     flops += steps * 4.0 * m * n * (m < n ? m : n);
@@ -91,7 +184,7 @@ double ds_point_cost(const ds_point_cfg *c) {
       }
     }
   }
-  return flops + rec * per_rec;
+  return flops + rec * per_rec + spectra_cost(c);
 }
 
 double ds_point_store_bytes(const ds_point_cfg *c) {
@@ -102,5 +195,5 @@ double ds_point_store_bytes(const ds_point_cfg *c) {
   per_rec += scalars * (8.0 + 8.0);                              /* step + value */
   if (s & DS_REC_LAYER_FRO) per_rec += 8.0 + 8.0 * c->model.depth; /* one row per layer set */
   if (s & DS_REC_LAYER_SV) per_rec += c->model.depth * (8.0 + 8.0 * c->record.top_k); /* sv/W<l> */
-  return rec * per_rec;
+  return rec * per_rec + spectra_bytes(c);
 }

@@ -47,6 +47,15 @@ const char *const ds_reduction_help =
 /* Rows: path, alias, type, offset, min, max, min_excl, choices, default,
  * default as documented, doc [, count offset (lists), max_excl]. */
 #define LIST(f) OFF(f)
+/* The three rows of one diagnostic's cadence (ds_cadence): record.spectra.D.{every,per_decade,on_loss_rise}. */
+#define CADENCE(d, what)                                                                            \
+  {"record.spectra." #d ".every", NULL, DS_OT_INT64, OFF(record.spectra.d.every), 0, 1e18, 0, NULL,  \
+   0, "0", what ": every k steps (0 = off)", 0, 0},                                                 \
+  {"record.spectra." #d ".per_decade", NULL, DS_OT_INT, OFF(record.spectra.d.per_decade), 0,        \
+   INT_MAX, 0, NULL, 0, "0", what ": this many log-spaced steps per decade (0 = off)", 0, 0},       \
+  {"record.spectra." #d ".on_loss_rise", NULL, DS_OT_BOOL, OFF(record.spectra.d.on_loss_rise), 0,   \
+   1, 0, NULL, 0, "false", what ": also at every step whose loss rose above the previous step's",   \
+   0, 0}
 
 const ds_option ds_options[] = {
     /* ---- model ---- */
@@ -189,6 +198,34 @@ const ds_option ds_options[] = {
      "also record this many log-spaced steps per decade (0 = off)", 0, 0},
     {"record.top_k", NULL, DS_OT_INT, OFF(record.top_k), 1, INT_MAX, 0, NULL, 5, "5",
      "singular values recorded per layer (layer_sv)", 0, 0},
+    /* ---- record.spectra (issue 4): a cadence per diagnostic, then parameters ---- */
+    CADENCE(layers, "per-layer singular values and norms"),
+    CADENCE(e2e, "end-to-end matrix of a linear net"),
+    CADENCE(hessian, "top-k Hessian eigenvalues (Lanczos)"),
+    CADENCE(hessian_full, "the whole Hessian spectrum"),
+    CADENCE(ntk, "NTK eigenvalues, critical lr, loss split, kernel change"),
+    CADENCE(agop, "AGOP alignment"),
+    CADENCE(activations, "activation singular values (ReLU nets)"),
+    CADENCE(escape, "escape-speed proxy"),
+    {"record.spectra.top_k", NULL, DS_OT_INT, OFF(record.spectra.top_k), 1, 4096, 0, NULL, 5, "5",
+     "top-k kept by the diagnostics: singular values (layers, activations), eigenvalues (hessian, ntk)",
+     0, 0},
+    {"record.spectra.lanczos_iters", NULL, DS_OT_INT, OFF(record.spectra.lanczos_iters), 1, 100000, 0,
+     NULL, 40, "40", "Lanczos iterations for hessian (>= top_k)", 0, 0},
+    {"record.spectra.hessian_full_max", NULL, DS_OT_INT, OFF(record.spectra.hessian_full_max), 1,
+     100000, 0, NULL, 4000, "4000", "hessian_full: refuse networks with more parameters than this",
+     0, 0},
+    {"record.spectra.ntk_max", NULL, DS_OT_INT, OFF(record.spectra.ntk_max), 1, 100000, 0, NULL,
+     4096, "4096", "ntk: refuse an NTK matrix with more than this many rows (d_out * n_train)", 0, 0},
+    {"record.spectra.split", NULL, DS_OT_INT_LIST, OFF(record.spectra.split), 1, 1e6, 0, NULL, 0,
+     "[1, 5, 10]", "ntk loss split sizes s: L<=s / L>s on the top-s NTK eigenvectors (at most 8, "
+     "strictly increasing)", LIST(record.spectra.nsplit), 0},
+    {"record.spectra.agop_reference", NULL, DS_OT_PATH, OFF(record.spectra.agop_reference), 0, 0, 0,
+     NULL, 0, "\"\"", "agop: HDF5 file with dataset G (d_in x d_in); \"\" = the analytic G* of rank2 / "
+     "rank4", 0, 0},
+    {"record.spectra.catapult_factor", NULL, DS_OT_DOUBLE, OFF(record.spectra.catapult_factor), 1,
+     NOMAX, 1, NULL, 2, "2", "outcome catapult: the loss rose above this factor times its start, then "
+     "converged", 0, 0},
 };
 const int ds_noptions = (int)(sizeof ds_options / sizeof ds_options[0]);
 
@@ -254,6 +291,16 @@ void ds_opt_set(const ds_option *o, ds_point_cfg *c, double v) {
 void ds_opt_defaults(ds_point_cfg *c) {
   memset(c, 0, sizeof *c);
   for (int i = 0; i < ds_noptions; i++) ds_opt_set(&ds_options[i], c, ds_options[i].def);
+  /* the one list with a non-empty default */
+  static const int split[] = {1, 5, 10};
+  c->record.spectra.nsplit = 3;
+  memcpy(c->record.spectra.split, split, sizeof split);
+}
+
+int ds_opt_list_cap(const ds_option *o) {
+  if (o->off == OFF(record.spectra.split))
+    return (int)(sizeof ((ds_point_cfg *)0)->record.spectra.split / sizeof(int));
+  return DS_MAX_LIST;
 }
 
 void ds_fmt_double(double v, char *buf, int n) {
@@ -441,9 +488,10 @@ int ds_opt_parse_list(const char *file, const ds_option *o, const ds_yn *v, ds_p
                    v->col, o->path, ex, v->kind == DS_YN_SCALAR ? "'" : "",
                    v->kind == DS_YN_SCALAR ? v->str : ds_yaml_kind_name(v),
                    v->kind == DS_YN_SCALAR ? "'" : "");
-  if (v->n > DS_MAX_LIST)
-    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: too many values (%d, limit %d)", file,
-                   v->item[DS_MAX_LIST]->line, v->item[DS_MAX_LIST]->col, o->path, v->n, DS_MAX_LIST);
+  int cap = ds_opt_list_cap(o);
+  if (v->n > cap)
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: too many values (%d, limit %d)", file, v->item[cap]->line,
+                   v->item[cap]->col, o->path, v->n, cap);
   char *p = (char *)c + o->off;
   for (int i = 0; i < v->n; i++) {
     double x;

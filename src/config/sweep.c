@@ -15,7 +15,7 @@
 #include "dynsweep/data.h"
 #include "dynsweep/util.h"
 
-#define SW_MAX_OPTS 128
+#define SW_MAX_OPTS 192 /* >= ds_noptions */
 #define SW_PROBE_CACHE 8
 #define SW_STORE_LIMIT (64.0 * 1024 * 1024 * 1024) /* bytes */
 
@@ -198,6 +198,12 @@ static int sw_list_checks(sw_ctx *x, const ds_option *o, const ds_yn *v) {
                       "optimizer.schedule_steps: steps must be strictly increasing, got %lld after %lld",
                       (long long)b->optimizer.schedule_steps[i],
                       (long long)b->optimizer.schedule_steps[i - 1]);
+  } else if (!strcmp(o->path, "record.spectra.split")) {
+    for (int i = 1; i < v->n; i++)
+      if (b->record.spectra.split[i] <= b->record.spectra.split[i - 1])
+        return sw_err(x, v->item[i]->line, v->item[i]->col,
+                      "record.spectra.split: sizes must be strictly increasing, got %d after %d",
+                      b->record.spectra.split[i], b->record.spectra.split[i - 1]);
   } else if (!strcmp(o->path, "data.classes")) {
     for (int i = 1; i < v->n; i++)
       for (int j = 0; j < i; j++)
@@ -211,24 +217,86 @@ static int sw_list_checks(sw_ctx *x, const ds_option *o, const ds_yn *v) {
 
 /* ---- option sections (model:, data:, ...) -------------------------------- */
 
-static int sw_parse_section(sw_ctx *x, const char *sec, const ds_yn *m) {
-  if (sw_is_null(m)) return DS_OK;
-  if (m->kind != DS_YN_MAP)
+/* The distinct next path components under prefix ("record" -> series, every,
+ * ..., spectra), in table order: the keys a map at prefix may hold. */
+static int sw_sub_keys(const char *prefix, const char **cands, char (*buf)[64], int cap) {
+  size_t pl = strlen(prefix);
+  int n = 0;
+  for (int j = 0; j < ds_noptions && n < cap; j++) {
+    const char *p = ds_options[j].path;
+    if (strncmp(p, prefix, pl) || p[pl] != '.') continue;
+    const char *k = p + pl + 1;
+    size_t kl = strcspn(k, ".");
+    if (kl >= 64) continue;
+    int dup = 0;
+    for (int i = 0; i < n && !dup; i++) dup = strlen(cands[i]) == kl && !strncmp(cands[i], k, kl);
+    if (dup) continue;
+    memcpy(buf[n], k, kl);
+    buf[n][kl] = 0;
+    cands[n] = buf[n];
+    n++;
+  }
+  return n;
+}
+
+/* Options below path exist (path names a nested map such as record.spectra). */
+static int sw_is_group(const char *path) {
+  size_t pl = strlen(path);
+  for (int j = 0; j < ds_noptions; j++)
+    if (!strncmp(ds_options[j].path, path, pl) && ds_options[j].path[pl] == '.') return 1;
+  return 0;
+}
+
+/* A diagnostic's cadence map (record.spectra.ntk: {every, per_decade, on_loss_rise}). */
+static int sw_is_cadence(const char *path) {
+  char p[200];
+  snprintf(p, sizeof p, "%s.on_loss_rise", path);
+  return ds_opt_find(p) != NULL;
+}
+
+/* A map of options at prefix: a section (model, ..., record) or a nested map
+ * (record.spectra, record.spectra.ntk); nested maps recurse. */
+static int sw_parse_map(sw_ctx *x, const char *prefix, const ds_yn *m) {
+  int nested = strchr(prefix, '.') != NULL, cadence = sw_is_cadence(prefix);
+  if (sw_is_null(m) || (m->kind == DS_YN_MAP && m->n == 0)) {
+    if (cadence)
+      return sw_err(x, m->line, m->col,
+                    "%s: empty; give at least one of every, per_decade, on_loss_rise (e.g. {every: 10})",
+                    prefix);
+    return DS_OK;
+  }
+  if (m->kind != DS_YN_MAP) {
+    const char *got = m->kind == DS_YN_SCALAR ? m->str : ds_yaml_kind_name(m);
+    const char *q = m->kind == DS_YN_SCALAR ? "'" : "";
+    if (cadence)
+      return sw_err(x, m->line, m->col,
+                    "%s: expected a map of when to compute it, such as {every: 10, per_decade: 5, "
+                    "on_loss_rise: true}, got %s%s%s", prefix, q, got, q);
+    if (nested)
+      return sw_err(x, m->line, m->col, "%s: expected a map of %s options (key: value lines, e.g. "
+                    "ntk: {every: 10}), got %s%s%s", prefix, prefix, q, got, q);
     return sw_err(x, m->line, m->col, "%s: expected a map of %s options (key: value lines), got %s",
-                  sec, sec, ds_yaml_kind_name(m));
-  size_t sl = strlen(sec);
+                  prefix, prefix, ds_yaml_kind_name(m));
+  }
   for (int i = 0; i < m->n; i++) {
     const ds_yn *k = m->key[i];
-    char path[160];
-    snprintf(path, sizeof path, "%s.%s", sec, k->str);
-    const ds_option *o = ds_opt_find(path);
-    if (!o || strcmp(o->path, path) != 0) { /* not a grid alias either */
+    char path[200];
+    snprintf(path, sizeof path, "%s.%s", prefix, k->str);
+    const ds_option *o = strchr(k->str, '.') ? NULL : ds_opt_find(path);
+    if (o && strcmp(o->path, path) != 0) o = NULL; /* a grid alias is not a key */
+    if (!o && !strchr(k->str, '.') && sw_is_group(path)) {
+      DS_TRY(sw_parse_map(x, path, m->item[i]));
+      continue;
+    }
+    if (!o) {
       const char *cands[SW_MAX_OPTS];
-      int n = 0;
-      for (int j = 0; j < ds_noptions; j++)
-        if (!strncmp(ds_options[j].path, sec, sl) && ds_options[j].path[sl] == '.')
-          cands[n++] = ds_options[j].path + sl + 1;
-      return sw_unknown_key(x, k, sec, cands, n, NULL);
+      char buf[SW_MAX_OPTS][64];
+      int n = sw_sub_keys(prefix, cands, buf, SW_MAX_OPTS);
+      if (strchr(k->str, '.') && ds_opt_find(path))
+        return sw_err(x, k->line, k->col,
+                      "unknown key '%s' in %s: keys cannot contain '.'; write each part of the path "
+                      "as a nested map key, indented under the one before", k->str, prefix);
+      return sw_unknown_key(x, k, prefix, cands, n, NULL);
     }
     int oi = ds_opt_index(o);
     if (o->type == DS_OT_PATH) {
@@ -247,6 +315,10 @@ static int sw_parse_section(sw_ctx *x, const char *sec, const ds_yn *m) {
     x->scol[oi] = m->item[i]->col;
   }
   return DS_OK;
+}
+
+static int sw_parse_section(sw_ctx *x, const char *sec, const ds_yn *m) {
+  return sw_parse_map(x, sec, m);
 }
 
 /* ---- grid axes ----------------------------------------------------------- */
@@ -438,7 +510,7 @@ static int sw_parse_axis(sw_ctx *x, const ds_yn *k, const ds_yn *v) {
                   "%s cannot be a grid axis: only single-valued options can be swept (%s); set it "
                   "under %.*s: instead", o->path,
                   o->type == DS_OT_PATH ? "file names are not" : "lists are not",
-                  (int)(strchr(o->path, '.') - o->path), o->path);
+                  (int)(strrchr(o->path, '.') - o->path), o->path);
   int oi = ds_opt_index(o);
   if (x->axis_of[oi] >= 0)
     return sw_err(x, k->line, k->col, "grid: axis %s is given twice (also at line %d); give it once",
@@ -505,6 +577,11 @@ static int sw_walk(sw_ctx *x, const ds_yn *root) {
     } else if (!strcmp(k->str, "name")) DS_TRY(sw_parse_name(x, v));
     else if (!strcmp(k->str, "seed")) DS_TRY(sw_parse_seed(x, v));
     else if (!strcmp(k->str, "grid")) DS_TRY(sw_parse_grid(x, k, v));
+    else if (strchr(k->str, '.') != strrchr(k->str, '.') && ds_opt_find(k->str))
+      return sw_err(x, k->line, k->col,
+                    "unknown key '%s' at top level: write options as nested maps (%.*s: then each "
+                    "further part indented under the one before), or put the path under grid: to "
+                    "sweep it", k->str, (int)(strchr(k->str, '.') - k->str), k->str);
     else if (strchr(k->str, '.') && ds_opt_find(k->str))
       return sw_err(x, k->line, k->col,
                     "unknown key '%s' at top level: write options nested (%.*s: then %s: indented "
@@ -882,6 +959,75 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
   return DS_OK;
 }
 
+/* ---- record.spectra ---- */
+
+static int sw_cad_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
+
+#define SW_CAD(d) "record.spectra." d ".every", "record.spectra." d ".per_decade", \
+                  "record.spectra." d ".on_loss_rise"
+
+/* hessian, hessian_full, ntk: exact derivatives of the network itself only (for now). */
+static int sw_check_exact_model(sw_ctx *x, const int *idx, const ds_point_cfg *c, const char *d,
+                                const char *const *at) {
+  if (c->model.type == DS_MODEL_E2E)
+    return sw_xerr(x, idx, at,
+                   "record.spectra.%s: not supported with model.type e2e (yet); use model.type linear "
+                   "for the same network", d);
+  if (c->model.approx != DS_APPROX_NONE)
+    return sw_xerr(x, idx, at,
+                   "record.spectra.%s: not supported with model.approx %s (yet); only the network "
+                   "itself (approx: none)", d, sw_choice("model.approx", c->model.approx));
+  return DS_OK;
+}
+
+static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  const ds_model_spec *m = &c->model;
+  if (sw_cad_on(&sp->e2e) && m->type != DS_MODEL_LINEAR && m->type != DS_MODEL_E2E)
+    return sw_xerr(x, idx, SW_AT(SW_CAD("e2e"), "model.type"),
+                   "record.spectra.e2e: needs a linear model (model.type linear or e2e), got %s",
+                   sw_choice("model.type", m->type));
+  if (sw_cad_on(&sp->activations) && m->type != DS_MODEL_RELU)
+    return sw_xerr(x, idx, SW_AT(SW_CAD("activations"), "model.type"),
+                   "record.spectra.activations: needs model.type relu (activations of a ReLU net), got %s",
+                   sw_choice("model.type", m->type));
+  if (sw_cad_on(&sp->agop) && !sp->agop_reference[0] && c->data.kind != DS_DATA_RANK2 &&
+      c->data.kind != DS_DATA_RANK4)
+    return sw_xerr(x, idx, SW_AT(SW_CAD("agop"), "data.kind"),
+                   "record.spectra.agop: the analytic reference G* exists for data.kind rank2 and rank4 "
+                   "only, got %s; give record.spectra.agop_reference (an HDF5 file with dataset G, "
+                   "d_in x d_in)", sw_choice("data.kind", c->data.kind));
+  if (sw_cad_on(&sp->hessian)) {
+    DS_TRY(sw_check_exact_model(x, idx, c, "hessian", SW_AT(SW_CAD("hessian"), "model.type", "model.approx")));
+    if (sp->lanczos_iters < sp->top_k)
+      return sw_xerr(x, idx, SW_AT("record.spectra.lanczos_iters", "record.spectra.top_k", SW_CAD("hessian")),
+                     "record.spectra.lanczos_iters: must be >= record.spectra.top_k = %d (Lanczos gives "
+                     "at most one eigenvalue per iteration), got %d", sp->top_k, sp->lanczos_iters);
+  }
+  if (sw_cad_on(&sp->hessian_full)) {
+    DS_TRY(sw_check_exact_model(x, idx, c, "hessian_full",
+                                SW_AT(SW_CAD("hessian_full"), "model.type", "model.approx")));
+    double np = ds_point_nparams(c);
+    if (np > sp->hessian_full_max)
+      return sw_xerr(x, idx, SW_AT(SW_CAD("hessian_full"), "record.spectra.hessian_full_max", "model.width",
+                                   "model.widths", "model.depth", "model.bias", "data.d_in", "data.d_out"),
+                     "record.spectra.hessian_full: the network has %.0f parameters, more than "
+                     "record.spectra.hessian_full_max = %d; use a smaller network, raise hessian_full_max "
+                     "(the Hessian is a %.0f x %.0f matrix) or use record.spectra.hessian (top-k by Lanczos)",
+                     np, sp->hessian_full_max, np, np);
+  }
+  if (sw_cad_on(&sp->ntk)) {
+    DS_TRY(sw_check_exact_model(x, idx, c, "ntk", SW_AT(SW_CAD("ntk"), "model.type", "model.approx")));
+    double kn = (double)c->data.d_out * c->data.n_train;
+    if (kn > sp->ntk_max)
+      return sw_xerr(x, idx, SW_AT(SW_CAD("ntk"), "record.spectra.ntk_max", "data.n_train", "data.d_out"),
+                     "record.spectra.ntk: the NTK has d_out * n_train = %d * %d = %.0f rows, more than "
+                     "record.spectra.ntk_max = %d; use fewer training samples or raise ntk_max (K is a "
+                     "%.0f x %.0f matrix)", c->data.d_out, c->data.n_train, kn, sp->ntk_max, kn, kn);
+  }
+  return DS_OK;
+}
+
 /* Every constraint of one combo. */
 static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   ds_point_cfg raw; /* the values as written, before anything is derived */
@@ -895,6 +1041,7 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   DS_TRY(sw_check_model(x, idx, c));
   DS_TRY(sw_check_data(x, idx, c));
   DS_TRY(sw_check_loss_optim(x, idx, c));
+  DS_TRY(sw_check_spectra(x, idx, c));
   return DS_OK;
 }
 
@@ -942,10 +1089,19 @@ static uint64_t sw_hash(const ds_sweep *s) {
   h = sw_hash_line(h, "seed", buf);
   snprintf(buf, sizeof buf, "%d", s->replicas);
   h = sw_hash_line(h, "replicas", buf);
+  ds_point_cfg def;
+  ds_opt_defaults(&def);
   for (int i = 0; i < ds_noptions; i++) {
     const ds_option *o = &ds_options[i];
     if (s->rank_auto && !strcmp(o->path, "data.rank")) snprintf(buf, sizeof buf, "auto");
     else ds_opt_format_cfg(o, &s->base, buf, sizeof buf);
+    if (!strncmp(o->path, "record.spectra.", 15)) {
+      /* added with issue 4: hashed only when not at its default, so sweeps that
+       * do not use record.spectra keep the hash they had before */
+      char dbuf[4096];
+      ds_opt_format_cfg(o, &def, dbuf, sizeof dbuf);
+      if (!strcmp(buf, dbuf)) continue;
+    }
     h = sw_hash_line(h, o->path, buf);
   }
   for (int a = 0; a < s->naxes; a++) {

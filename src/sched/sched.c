@@ -66,11 +66,15 @@ static void install_signals(saved_sigs *old) {
   sa.sa_handler = on_drain;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  g_stop = 0;
   sigaction(SIGTERM, &sa, &old->term);
   sigaction(SIGUSR1, &sa, &old->usr1);
   sa.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &sa, &old->xfsz);
+}
+
+void ds_sched_catch_signals(void) {
+  saved_sigs ignored;
+  install_signals(&ignored);
 }
 
 static void restore_signals(const saved_sigs *old) {

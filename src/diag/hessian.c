@@ -1,0 +1,188 @@
+/* hessian.c -- the loss Hessian: top-k eigenvalues by Lanczos with full
+ * reorthogonalisation on exact HVPs (ds_mlp_loss_hvp, Pearlmutter's
+ * R-operator), and the whole spectrum from the P x P matrix of HVP columns
+ * (computed by the team members in column blocks) with ScaLAPACK pdsyevd. */
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag_internal.h"
+
+/* v -= Q c with c = Q^T v (classical Gram-Schmidt), applied twice ("twice is
+ * enough"); Q is P x j, c scratch (j). */
+static void orthogonalise(const double *Q, int P, int j, double *v, double *c) {
+  if (j == 0) return;
+  for (int pass = 0; pass < 2; pass++) {
+    cblas_dgemv(CblasColMajor, CblasTrans, P, j, 1.0, Q, P, v, 1, 0.0, c, 1);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, P, j, -1.0, Q, P, c, 1, 1.0, v, 1);
+  }
+}
+
+/* A unit vector of N(0,1) draws orthogonalised against Q (P x j); returns its
+ * norm before normalisation relative to the draw (0 when Q spans it). */
+static double random_start(ds_rng *rng, const double *Q, int P, int j, double *v, double *c) {
+  for (int p = 0; p < P; p++) v[p] = ds_rng_normal(rng);
+  double n0 = cblas_dnrm2(P, v, 1);
+  if (!(n0 > 0.0)) return 0.0;
+  cblas_dscal(P, 1.0 / n0, v, 1);
+  orthogonalise(Q, P, j, v, c);
+  double n1 = cblas_dnrm2(P, v, 1);
+  if (n1 > 1e-8) cblas_dscal(P, 1.0 / n1, v, 1);
+  return n1;
+}
+
+int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+                        const ds_loss *l, ds_mlp_work *w, int k, int iters, ds_rng *rng,
+                        double *evals) {
+  if (k < 1 || iters < 1)
+    return ds_fail(DS_EINPUT, "diag hessian: need k >= 1 and iters >= 1 (got %d, %d)", k, iters);
+  if (m->nparams > INT_MAX) return ds_fail(DS_EINPUT, "diag hessian: too many parameters");
+  int P = (int)m->nparams;
+  if (iters < k) iters = k;
+  if (iters > P) iters = P;
+  DS_TRY(ds_mlp_work_products(m, w));
+  double *Q = ds_calloc((size_t)P * iters, sizeof *Q), *z = ds_calloc((size_t)P, sizeof *z);
+  double *a = ds_calloc((size_t)iters, sizeof *a), *b = ds_calloc((size_t)iters, sizeof *b);
+  double *c = ds_calloc((size_t)iters, sizeof *c);
+  int rc = DS_OK, nt = 0;
+  if (!Q || !z || !a || !b || !c) {
+    rc = DS_ENOMEM;
+    goto done;
+  }
+  if (!(random_start(rng, Q, P, 0, Q, c) > 0.0)) {
+    rc = ds_fail(DS_ENUM, "diag hessian: zero start vector");
+    goto done;
+  }
+  double scale = 0.0; /* running estimate of ||H|| for the breakdown test */
+  for (int j = 0; j < iters; j++) {
+    double *q = Q + (size_t)j * P;
+    ds_mlp_loss_hvp(m, theta, X, Y, l, q, w, z);
+    a[j] = cblas_ddot(P, q, 1, z, 1);
+    if (!isfinite(a[j])) {
+      rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
+      goto done;
+    }
+    /* full reorthogonalisation against q_0..q_j removes the alpha/beta terms too */
+    orthogonalise(Q, P, j + 1, z, c);
+    b[j] = cblas_dnrm2(P, z, 1);
+    nt = j + 1;
+    scale = fmax(scale, fabs(a[j]) + b[j] + (j > 0 ? b[j - 1] : 0.0));
+    if (j == iters - 1) break;
+    double *qn = Q + (size_t)(j + 1) * P;
+    if (b[j] > 1e-10 * scale) {
+      for (int p = 0; p < P; p++) qn[p] = z[p] / b[j];
+      orthogonalise(Q, P, j + 1, qn, c); /* clean-up: keeps Q orthonormal to rounding */
+      cblas_dscal(P, 1.0 / cblas_dnrm2(P, qn, 1), qn, 1);
+    } else { /* invariant subspace found: restart orthogonally, T decouples */
+      b[j] = 0.0;
+      if (!(random_start(rng, Q, P, j + 1, qn, c) > 1e-8)) break;
+    }
+  }
+  /* Ritz values: eigenvalues of the nt x nt tridiagonal T (ascending) */
+  int info = 0;
+  dstev_("N", &nt, a, b, NULL, &nt, NULL, &info, 1);
+  if (info != 0) {
+    rc = ds_fail(DS_ENUM, "diag hessian: dstev failed (info = %d)", info);
+    goto done;
+  }
+  for (int i = 0; i < k; i++) evals[i] = i < nt ? a[nt - 1 - i] : NAN;
+done:
+  free(Q);
+  free(z);
+  free(a);
+  free(b);
+  free(c);
+  return rc;
+}
+
+int ds_diag_hessian_matrix(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                           const double *Y, const ds_loss *l, ds_mlp_work *w, double *H,
+                           double *asym) {
+  int rc = DS_OK;
+  size_t P = m->nparams;
+  if (P * P > (size_t)INT_MAX || P < 1)
+    rc = ds_fail(DS_EINPUT, "diag hessian: %zu parameters is too many for the full Hessian", P);
+  int Pi = (int)P, sz = t->size, me = t->rank;
+  int lo = (int)((size_t)Pi * me / sz), hi = (int)((size_t)Pi * (me + 1) / sz);
+  double *mine = NULL;
+  if (rc == DS_OK) rc = ds_mlp_work_products(m, w);
+  if (rc == DS_OK && me == 0 && !H) rc = ds_fail(DS_EINTERNAL, "diag hessian: H is NULL");
+  double *v = rc == DS_OK ? ds_calloc(P, sizeof *v) : NULL;
+  if (rc == DS_OK && !v) rc = DS_ENOMEM;
+  if (rc == DS_OK && me != 0 && hi > lo) {
+    mine = ds_calloc(P * (size_t)(hi - lo), sizeof *mine);
+    if (!mine) rc = DS_ENOMEM;
+  }
+  int *cnt = NULL, *dsp = NULL;
+  if (rc == DS_OK && me == 0) {
+    cnt = ds_calloc((size_t)sz, sizeof *cnt);
+    dsp = ds_calloc((size_t)sz, sizeof *dsp);
+    if (!cnt || !dsp) rc = DS_ENOMEM;
+  }
+  rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) goto done;
+  double *dst = me == 0 ? H + (size_t)lo * P : mine;
+  for (int p = lo; p < hi; p++) { /* column p = H e_p */
+    v[p] = 1.0;
+    ds_mlp_loss_hvp(m, theta, X, Y, l, v, w, dst + (size_t)(p - lo) * P);
+    v[p] = 0.0;
+  }
+  if (me == 0)
+    for (int r = 0; r < sz; r++) {
+      int a = (int)((size_t)Pi * r / sz), b = (int)((size_t)Pi * (r + 1) / sz);
+      cnt[r] = (b - a) * Pi;
+      dsp[r] = a * Pi;
+    }
+  if (MPI_Gatherv(me == 0 ? MPI_IN_PLACE : mine, (hi - lo) * Pi, MPI_DOUBLE, H, cnt, dsp,
+                  MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS) {
+    rc = ds_fail(DS_EMPI, "diag hessian: MPI_Gatherv failed");
+    goto done;
+  }
+  double as[2] = {0.0, 0.0}; /* max |H - H^T|, max |H| */
+  if (me == 0) {
+    for (size_t j = 0; j < P; j++)
+      for (size_t i = 0; i < P; i++) {
+        as[0] = fmax(as[0], fabs(H[j * P + i] - H[i * P + j]));
+        as[1] = fmax(as[1], fabs(H[j * P + i]));
+      }
+    if (!isfinite(as[0]) || !isfinite(as[1]))
+      rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
+  }
+  if (MPI_Bcast(as, 2, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS) {
+    rc = ds_fail(DS_EMPI, "diag hessian: MPI_Bcast failed");
+    goto done;
+  }
+  if (asym) *asym = as[1] > 0.0 ? as[0] / as[1] : 0.0;
+  rc = ds_diag_agree(t, rc);
+done:
+  free(v);
+  free(mine);
+  free(cnt);
+  free(dsp);
+  return rc;
+}
+
+int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                         const double *Y, const ds_loss *l, ds_mlp_work *w, double *evals) {
+  size_t P = m->nparams;
+  int rc = DS_OK;
+  double *H = NULL;
+  if (t->rank == 0 && P * P <= (size_t)INT_MAX) {
+    H = ds_calloc(P * P, sizeof *H);
+    if (!H) rc = DS_ENOMEM;
+  }
+  rc = ds_diag_agree(t, rc);
+  if (rc == DS_OK) rc = ds_diag_hessian_matrix(t, m, theta, X, Y, l, w, H, NULL);
+  if (rc == DS_OK && t->rank == 0) /* symmetrise (the lower triangle is what pdsyevd reads) */
+    for (size_t j = 0; j < P; j++)
+      for (size_t i = j + 1; i < P; i++) {
+        double s = 0.5 * (H[j * P + i] + H[i * P + j]);
+        H[j * P + i] = H[i * P + j] = s;
+      }
+  if (rc == DS_OK) rc = ds_syev_values(t, (int)P, H, (int)P, evals);
+  free(H);
+  return rc;
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Resume and extend (issue 5): `dynsweep run` on an existing store continues
+# it -- finished points are skipped and never recomputed, the result equals
+# an uninterrupted run's; a complete store is left alone; a sweep file that
+# only adds grid values extends the store (old ids kept, new points appended,
+# trajectories equal to an uninterrupted run of the extended sweep, matched
+# by grid values); any other change is refused (exit 2, store untouched).
+# Drain: SIGUSR1 to mpirun stops the run within 30 s with exit 3; the run
+# resumes. Mid-trajectory resume is checked when the worker checkpoints.
+. "$(dirname "$0")/lib.sh"
+sweep=$DS_SRC/tests/sweeps/durability.yaml
+long=$DS_SRC/tests/sweeps/long.yaml
+npts=36
+
+drun 2 "$sweep" -o "$T/ref.h5" -q
+
+# ---- drain with SIGUSR1, then resume ----------------------------------------
+start_bg "$T/d1.log" -n 3 "$DYNSWEEP" run "$sweep" -o "$T/d.h5" -v
+sleep 1.5
+t0=$(date +%s%N)
+kill -USR1 "$SID"
+rc=$(wait_bg)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGUSR1 drains: exit 3 (got $rc)" test "$rc" -eq 3
+check "... within 30 s (${ms} ms)" test "$ms" -lt 30000
+check "... log says how to resume" grep -q "run the same command again to resume" "$T/d1.log"
+check "status: state drained" bash -c "'$DYNSWEEP' status '$T/d.h5' | grep -q 'state:   drained'"
+check "drained store: every finished point complete" deep_check "$T/d.h5" "$T/ref.h5"
+nfin=$("$DYNSWEEP" ls "$T/d.h5" | grep -cE ' (done|diverged|failed) ' || true)
+check "some points finished, some left ($nfin of $npts)" test "$nfin" -gt 0 -a "$nfin" -lt "$npts"
+drun 2 "$sweep" -o "$T/d.h5" -v 2>"$T/d2.log"
+check "resume log: $nfin of $npts finished" grep -q "resuming .*: $nfin of $npts points finished" "$T/d2.log"
+nrun=$(grep -c "\] point " "$T/d2.log" || true)
+check "resume ran only the $((npts - nfin)) unfinished points (ran $nrun)" test "$nrun" -eq $((npts - nfin))
+check "resumed store: /points equal the uninterrupted run's" h5diff -q "$T/ref.h5" "$T/d.h5" /points /points
+check "resumed store: every point equal to the reference" deep_check "$T/d.h5" "$T/ref.h5"
+check "no journal left after completion" test ! -e "$T/d.h5.journal"
+
+# ---- a complete store: nothing to do, untouched -------------------------------
+before=$(sum_of "$T/d.h5")
+check "run on a complete store: exit 0" test "$(code drun 2 "$sweep" -o "$T/d.h5")" -eq 0
+check "... says nothing to do" grep -q "nothing to do" "$T/err"
+check "... store byte-identical" test "$(sum_of "$T/d.h5")" = "$before"
+
+# ---- refused changes: exit 2, store untouched, nothing created -----------------
+refuse() { # refuse NAME SED-EXPR EXPECTED-MESSAGE-PART
+  sed -e "$2" "$sweep" >"$T/$1.yaml"
+  cmp -s "$sweep" "$T/$1.yaml" && { bad "$1: sed changed nothing"; return; }
+  check "$1: exit 2" test "$(code drun 2 "$T/$1.yaml" -o "$T/d.h5")" -eq 2
+  check "$1: clear message" grep -q "made by a different sweep than .*$1.yaml: .*$3" "$T/err"
+  check "$1: store untouched, no journal" bash -c "test '$(sum_of "$T/d.h5")' = '$before' && test ! -e '$T/d.h5.journal'"
+}
+refuse steps 's/^  steps: 1500/  steps: 1400/' "settings in section 'train' changed"
+refuse seed 's/^seed: 11/seed: 12/' "seed 11 in the store, 12 in the sweep file"
+refuse lrgone 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 2.5]/' "grid value 0.05.* of axis lr .* is gone"
+refuse newaxis 's/^  replicas: 1/  init_scale: [1.0]\n  replicas: 1/' "grid axes differ"
+refuse data 's/^  noise: 0.01/  noise: 0.02/' "section 'data' changed"
+
+# ---- extension: a new learning rate (in the middle of the list) ----------------
+sed -e 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 0.02, 0.05, 2.5]/' "$sweep" >"$T/ext.yaml"
+drun 2 "$T/ext.yaml" -o "$T/extref.h5" -q
+# extend a drained store (some old points unfinished) and finish it
+start_bg "$T/e1.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/e.h5" -q
+sleep 1.2
+kill -USR1 "$SID"
+rc=$(wait_bg)
+check "drain before extending: exit 3 (got $rc)" test "$rc" -eq 3
+axes_before=$(h5dump -d /grid/axis_values "$T/e.h5" | grep -A1000 DATA | sed -n '/(0,0)/,/(35,/p' | md5sum)
+check "run with added grid values: exit 0" test "$(code drun 2 "$T/ext.yaml" -o "$T/e.h5")" -eq 0
+check "... log names the new points (ids 36..47)" grep -q "adds grid values: 12 new point(s) (ids 36..47); the 36 old points keep their ids" "$T/err"
+axes_after=$(h5dump -d /grid/axis_values "$T/e.h5" | grep -A1000 DATA | sed -n '/(0,0)/,/(35,/p' | md5sum)
+check "old ids keep their grid values" test "$axes_before" = "$axes_after"
+check "extended store has 48 points" bash -c "'$DYNSWEEP' ls '$T/e.h5' | grep -q '^48 points: '"
+check "ls of the extended store shows lr 0.02 for the new points" \
+  bash -c "'$DYNSWEEP' ls '$T/e.h5' | awk '\$1 >= 36 && \$1 <= 47 && \$6 == 0.02' | wc -l | grep -qx 12"
+if [ "$HAVE_H5PY" = 1 ]; then
+  check "extended store equals an uninterrupted run of the extended sweep (matched by grid values)" \
+    "$PY" - "$T/e.h5" "$T/extref.h5" <<'PYEOF'
+import sys, h5py
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+def key(f):
+    s, v = f["summary"][...], f["grid/axis_values"][...]
+    return {(v[i].tobytes(), int(s["replica"][i])): int(s["id"][i]) for i in range(len(s))}
+ka, kb = key(a), key(b)
+assert set(ka) == set(kb) and len(ka) == 48, (len(ka), len(kb))
+for k, ia in ka.items():
+    ib = kb[k]
+    ga, gb = a["points/%06d" % ia], b["points/%06d" % ib]
+    names = list(gb.attrs["series_names"])
+    assert list(ga.attrs["series_names"]) == names
+    for n in names:
+        for d in ("step", "value"):
+            assert ga[n + "/" + d][...].tobytes() == gb[n + "/" + d][...].tobytes(), (ia, ib, n)
+    for f in ("status", "steps", "final_loss"):
+        assert a["summary"][ia][f].tobytes() == b["summary"][ib][f].tobytes(), (ia, f)
+print("48 points equal by grid values")
+PYEOF
+fi
+# old points 0..35 of the extended store still equal the original reference
+check "old points equal the original run's" bash -c \
+  "for i in \$(seq 0 35); do p=\$(printf /points/%06d \$i); h5diff -q '$T/ref.h5' '$T/e.h5' \$p \$p || exit 1; done"
+
+# ---- long points: drain while every worker is mid-point; checkpoints ------------
+drun 3 "$long" -o "$T/lref.h5" -q
+start_bg "$T/l1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.3
+while [ ! -e "$T/l.h5" ]; do sleep 0.05; done
+sleep 1
+t0=$(date +%s%N)
+kill -USR1 "$SID"
+rc=$(wait_bg)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "long points: SIGUSR1 drains with exit 3 (got $rc)" test "$rc" -eq 3
+check "... within 30 s (${ms} ms)" test "$ms" -lt 30000
+nck=$(h5ls "$T/l.h5/checkpoints" 2>/dev/null | wc -l)
+if [ "$nck" -gt 0 ]; then
+  echo "the worker checkpointed $nck running point(s): testing mid-trajectory resume"
+  drun 2 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
+  check "resume says it continues from checkpoints" grep -q "from a checkpoint" "$T/l2.log"
+else
+  echo "skip: no checkpoint in the drained store (the worker does not implement ds_ckpt yet):" \
+       "mid-trajectory resume not tested; points restart from step 0"
+  drun 2 "$long" -o "$T/l.h5" -q
+fi
+check "long sweep resumed: /points equal the uninterrupted run's" h5diff -q "$T/lref.h5" "$T/l.h5" /points /points
+check "no checkpoint left in the complete store" test "$(h5ls "$T/l.h5/checkpoints" 2>/dev/null | wc -l)" -eq 0
+
+# ---- drain timeout: workers that do not stop are ended, nothing is lost ---------
+start_bg "$T/t1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/t.h5" --drain-timeout 0.3 --checkpoint-every 0
+while [ ! -e "$T/t.h5" ]; do sleep 0.05; done
+sleep 0.5
+t0=$(date +%s%N)
+kill -USR1 "$SID"
+rc=$(wait_bg)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "drain timeout: non-zero exit (got $rc) within 30 s (${ms} ms)" test "$rc" -ne 0 -a "$ms" -lt 30000
+check "drain timeout: store intact" deep_check "$T/t.h5"
+drun 2 "$long" -o "$T/t.h5" -q
+check "drain timeout: resumed store equals the uninterrupted run's" h5diff -q "$T/lref.h5" "$T/t.h5" /points /points
+report

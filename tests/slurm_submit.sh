@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# slurm_submit.sh -- `dynsweep submit` and the job script it writes, without
+# a cluster: argument and sweep-file validation (exit 2, nothing written or
+# submitted), the #SBATCH lines, that the script body is the one of the
+# templates in slurm/, and the script's control logic run with stand-in
+# sbatch/squeue/scancel/srun/mpirun and a stand-in dynsweep: the follow-on
+# job, the drain signal passed on to the ranks, exit codes. The real-cluster
+# test is slurm_sweep.sh.
+. "$(dirname "$0")/lib.sh"
+
+if ! "$DYNSWEEP" submit --help >/dev/null 2>&1; then
+  bad "dynsweep has no 'submit' command (src/main.c must dispatch it to ds_cli_submit)"
+  report; exit 1
+fi
+
+# ---- stand-ins for the Slurm commands and for dynsweep itself
+mkdir -p "$T/bin" "$T/out"
+cat >"$T/bin/sbatch" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/sbatch"
+[ -n "${FAKE_SBATCH_FAIL:-}" ] && { echo "sbatch: error: Batch job submission failed" >&2; exit 1; }
+echo "4242;cluster"
+X
+cat >"$T/bin/squeue" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/squeue"
+[ -n "${FAKE_PENDING:-}" ] && echo "$FAKE_PENDING"
+exit 0
+X
+cat >"$T/bin/scancel" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/scancel"
+X
+cat >"$T/bin/srun" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/srun"
+while [ $# -gt 0 ]; do case $1 in -n) shift 2 ;; -*) shift ;; *) break ;; esac; done
+exec "$@"
+X
+cat >"$T/bin/mpirun" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/mpirun"
+while [ $# -gt 0 ]; do case $1 in -n|--bind-to) shift 2 ;; -*) shift ;; *) break ;; esac; done
+exec "$@"
+X
+cat >"$T/bin/fake-dynsweep" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/dynsweep"
+case ${FAKE_MODE:-ok} in
+  ok) exit 0 ;;
+  fail) exit 2 ;;
+  drain) trap 'echo usr1 >>"$FAKE_LOG/dynsweep"; exit 3' USR1
+         touch "$FAKE_LOG/running"; for i in $(seq 200); do sleep 0.05; done; exit 0 ;;
+esac
+X
+chmod +x "$T"/bin/*
+export FAKE_LOG=$T/out
+sweep=$DS_SRC/tests/sweeps/small.yaml
+fake=$T/bin/fake-dynsweep
+
+# sub ARGS... : run submit with the stand-in sbatch first in PATH; sets rc
+sub() { rc=0; PATH="$T/bin:$PATH" "$DYNSWEEP" submit "$@" >"$T/so" 2>"$T/se" || rc=$?; }
+
+# ---- refused before anything is written or submitted
+expect2() {
+  local what=$1; shift
+  rm -f "$T"/out/sbatch "$T"/*.sbatch
+  sub "$@"
+  if [ "$rc" -ne 2 ]; then bad "$what: exit $rc, want 2 ($(head -c 300 "$T/se"))"
+  elif [ -e "$T/out/sbatch" ] || ls "$T"/*.sbatch >/dev/null 2>&1; then bad "$what: something was written or submitted"
+  else ok "$what"; fi
+}
+badsweep=$DS_SRC/tests/bad_sweeps/unknown_key.yaml
+expect2 "bad sweep file" "$badsweep" -o "$T/s.h5"
+want=$(head -n 1 "$badsweep"); want=${want#"# expect: "}
+check "bad sweep file: message is FILE:$want" grep -qF "$badsweep:$want" "$T/se"
+expect2 "missing sweep file" "$T/nope.yaml" -o "$T/s.h5"
+expect2 "no -o" "$sweep"
+expect2 "--time abc" "$sweep" -o "$T/s.h5" --time abc
+expect2 "--time 0:30 (under a minute)" "$sweep" -o "$T/s.h5" --time 0:30
+expect2 "--time 1:2:3:4" "$sweep" -o "$T/s.h5" --time 1:2:3:4
+expect2 "--signal-time >= --time" "$sweep" -o "$T/s.h5" --time 1 --signal-time 60
+expect2 "--partition with ';'" "$sweep" -o "$T/s.h5" --partition 'a;rm -rf x'
+expect2 "--account with a space" "$sweep" -o "$T/s.h5" --account 'a b'
+expect2 "--launcher foo" "$sweep" -o "$T/s.h5" --launcher foo
+expect2 "--ntasks 0" "$sweep" -o "$T/s.h5" --ntasks 0
+expect2 "--ntasks and --ntasks-per-node" "$sweep" -o "$T/s.h5" --ntasks 2 --ntasks-per-node 2
+expect2 "store in a missing directory" "$sweep" -o "$T/no/such/dir/s.h5"
+expect2 "unknown option" "$sweep" -o "$T/s.h5" --frobnicate
+expect2 "--sbatch-option with a newline" "$sweep" -o "$T/s.h5" --sbatch-option $'--mem=1G\n#x'
+
+# ---- --dry-run: the script, nothing submitted
+rm -f "$T/out/sbatch"
+sub "$sweep" -o "$T/s.h5" --dry-run --ntasks 4 --time 1-12:30 --partition debug --account proj_1 \
+  --qos normal --sbatch-option=--mem=2G --run-option=--verbose -J myjob --dynsweep "$fake"
+s=$T/s.h5.sbatch
+check "--dry-run exits 0 (rc $rc)" test "$rc" -eq 0
+check "--dry-run writes STORE.sbatch" test -x "$s"
+check "--dry-run submits nothing" test ! -e "$T/out/sbatch"
+check "script is valid bash" bash -n "$s"
+for l in "--job-name=myjob" "--ntasks=4" "--cpus-per-task=1" "--time=1-12:30" "--signal=B:USR1@90" \
+         "--requeue" "--open-mode=append" "--output=$T/s.h5.slurm-%j.out" "--chdir=$T" \
+         "--partition=debug" "--account=proj_1" "--qos=normal" "--mem=2G"; do
+  check "#SBATCH $l" grep -qxF -- "#SBATCH $l" "$s"
+done
+settings() { sed -n '/^# ---- settings/,/^# ---- body/p' "$1"; }
+got=$(bash -c "$(settings "$s")"$'\n'"echo \"\$DS_SWEEP|\$DS_STORE|\$DS_SCRIPT|\$DS_BIN|\${DS_RUN_ARGS[*]}\"")
+check "settings: absolute paths, run options ($got)" test "$got" = "$sweep|$T/s.h5|$s|$fake|--verbose"
+# default signal time: a third of a short limit
+sub "$sweep" -o "$T/s.h5" --dry-run --time 6
+check "--time 6: drain signal at 120 s" grep -qxF "#SBATCH --signal=B:USR1@120" "$s"
+sub "$sweep" -o "$T/s.h5" --dry-run
+check "default: whole node, one rank per core, 1:00:00" \
+  bash -c "grep -qxF '#SBATCH --exclusive' '$s' && grep -qxF '#SBATCH --ntasks-per-core=1' '$s' && grep -qxF '#SBATCH --time=1:00:00' '$s'"
+for t in 30 90:00 2:00:00 1-0 1-6:30 2-0:0:1; do
+  sub "$sweep" -o "$T/s.h5" --dry-run --time "$t"
+  check "--time $t accepted" test "$rc" -eq 0
+done
+
+# a store path with spaces and quotes survives into the script
+mkdir -p "$T/a dir"
+q="$T/a dir/it's \"q\" \$x.h5"
+sub "$sweep" -o "$q" --dry-run
+got=$(bash -c "$(settings "$q.sbatch")"$'\n'"echo \"\$DS_STORE\"")
+check "store path with spaces/quotes/\$ kept verbatim" test "$got" = "$q"
+
+# ---- the body is the templates' body
+body() { sed -n '/^# ---- body/,$p' "$1"; }
+for v in srun mpirun; do
+  check "body of slurm/dynsweep-$v.sbatch = submit's" cmp -s <(body "$s") <(body "$DS_SRC/slurm/dynsweep-$v.sbatch")
+  check "slurm/dynsweep-$v.sbatch is valid bash" bash -n "$DS_SRC/slurm/dynsweep-$v.sbatch"
+done
+drain=$(sed -n 's/^DS_DRAIN_EXIT=//p' "$s")
+for v in srun mpirun; do
+  check "template drain exit code = submit's ($drain)" grep -qxF "DS_DRAIN_EXIT=$drain" "$DS_SRC/slurm/dynsweep-$v.sbatch"
+done
+
+# ---- real submit through the stand-in sbatch
+rm -f "$T/out/sbatch"
+sub "$sweep" -o "$T/s.h5" --ntasks 2 --time 10 --dynsweep "$fake"
+check "submit exits 0 (rc $rc)" test "$rc" -eq 0
+check "submit prints the job id" grep -q "submitted job 4242" "$T/so"
+check "sbatch --parsable SCRIPT" grep -qxF -- "--parsable $T/s.h5.sbatch" "$T/out/sbatch"
+FAKE_SBATCH_FAIL=1 sub "$sweep" -o "$T/s.h5" --dynsweep "$fake"
+check "sbatch failing: exit 1 (rc $rc)" test "$rc" -eq 1
+rc=0
+( PATH=/usr/bin/no:/bin/no; "$DYNSWEEP" submit "$sweep" -o "$T/s.h5" ) >/dev/null 2>"$T/se" || rc=$?
+check "no sbatch in PATH: exit 1 with a hint (rc $rc)" bash -c "[ $rc -eq 1 ] && grep -q 'sbatch' '$T/se'"
+
+# ---- the job script's logic, run by hand as Slurm would run it
+# job LAUNCHER MODE [SEGMENT]: runs the script as job 77; sets jrc
+job() {
+  rm -f "$T"/out/*
+  sub "$sweep" -o "$T/s.h5" --ntasks 2 --time 10 --launcher "$1" --dynsweep "$fake" --dry-run
+  jrc=0
+  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE="$2" DS_SEGMENT="${3:-1}" \
+    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 || jrc=$?
+}
+for L in srun mpirun; do
+  job "$L" ok
+  check "$L, sweep complete: exit 0 ($jrc)" test "$jrc" -eq 0
+  check "$L: follow-on submitted with afterany:77, segment 2" \
+    grep -qF -- "--dependency=afterany:77 --export=ALL,DS_SEGMENT=2 $T/s.h5.sbatch" "$T/out/sbatch"
+  check "$L: ran dynsweep run SWEEP -o STORE" grep -qxF "run $sweep -o $T/s.h5" "$T/out/dynsweep"
+  check "$L: 2 ranks" grep -q -- "-n 2" "$T/out/$L"
+  check "$L, complete: follow-on cancelled" grep -qx 4242 "$T/out/scancel"
+
+  job "$L" fail
+  check "$L, dynsweep exit 2: job exit 2 ($jrc)" test "$jrc" -eq 2
+  check "$L, dynsweep exit 2: follow-on cancelled" grep -qx 4242 "$T/out/scancel"
+
+  # drain: SIGUSR1 to the batch shell (what --signal=B:USR1 does) reaches dynsweep
+  rm -f "$T"/out/*
+  sub "$sweep" -o "$T/s.h5" --ntasks 2 --time 10 --launcher "$L" --dynsweep "$fake" --dry-run
+  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
+    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
+  jp=$!
+  for i in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
+  kill -USR1 "$jp"
+  jrc=0; wait "$jp" || jrc=$?
+  check "$L, drained: exit 3 ($jrc)" test "$jrc" -eq 3
+  check "$L: SIGUSR1 reached dynsweep" grep -qx usr1 "$T/out/dynsweep"
+  check "$L, drained: follow-on kept" test ! -e "$T/out/scancel"
+  check "$L, drained: logged" grep -q "resumable" "$T/out/job.log"
+done
+
+job srun ok 100
+check "segment 100 of 100: no follow-on" test ! -e "$T/out/sbatch"
+# a requeued job that already has a follow-on does not submit a second one
+rm -f "$T"/out/*
+FAKE_PENDING="5000 afterany:77(unfulfilled)" env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 \
+  FAKE_MODE=ok bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 || true
+check "requeued: keeps its follow-on 5000" bash -c "[ ! -e '$T/out/sbatch' ] && grep -qx 5000 '$T/out/scancel'"
+# no --ntasks: ranks from SLURM_TASKS_PER_NODE
+rm -f "$T"/out/*
+sub "$sweep" -o "$T/s.h5" --time 10 --dynsweep "$fake" --dry-run
+env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_TASKS_PER_NODE="4(x2),2" FAKE_MODE=ok \
+  bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 || true
+check "whole nodes: 4(x2),2 -> 10 ranks" grep -q -- "-n 10 " "$T/out/srun"
+report
