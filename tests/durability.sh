@@ -37,12 +37,12 @@ while [ "$kills" -lt "$KILLS" ]; do
     if bg_running; then
       kill_session "$SID" || bad "round $round run $runs: processes survived SIGKILL"
       kills=$((kills + 1))
-      wait_bg >/dev/null
+      wait_bg
       [ -e "$st.tmp" ] && midpub=$((midpub + 1))
       [ -e "$st.journal" ] && [ "$(stat -c %s "$st.journal")" -gt 64 ] && replays=$((replays + 1))
       what="kill $kills (round $round run $runs, -n $np, at ${delay_ms} ms)"
     else
-      rc=$(wait_bg)
+      wait_bg; rc=$RC
       if [ "$rc" -ne 0 ]; then bad "round $round run $runs: exit $rc"; cat "$T/run.log" >&2; break; fi
       completes=$((completes + 1))
       done=1

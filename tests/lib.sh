@@ -49,7 +49,7 @@ start_bg() {
   while [ ! -s "$T/sid" ]; do sleep 0.01; done
   SID=$(cat "$T/sid")
 }
-# wait_bg: waits for the background job, prints its exit code
-wait_bg() { set +e; wait "$BG"; local rc=$?; set -e; echo "$rc"; }
+# wait_bg: waits for the background job; its exit code in RC
+wait_bg() { set +e; wait "$BG"; RC=$?; set -e; }
 # bg_running: is the background job still running?
 bg_running() { kill -0 "$BG" 2>/dev/null; }

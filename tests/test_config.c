@@ -402,7 +402,7 @@ static void make_tmpdir(void) {
 }
 
 static void rm_tmpdir(void) {
-  const char *files[] = {"init.h5", "train.svm", "bad.svm", "t.csv", "sub/train.svm", NULL};
+  const char *files[] = {"init.h5", "train.svm", "bad.svm", "t.csv", "sub/train.svm", "G.h5", NULL};
   char p[512];
   for (int i = 0; files[i]; i++) {
     snprintf(p, sizeof p, "%s/%s", tmpdir, files[i]);
@@ -879,6 +879,342 @@ static void test_issue3_errors(void) {
              "data.spectrum: has 3 eigenvalues but data.d_in = 2; give at most d_in");
 }
 
+/* ======================= issue 4: record.spectra ======================= */
+
+static const char *spectra_yaml =
+    "name: spectra\n"
+    "model: {type: linear, width: 8, depth: 3}\n"
+    "data: {kind: rank2, d_in: 6, n_train: 32, n_test: 8}\n"
+    "loss: {reduction: half_mean}\n"
+    "train: {steps: 1000}\n"
+    "record:\n"
+    "  series: [loss]\n"
+    "  every: 10\n"
+    "  per_decade: 10\n"
+    "  top_k: 5\n"
+    "  spectra:\n"
+    "    layers: {every: 10, per_decade: 5}\n"
+    "    e2e: {every: 50}\n"
+    "    hessian: {every: 100, on_loss_rise: true}\n"
+    "    hessian_full: {every: 1000}\n"
+    "    ntk:\n"
+    "      every: 20\n"
+    "      per_decade: 5\n"
+    "      on_loss_rise: yes\n"
+    "    agop: {every: 100}\n"
+    "    escape: {every: 10}\n"
+    "    top_k: 4\n"
+    "    lanczos_iters: 30\n"
+    "    hessian_full_max: 500\n"
+    "    ntk_max: 64\n"
+    "    split: [1, 2, 8]\n"
+    "    agop_reference: sub/../G.h5\n"
+    "    catapult_factor: 3\n";
+
+/* The same meaning: flow style, other key order, explicit defaults. */
+static const char *spectra_yaml_reformatted =
+    "record: {top_k: 5, per_decade: 10, every: 10, series: [loss], spectra: {\n"
+    "  catapult_factor: 3.0, agop_reference: G.h5, split: [1,2,8], ntk_max: 64,\n"
+    "  hessian_full_max: 500, lanczos_iters: 30, top_k: 4, escape: {every: 10},\n"
+    "  agop: {every: 100, on_loss_rise: false}, ntk: {on_loss_rise: true, per_decade: 5, every: 20},\n"
+    "  hessian_full: {every: 1e3}, hessian: {on_loss_rise: on, every: 100},\n"
+    "  e2e: {every: 50, per_decade: 0}, layers: {per_decade: 5, every: 10}, activations: {every: 0}}}\n"
+    "train: {steps: 1000}\n"
+    "loss: {reduction: half_mean}\n"
+    "data: {n_test: 8, n_train: 32, d_in: 6, kind: rank2}\n"
+    "model: {depth: 3, width: 8, type: linear}\n"
+    "name: spectra\n";
+
+static void test_spectra_defaults(void) {
+  ds_sweep s;
+  int rc = ds_sweep_parse("d.yaml", "name: d\nloss: {reduction: mean}\n", &s);
+  CHECK(rc == DS_OK, "minimal: %s", ds_errmsg());
+  if (rc) return;
+  const ds_spectra_spec *sp = &s.base.record.spectra;
+  const ds_cadence *cads[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full,
+                              &sp->ntk, &sp->agop, &sp->activations, &sp->escape};
+  for (int i = 0; i < 8; i++)
+    CHECK(cads[i]->every == 0 && cads[i]->per_decade == 0 && cads[i]->on_loss_rise == 0,
+          "cadence %d off by default", i);
+  CHECK(sp->top_k == 5 && sp->lanczos_iters == 40 && sp->hessian_full_max == 4000 &&
+            sp->ntk_max == 4096 && sp->agop_reference[0] == 0 && sp->catapult_factor == 2,
+        "spectra defaults");
+  CHECK(sp->nsplit == 3 && sp->split[0] == 1 && sp->split[1] == 5 && sp->split[2] == 10, "split default");
+  char t[256];
+  CHECK(ds_cfg_get_text(&s.base, "record.spectra.split", t, sizeof t) == DS_OK && !strcmp(t, "[1,5,10]"),
+        "%s", t);
+  CHECK(ds_cfg_get_text(&s.base, "record.spectra.ntk.on_loss_rise", t, sizeof t) == DS_OK &&
+            !strcmp(t, "false"), "%s", t);
+  /* no diagnostics: nothing added to the cost or the store */
+  double c0 = ds_point_cost(&s.base), b0 = ds_point_store_bytes(&s.base);
+  ds_point_cfg c = s.base;
+  c.record.spectra.top_k = 50;
+  CHECK(ds_point_cost(&c) == c0 && ds_point_store_bytes(&c) == b0, "parameters alone cost nothing");
+  ds_sweep_free(&s);
+  /* sweeps without record.spectra keep the hash they had before issue 4 */
+  rc = ds_sweep_load(DS_SRC_DIR "/sweeps/demo.yaml", &s);
+  CHECK(rc == DS_OK && s.hash == 0xc645937e48eb0d89ULL, "demo hash %016llx (pre-issue-4 c645937e48eb0d89)",
+        rc == DS_OK ? (unsigned long long)s.hash : 0ULL);
+  if (rc == DS_OK) ds_sweep_free(&s);
+}
+
+static void test_spectra_options(void) {
+  char path[512], buf[4096];
+  snprintf(path, sizeof path, "%s/spectra.yaml", tmpdir);
+  ds_sweep s, r;
+  int rc = ds_sweep_parse(path, spectra_yaml, &s);
+  CHECK(rc == DS_OK, "spectra: %s", ds_errmsg());
+  if (rc) return;
+  const ds_spectra_spec *sp = &s.base.record.spectra;
+  CHECK(sp->layers.every == 10 && sp->layers.per_decade == 5 && !sp->layers.on_loss_rise, "layers");
+  CHECK(sp->e2e.every == 50 && !sp->e2e.per_decade && !sp->e2e.on_loss_rise, "e2e");
+  CHECK(sp->hessian.every == 100 && sp->hessian.on_loss_rise == 1, "hessian");
+  CHECK(sp->hessian_full.every == 1000, "hessian_full");
+  CHECK(sp->ntk.every == 20 && sp->ntk.per_decade == 5 && sp->ntk.on_loss_rise == 1, "ntk");
+  CHECK(sp->agop.every == 100 && sp->escape.every == 10, "agop, escape");
+  CHECK(sp->activations.every == 0 && !sp->activations.per_decade && !sp->activations.on_loss_rise,
+        "activations off");
+  CHECK(sp->top_k == 4 && sp->lanczos_iters == 30 && sp->hessian_full_max == 500 && sp->ntk_max == 64 &&
+            sp->catapult_factor == 3, "parameters");
+  CHECK(sp->nsplit == 3 && sp->split[0] == 1 && sp->split[1] == 2 && sp->split[2] == 8, "split");
+  char want[600];
+  snprintf(want, sizeof want, "%s/sub/../G.h5", tmpdir);
+  CHECK(!strcmp(sp->agop_reference, want), "agop_reference resolved: %s", sp->agop_reference);
+  CHECK(s.base.record.top_k == 5 && s.base.record.every == 10, "record.top_k / every untouched");
+
+  /* hash: reformatting and explicit defaults keep it; any spectra value changes it
+   * (the reformatted text names G.h5 without sub/..: hashed as resolved, so compare
+   * against a copy of the original with the same spelling) */
+  snprintf(buf, sizeof buf, "%s", spectra_yaml);
+  char *q = strstr(buf, "sub/../");
+  memmove(q, q + 7, strlen(q + 7) + 1);
+  rc = ds_sweep_parse(path, buf, &r);
+  CHECK(rc == DS_OK, "plain G.h5: %s", ds_errmsg());
+  uint64_t h = rc == DS_OK ? r.hash : 0;
+  if (rc == DS_OK) ds_sweep_free(&r);
+  rc = ds_sweep_parse(path, spectra_yaml_reformatted, &r);
+  CHECK(rc == DS_OK, "reformatted: %s", ds_errmsg());
+  if (rc == DS_OK) {
+    CHECK(r.hash == h, "reformatted spectra keep the hash: %016llx vs %016llx",
+          (unsigned long long)r.hash, (unsigned long long)h);
+    ds_sweep_free(&r);
+  }
+  static const char *const edits[][2] = {
+      {"ntk:\n      every: 20", "ntk:\n      every: 25"}, {"on_loss_rise: yes", "on_loss_rise: no"},
+      {"e2e: {every: 50}", "e2e: {per_decade: 50}"},      {"top_k: 4", "top_k: 3"},
+      {"lanczos_iters: 30", "lanczos_iters: 31"},          {"ntk_max: 64", "ntk_max: 65"},
+      {"split: [1, 2, 8]", "split: [1, 2, 7]"},            {"catapult_factor: 3", "catapult_factor: 4"},
+      {"hessian_full_max: 500", "hessian_full_max: 501"},  {"escape: {every: 10}", "escape: {every: 11}"},
+      {"sub/../G.h5", "sub/../H.h5"}};
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+    char e[4096];
+    const char *at = strstr(spectra_yaml, edits[i][0]);
+    snprintf(e, sizeof e, "%.*s%s%s", (int)(at - spectra_yaml), spectra_yaml, edits[i][1],
+             at + strlen(edits[i][0]));
+    rc = ds_sweep_parse_flags(path, e, DS_SWEEP_NO_FILES, &r);
+    CHECK(rc == DS_OK && r.hash != s.hash, "%s -> hash: %s", edits[i][1], rc ? ds_errmsg() : "same hash");
+    if (rc == DS_OK) ds_sweep_free(&r);
+  }
+
+  /* cost and store of the diagnostics (steps 1000, dims 6-8-8-1, n 32) */
+  ds_point_cfg c = s.base;
+  memset(&c.record.spectra, 0, sizeof c.record.spectra);
+  c.record.spectra.top_k = 4;
+  c.record.spectra.lanczos_iters = 30;
+  double c0 = ds_point_cost(&c), b0 = ds_point_store_bytes(&c);
+  double W = 6 * 8 + 8 * 8 + 8 * 1, P = W, n = 32, G = 6 * n * W;
+  c.record.spectra.escape.every = 10; /* steps 0, 10, ..., 1000 */
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 101 * (2 * n * W + 4 * P), 1e-9), "escape cost %g",
+        ds_point_cost(&c) - c0);
+  CHECK(ds_close_rel(ds_point_store_bytes(&c) - b0, 101 * 16.0, 1e-12), "escape store");
+  c.record.spectra.escape.every = 0;
+  c.record.spectra.hessian.per_decade = 5; /* 2 + 5 * log10(1000) = 17 evaluations */
+  double hc = 30 * 3.0 * G + 2.0 * 30 * 30 * P;
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 17 * hc, 1e-9), "hessian cost %g", ds_point_cost(&c) - c0);
+  CHECK(ds_close_rel(ds_point_store_bytes(&c) - b0, 17 * (8 + 8 * 4.0), 1e-12), "hessian store");
+  c.record.spectra.hessian.per_decade = 0;
+  c.record.spectra.hessian.on_loss_rise = 1; /* counted as every 10 steps: 101 */
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 101 * hc, 1e-9), "on_loss_rise cost");
+  c.record.spectra.hessian.on_loss_rise = 0;
+  c.record.spectra.ntk.every = 1; /* at most every step: 1001 */
+  c.record.spectra.ntk.on_loss_rise = 1;
+  double kn = 32, nc = 2 * n * W + kn * 4 * W + 2 * kn * kn * P + 9 * kn * kn * kn;
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 1001 * nc, 1e-9), "ntk cost %g vs %g",
+        ds_point_cost(&c) - c0, 1001 * nc);
+  CHECK(ds_close_rel(ds_point_store_bytes(&c) - b0, 1001 * (40 + 16 + 16.0), 1e-12),
+        "ntk store %g", ds_point_store_bytes(&c) - b0);
+  c.record.spectra.ntk.every = 0;
+  c.record.spectra.ntk.on_loss_rise = 0;
+  c.record.spectra.hessian_full.every = 1000; /* steps 0 and 1000 */
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 2 * (P * 3 * G + 9 * P * P * P), 1e-9), "hessian_full cost");
+  CHECK(ds_close_rel(ds_point_store_bytes(&c) - b0, 2 * (8 + 8 * P), 1e-12), "hessian_full store");
+  c.record.spectra.hessian_full.every = 0;
+  c.record.spectra.layers.every = 500; /* 0, 500, 1000 */
+  double lc = 4.0 * 8 * 6 * 6 + 4.0 * 8 * 8 * 8 + 4.0 * 1 * 8 * 1;
+  CHECK(ds_close_rel(ds_point_cost(&c) - c0, 3 * lc, 1e-9), "layers cost");
+  CHECK(ds_close_rel(ds_point_store_bytes(&c) - b0, 3 * (3 * (8 + 8 * 4.0) + 5 * (8 + 8 * 3.0)), 1e-12),
+        "layers store %g", ds_point_store_bytes(&c) - b0);
+  ds_point p;
+  CHECK(ds_sweep_point(&s, 0, &p) == DS_OK && p.cost > ds_point_cost(&c), "point cost counts spectra");
+  ds_sweep_free(&s);
+
+  /* every scalar of record.spectra is an axis by its dotted path */
+  rc = ds_sweep_parse("a.yaml", "name: a\nloss: {reduction: mean}\n"
+                      "grid:\n  record.spectra.ntk.every: [10, 20]\n"
+                      "  record.spectra.hessian.on_loss_rise: [false, true]\n"
+                      "  record.spectra.top_k: {start: 1, stop: 4, num: 4}\n"
+                      "  record.spectra.catapult_factor: [1.5, 3]\n", &s);
+  CHECK(rc == DS_OK, "spectra axes: %s", ds_errmsg());
+  if (rc == DS_OK) {
+    CHECK(s.naxes == 4 && ds_sweep_npoints(&s) == 2 * 2 * 4 * 2, "npoints %lld",
+          (long long)ds_sweep_npoints(&s));
+    CHECK(!strcmp(s.axes[0].name, "record.spectra.ntk.every") && !strcmp(s.axes[0].text[1], "20"),
+          "axis name %s", s.axes[0].name);
+    ds_sweep_point(&s, 0, &p);
+    CHECK(p.cfg.record.spectra.ntk.every == 10 && p.cfg.record.spectra.hessian.on_loss_rise == 0 &&
+              p.cfg.record.spectra.top_k == 1 && p.cfg.record.spectra.catapult_factor == 1.5, "point 0");
+    ds_sweep_point(&s, 31, &p);
+    CHECK(p.cfg.record.spectra.ntk.every == 20 && p.cfg.record.spectra.hessian.on_loss_rise == 1 &&
+              p.cfg.record.spectra.top_k == 4 && p.cfg.record.spectra.catapult_factor == 3, "point 31");
+    CHECK(p.cost > 0, "cost");
+    uint64_t h1 = s.hash;
+    ds_sweep_free(&s);
+    rc = ds_sweep_parse("a.yaml", "name: a\nloss: {reduction: mean}\n"
+                        "grid:\n  record.spectra.ntk.every: [10, 30]\n"
+                        "  record.spectra.hessian.on_loss_rise: [false, true]\n"
+                        "  record.spectra.top_k: {start: 1, stop: 4, num: 4}\n"
+                        "  record.spectra.catapult_factor: [1.5, 3]\n", &s);
+    CHECK(rc == DS_OK && s.hash != h1, "spectra axis value -> hash");
+    if (rc == DS_OK) ds_sweep_free(&s);
+  }
+
+  /* allowed combinations: e2e diagnostics on an e2e model, hessian/ntk with
+   * cross-entropy, agop with a reference file on any data, activations on relu */
+  rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\nmodel: {type: e2e, depth: 3}\n"
+                      "record: {spectra: {e2e: {every: 10}, layers: {every: 10}, agop: {every: 5},"
+                      " agop_reference: G.h5, escape: {on_loss_rise: true}}}\n", &s);
+  CHECK(rc == DS_OK, "e2e model: %s", ds_errmsg());
+  if (rc == DS_OK) ds_sweep_free(&s);
+  rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean, type: cross_entropy}\n"
+                      "model: {type: relu, width: 4}\n"
+                      "data: {kind: libsvm, path: train.svm, n_train: 8, n_test: 2, labels: one_hot}\n"
+                      "record:\n  spectra:\n    hessian: {every: 10}\n    hessian_full: {every: 10}\n"
+                      "    ntk: {every: 10}\n    activations: {every: 10}\n", &s);
+  CHECK(rc == DS_OK, "cross-entropy hessian/ntk: %s", ds_errmsg());
+  if (rc == DS_OK) ds_sweep_free(&s);
+  rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\nrecord:\n  spectra:\n", &s);
+  CHECK(rc == DS_OK, "empty spectra: %s", ds_errmsg());
+  if (rc == DS_OK) ds_sweep_free(&s);
+  rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\ndata: {kind: rank4, d_in: 5}\n"
+                      "record: {spectra: {agop: {every: 10}, split: [], hessian: {every: 1}, top_k: 40}}\n", &s);
+  CHECK(rc == DS_OK && s.base.record.spectra.nsplit == 0, "rank4 analytic agop, empty split: %s",
+        rc ? ds_errmsg() : "");
+  if (rc == DS_OK) ds_sweep_free(&s);
+}
+
+#define SP HEAD "record:\n  spectra:\n" /* lines 3-4; diagnostics from line 5 */
+
+static void test_spectra_errors(void) {
+  expect_err("unknown cadence key", SP "    ntk: {evry: 10}\n", 5, 11,
+             "unknown key 'evry' in record.spectra.ntk (did you mean 'every'?)");
+  expect_err("unknown diagnostic", SP "    hesian: {every: 10}\n", 5, 5,
+             "unknown key 'hesian' in record.spectra (did you mean 'hessian'?)");
+  expect_err("unknown spectra key list", SP "    colour: 1\n", 5, 5,
+             "unknown key 'colour' in record.spectra (valid keys: layers, e2e, hessian, hessian_full, ntk, "
+             "agop, activations, escape, top_k, lanczos_iters, hessian_full_max, ntk_max, split, "
+             "agop_reference, catapult_factor)");
+  expect_err("spectra misspelt", HEAD "record:\n  spectrum: {}\n", 4, 3,
+             "unknown key 'spectrum' in record (did you mean 'spectra'?)");
+  expect_err("cadence scalar", SP "    ntk: 10\n", 5, 10,
+             "record.spectra.ntk: expected a map of when to compute it, such as {every: 10, per_decade: 5, "
+             "on_loss_rise: true}, got '10'");
+  expect_err("spectra a list", HEAD "record:\n  spectra: [ntk]\n", 4, 12,
+             "record.spectra: expected a map of record.spectra options");
+  expect_err("empty cadence", SP "    hessian: {}\n", 5, 14,
+             "record.spectra.hessian: empty; give at least one of every, per_decade, on_loss_rise");
+  expect_err("empty cadence null", SP "    hessian:\n    top_k: 3\n", 5, 13, "record.spectra.hessian: empty");
+  expect_err("dotted key", HEAD "record:\n  spectra.ntk.every: 10\n", 4, 3,
+             "unknown key 'spectra.ntk.every' in record: keys cannot contain '.'");
+  expect_err("dotted top key", HEAD "record.spectra.ntk.every: 10\n", 3, 1,
+             "unknown key 'record.spectra.ntk.every' at top level: write options as nested maps");
+  expect_err("cadence type", SP "    ntk: {on_loss_rise: maybe}\n", 5, 25,
+             "record.spectra.ntk.on_loss_rise: expected true or false, got 'maybe'");
+  expect_err("cadence range", SP "    ntk: {every: -1}\n", 5, 18, "record.spectra.ntk.every: must be >= 0, got -1");
+  expect_err("top_k range", SP "    top_k: 0\n", 5, 12, "record.spectra.top_k: must be in 1..4096, got 0");
+  expect_err("catapult factor", SP "    catapult_factor: 1\n", 5, 22,
+             "record.spectra.catapult_factor: must be > 1, got 1");
+  expect_err("split too long", SP "    split: [1, 2, 3, 4, 5, 6, 7, 8, 9]\n", 5, 37,
+             "record.spectra.split: too many values (9, limit 8)");
+  expect_err("split increasing", SP "    split: [1, 5, 5]\n", 5, 19,
+             "record.spectra.split: sizes must be strictly increasing, got 5 after 5");
+  expect_err("split element", SP "    split: [0]\n", 5, 13, "record.spectra.split: must be in 1..1000000, got 0");
+  expect_err("split axis", HEAD "grid:\n  record.spectra.split: [1, 2]\n", 4, 3,
+             "record.spectra.split cannot be a grid axis: only single-valued options can be swept (lists are "
+             "not); set it under record.spectra: instead");
+  expect_err("reference axis", HEAD "grid:\n  record.spectra.agop_reference: [a.h5]\n", 4, 3,
+             "(file names are not); set it under record.spectra: instead");
+  expect_err("cadence axis suggestion", HEAD "grid:\n  record.spectra.ntk.evry: [1]\n", 4, 3,
+             "unknown key 'record.spectra.ntk.evry' in grid (did you mean 'record.spectra.ntk.every'?)");
+  expect_err("cadence axis value", HEAD "grid:\n  record.spectra.ntk.every: [10, -10]\n", 4, 34,
+             "record.spectra.ntk.every: must be >= 0, got -10");
+  expect_err("reference missing", SP "    agop: {every: 10}\n    agop_reference: no-G.h5\n", 6, 21,
+             "record.spectra.agop_reference: cannot open 'no-G.h5': No such file or directory");
+  /* cross-field */
+  expect_err("e2e on relu", HEAD "model: {type: relu}\nrecord: {spectra: {e2e: {every: 10}}}\n", 4, 33,
+             "record.spectra.e2e: needs a linear model (model.type linear or e2e), got relu");
+  expect_err("e2e on relu axis", SP "    e2e: {every: 10}\ngrid: {model.type: [linear, e2e, relu]}\n", 6, 34,
+             "record.spectra.e2e: needs a linear model (model.type linear or e2e), got relu (at "
+             "grid.model.type = relu)");
+  expect_err("activations on linear", SP "    activations: {per_decade: 3}\n", 5, 31,
+             "record.spectra.activations: needs model.type relu (activations of a ReLU net), got linear");
+  expect_err("activations on e2e", HEAD "model: {type: e2e}\nrecord: {spectra: {activations: {every: 1}}}\n",
+             4, 41, "record.spectra.activations: needs model.type relu (activations of a ReLU net), got e2e");
+  expect_err("agop analytic", SP "    agop: {every: 10}\n", 5, 19,
+             "record.spectra.agop: the analytic reference G* exists for data.kind rank2 and rank4 only, got "
+             "teacher; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in)");
+  expect_err("agop analytic axis", SP "    agop: {every: 10}\ngrid:\n  data.kind: [rank2, rank3]\n", 7, 22,
+             "got rank3; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in) (at "
+             "grid.data.kind = rank3)");
+  expect_err("hessian_full too large", SP "    hessian_full: {every: 10}\ngrid:\n  width: [16, 256]\n", 7, 15,
+             "record.spectra.hessian_full: the network has 5120 parameters, more than "
+             "record.spectra.hessian_full_max = 4000; use a smaller network, raise hessian_full_max (the "
+             "Hessian is a 5120 x 5120 matrix) or use record.spectra.hessian (top-k by Lanczos) (at "
+             "grid.width = 256)");
+  expect_err("hessian_full max", SP "    hessian_full: {every: 10}\n    hessian_full_max: 100\n", 5, 27,
+             "the network has 320 parameters, more than record.spectra.hessian_full_max = 100");
+  expect_err("hessian_full bias", HEAD "model: {bias: true}\nrecord:\n  spectra:\n"
+                                       "    hessian_full: {every: 10}\n    hessian_full_max: 320\n", 6, 27,
+             "the network has 340 parameters, more than record.spectra.hessian_full_max = 320");
+  expect_err("ntk too large", HEAD "data: {n_train: 2000}\nrecord:\n  spectra:\n    ntk: {on_loss_rise: true}\n",
+             6, 25, "record.spectra.ntk: the NTK has d_out * n_train = 4 * 2000 = 8000 rows, more than "
+                    "record.spectra.ntk_max = 4096; use fewer training samples or raise ntk_max (K is a 8000 "
+                    "x 8000 matrix)");
+  expect_err("ntk too large axis", SP "    ntk: {every: 5}\n    ntk_max: 1024\ngrid: {data.n_train: [256, 512]}\n",
+             7, 28, "d_out * n_train = 4 * 512 = 2048 rows, more than record.spectra.ntk_max = 1024; use "
+                    "fewer training samples or raise ntk_max (K is a 2048 x 2048 matrix) (at "
+                    "grid.data.n_train = 512)");
+  expect_err("hessian approx", HEAD "model: {approx: lin}\nrecord:\n  spectra:\n    hessian: {every: 10}\n",
+             6, 22, "record.spectra.hessian: not supported with model.approx lin (yet); only the network "
+                    "itself (approx: none)");
+  expect_err("ntk approx axis", SP "    ntk: {every: 10}\ngrid: {model.approx: [none, quad]}\n", 6, 29,
+             "record.spectra.ntk: not supported with model.approx quad (yet); only the network itself "
+             "(approx: none) (at grid.model.approx = quad)");
+  expect_err("hessian_full e2e", HEAD "model: {type: e2e}\nrecord: {spectra: {hessian_full: {every: 10}}}\n",
+             4, 42, "record.spectra.hessian_full: not supported with model.type e2e (yet); use model.type "
+                    "linear for the same network");
+  expect_err("ntk e2e", HEAD "model: {type: e2e}\nrecord:\n  spectra:\n    ntk: {every: 10}\n", 6, 18,
+             "record.spectra.ntk: not supported with model.type e2e (yet)");
+  expect_err("lanczos iters", SP "    hessian: {every: 10}\n    top_k: 50\n    lanczos_iters: 20\n", 7, 20,
+             "record.spectra.lanczos_iters: must be >= record.spectra.top_k = 50 (Lanczos gives at most one "
+             "eigenvalue per iteration), got 20");
+  expect_err("lanczos iters top_k axis", SP "    hessian: {every: 10}\ngrid: {record.spectra.top_k: [5, 41]}\n",
+             6, 34, "got 40 (at grid.record.spectra.top_k = 41)");
+  expect_err("store too large", HEAD "train: {steps: 1000000}\nmodel: {width: 64}\nrecord:\n  spectra:\n"
+                                     "    hessian_full: {every: 1}\n    hessian_full_max: 100000\n"
+                                     "grid: {lr: {start: 0.001, stop: 1, num: 10, spacing: log}}\n",
+             9, 1, "grid too large for the store");
+}
+
 /* Every yaml block of docs/sweep-spec.md parses (fragments get a name and
  * a loss reduction), and every sweeps/examples/NAME.yaml loads. */
 static void test_docs_and_examples(void) {
@@ -909,7 +1245,7 @@ static void test_docs_and_examples(void) {
   free(doc);
 
   const char *examples[] = {"e2e_vs_deep.yaml", "catapult.yaml", "saddles.yaml", "gas_libsvm.yaml",
-                            "optimizers.yaml", NULL};
+                            "optimizers.yaml", "spectra.yaml", NULL};
   for (int i = 0; examples[i]; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/sweeps/examples/%s", DS_SRC_DIR, examples[i]);
@@ -930,6 +1266,10 @@ int main(void) {
   test_issue3_options();
   test_issue3_files();
   test_issue3_errors();
+  write_file("G.h5", "not really HDF5: only opened by the config room\n");
+  test_spectra_defaults();
+  test_spectra_options();
+  test_spectra_errors();
   rm_tmpdir();
   test_docs_and_examples();
   return ds_check_report("test_config");

@@ -70,14 +70,15 @@ static double cost_update(ds_opt_kind k) {
 
 static int cad_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
 
-/* Step 0 and the last step, every k, per_decade log-spaced, and for
- * on_loss_rise (not known in advance) as if every 10 steps; at most steps+1. */
+/* Step 0 and the last step, the multiples of every in between, per_decade
+ * log-spaced steps per decade, and on_loss_rise (not known in advance)
+ * counted as one step in ten; at most steps + 1. */
 double ds_cadence_evals(const ds_cadence *cad, int64_t steps) {
   if (!cad_on(cad)) return 0;
   double t = (double)steps, n = 2;
-  if (cad->every > 0) n += floor(t / (double)cad->every);
+  if (cad->every > 0) n += floor((t - 1) / (double)cad->every);
   if (cad->per_decade > 0) n += cad->per_decade * log10(t > 1 ? t : 1);
-  if (cad->on_loss_rise) n += floor(t / 10.0);
+  if (cad->on_loss_rise) n += floor((t - 1) / 10.0);
   return n < t + 1 ? n : t + 1;
 }
 
@@ -99,37 +100,37 @@ static double spectra_cost(const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
-  double T = (double)c->train.steps, n = c->data.n_train, W = cost_weights(c), P = ds_point_nparams(c);
+  double n = c->data.n_train, W = cost_weights(c), P = ds_point_nparams(c);
   double G = 6.0 * n * W, total = 0;
   double d0 = dims[0], dL = dims[L], kn = dL * n;
   if (cad_on(&sp->layers)) { /* a dense SVD per layer */
     double f = 0;
     for (int l = 1; l <= L; l++) f += 4.0 * dims[l] * dims[l - 1] * dmin(dims[l], dims[l - 1]);
-    total += ds_cadence_evals(&sp->layers, T) * f;
+    total += ds_cadence_evals(&sp->layers, c->train.steps) * f;
   }
   if (cad_on(&sp->e2e)) { /* product W_N..W_1, its SVD, balancedness, residual on the PCs */
     double f = 4.0 * dL * d0 * dmin(dL, d0) + 2.0 * dL * d0 * d0;
     for (int l = 2; l <= L; l++) f += 2.0 * dims[l] * dims[l - 1] * d0;
     for (int j = 1; j < L; j++) f += 2.0 * dims[j] * dims[j] * (dims[j + 1] + dims[j - 1]);
-    total += ds_cadence_evals(&sp->e2e, T) * f;
+    total += ds_cadence_evals(&sp->e2e, c->train.steps) * f;
   }
   if (cad_on(&sp->hessian)) /* iters HVPs (~3 gradients each) + full reorthogonalisation */
-    total += ds_cadence_evals(&sp->hessian, T) *
+    total += ds_cadence_evals(&sp->hessian, c->train.steps) *
              (sp->lanczos_iters * 3.0 * G + 2.0 * sp->lanczos_iters * sp->lanczos_iters * P);
   if (cad_on(&sp->hessian_full)) /* P HVPs for the columns, then pdsyevd (~9 P^3) */
-    total += ds_cadence_evals(&sp->hessian_full, T) * (P * 3.0 * G + 9.0 * P * P * P);
+    total += ds_cadence_evals(&sp->hessian_full, c->train.steps) * (P * 3.0 * G + 9.0 * P * P * P);
   if (cad_on(&sp->ntk)) /* kn backward passes for J, K = J J^T, pdsyevd of K */
-    total += ds_cadence_evals(&sp->ntk, T) *
+    total += ds_cadence_evals(&sp->ntk, c->train.steps) *
              (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * kn * P + 9.0 * kn * kn * kn);
   if (cad_on(&sp->agop)) /* d_out input-gradient passes per sample, G accumulated */
-    total += ds_cadence_evals(&sp->agop, T) * (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * d0 * d0);
+    total += ds_cadence_evals(&sp->agop, c->train.steps) * (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * d0 * d0);
   if (cad_on(&sp->activations)) { /* a forward pass, an SVD of each d_l x n activation matrix */
     double f = 2.0 * n * W;
     for (int l = 1; l < L; l++) f += 4.0 * dims[l] * n * dmin(dims[l], n);
-    total += ds_cadence_evals(&sp->activations, T) * f;
+    total += ds_cadence_evals(&sp->activations, c->train.steps) * f;
   }
   if (cad_on(&sp->escape)) /* a forward pass at the rescaled parameters */
-    total += ds_cadence_evals(&sp->escape, T) * (2.0 * n * W + 4.0 * P);
+    total += ds_cadence_evals(&sp->escape, c->train.steps) * (2.0 * n * W + 4.0 * P);
   return total;
 }
 
@@ -141,19 +142,19 @@ static double spectra_bytes(const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
-  double T = (double)c->train.steps, k = sp->top_k, d0 = dims[0], dL = dims[L];
+  double k = sp->top_k, d0 = dims[0], dL = dims[L];
   double kn = dL * c->data.n_train, total = 0;
   /* sv/W<l> (k each) and five per-layer statistics (L columns each) */
-  total += ds_cadence_evals(&sp->layers, T) * (L * row(k) + DS_SPECTRA_LAYER_STATS * row(L));
-  total += ds_cadence_evals(&sp->e2e, T) *
+  total += ds_cadence_evals(&sp->layers, c->train.steps) * (L * row(k) + DS_SPECTRA_LAYER_STATS * row(L));
+  total += ds_cadence_evals(&sp->e2e, c->train.steps) *
            (row(dmin(d0, dL)) + (L > 1 ? row(L - 1) : 0) + row(1) + row(d0));
-  total += ds_cadence_evals(&sp->hessian, T) * row(dmin(k, sp->lanczos_iters));
-  total += ds_cadence_evals(&sp->hessian_full, T) * row(ds_point_nparams(c));
-  total += ds_cadence_evals(&sp->ntk, T) *
+  total += ds_cadence_evals(&sp->hessian, c->train.steps) * row(dmin(k, sp->lanczos_iters));
+  total += ds_cadence_evals(&sp->hessian_full, c->train.steps) * row(ds_point_nparams(c));
+  total += ds_cadence_evals(&sp->ntk, c->train.steps) *
            (row(dmin(k, kn)) + 2 * row(1) + (sp->nsplit ? 2 * row(sp->nsplit) : 0));
-  total += ds_cadence_evals(&sp->agop, T) * row(1);
-  if (L > 1) total += ds_cadence_evals(&sp->activations, T) * ((L - 1) * row(k) + row(L - 1));
-  total += ds_cadence_evals(&sp->escape, T) * row(1);
+  total += ds_cadence_evals(&sp->agop, c->train.steps) * row(1);
+  if (L > 1) total += ds_cadence_evals(&sp->activations, c->train.steps) * ((L - 1) * row(k) + row(L - 1));
+  total += ds_cadence_evals(&sp->escape, c->train.steps) * row(1);
   return total;
 }
 

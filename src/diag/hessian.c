@@ -11,11 +11,11 @@
 
 #include "diag_internal.h"
 
-/* v -= Q c with c = Q^T v (classical Gram-Schmidt), applied twice ("twice is
- * enough"); Q is P x j, c scratch (j). */
-static void orthogonalise(const double *Q, int P, int j, double *v, double *c) {
+/* v -= Q c with c = Q^T v (classical Gram-Schmidt), applied `passes` times
+ * (two: "twice is enough"); Q is P x j, c scratch (j). */
+static void orthogonalise(const double *Q, int P, int j, double *v, double *c, int passes) {
   if (j == 0) return;
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; pass < passes; pass++) {
     cblas_dgemv(CblasColMajor, CblasTrans, P, j, 1.0, Q, P, v, 1, 0.0, c, 1);
     cblas_dgemv(CblasColMajor, CblasNoTrans, P, j, -1.0, Q, P, c, 1, 1.0, v, 1);
   }
@@ -28,7 +28,7 @@ static double random_start(ds_rng *rng, const double *Q, int P, int j, double *v
   double n0 = cblas_dnrm2(P, v, 1);
   if (!(n0 > 0.0)) return 0.0;
   cblas_dscal(P, 1.0 / n0, v, 1);
-  orthogonalise(Q, P, j, v, c);
+  orthogonalise(Q, P, j, v, c, 2);
   double n1 = cblas_dnrm2(P, v, 1);
   if (n1 > 1e-8) cblas_dscal(P, 1.0 / n1, v, 1);
   return n1;
@@ -66,7 +66,7 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
       goto done;
     }
     /* full reorthogonalisation against q_0..q_j removes the alpha/beta terms too */
-    orthogonalise(Q, P, j + 1, z, c);
+    orthogonalise(Q, P, j + 1, z, c, 2);
     b[j] = cblas_dnrm2(P, z, 1);
     nt = j + 1;
     scale = fmax(scale, fabs(a[j]) + b[j] + (j > 0 ? b[j - 1] : 0.0));
@@ -74,7 +74,7 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
     double *qn = Q + (size_t)(j + 1) * P;
     if (b[j] > 1e-10 * scale) {
       for (int p = 0; p < P; p++) qn[p] = z[p] / b[j];
-      orthogonalise(Q, P, j + 1, qn, c); /* clean-up: keeps Q orthonormal to rounding */
+      orthogonalise(Q, P, j + 1, qn, c, 1); /* clean-up: keeps Q orthonormal to rounding */
       cblas_dscal(P, 1.0 / cblas_dnrm2(P, qn, 1), qn, 1);
     } else { /* invariant subspace found: restart orthogonally, T decouples */
       b[j] = 0.0;

@@ -634,6 +634,7 @@ static void run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team,
   ds_traj_init(tr);
   memset(res, 0, sizeof *res);
   int rc = ds_sweep_point(sw, sidx, &p);
+  p.id = id; /* the store id: stable when a sweep is extended (checkpoints name it) */
   if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res, ck);
   res->id = id;
   res->rank = rank;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# slurm_sweep.sh -- a sweep across Slurm time limits on a real (throw-away)
+# Slurm cluster: tools/slurm-cluster.sh starts munged, slurmctld and slurmd
+# (Debian's slurm-wlm and munge) on loopback ports with their own slurm.conf,
+# key and state in a temporary directory; `dynsweep submit` submits a sweep of
+# ~75 CPU-seconds with --time=1 (Slurm's smallest limit) and the drain signal
+# 25 s before it, so the sweep needs several jobs (drain, follow-on job,
+# resume). Checks: the sweep completes within 7 minutes; more than one job
+# ran and at least one drained; every point finished exactly once over all
+# jobs (the per-point log lines of --verbose); the trajectories are bitwise
+# those of an uninterrupted mpirun run (h5diff /points) and the summaries
+# agree. Then a small sweep through the mpirun template slurm/dynsweep-
+# mpirun.sbatch. The cluster is torn down on any exit. Without the packages
+# (and no root to install them) it prints "skip: <reason>" and passes.
+. "$(dirname "$0")/lib.sh"
+CLUSTER=$DS_SRC/tools/slurm-cluster.sh
+skip() { echo "skip: $*"; echo "slurm_sweep: 0 passed, 0 failed, 1 skipped"; exit 0; }
+
+# ---- packages
+if ! why=$(bash "$CLUSTER" check 2>&1); then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && [ -z "${DS_SLURM_NO_INSTALL:-}" ]; then
+    echo "slurm_sweep: $why; installing"
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
+      slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge >"$T/apt.log" 2>&1 ||
+      { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install \
+          -y -qq --no-install-recommends slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
+          >"$T/apt.log" 2>&1; } || true
+    why=$(bash "$CLUSTER" check 2>&1) || skip "$why (apt-get install failed: $(tail -n 1 "$T/apt.log"))"
+  else
+    skip "$why"
+  fi
+fi
+command -v h5diff >/dev/null || skip "h5diff (hdf5-tools) is not installed"
+
+# ---- the cluster; a short directory name (the munge socket path is limited)
+C=$(mktemp -d /tmp/dss.XXXXXX)
+cleanup() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
+    echo "---- slurm logs (last lines)"; tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd.log 2>/dev/null || true
+    for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
+  fi
+  bash "$CLUSTER" stop "$C" || true
+  rm -rf "$C" "$T"
+}
+trap cleanup EXIT
+cpus=2
+[ "$(nproc)" -lt 2 ] && export SLURM_CLUSTER_EXTRA=SlurmdParameters=config_overrides
+bash "$CLUSTER" start "$C" "$cpus" || { bad "cluster did not start"; report; exit 1; }
+eval "$(bash "$CLUSTER" env "$C")"
+check "srun --mpi=list offers pmix" bash -c "srun --mpi=list 2>&1 | grep -qw pmix"
+
+# ---- the sweep: 8 points of ~9 CPU-seconds each (one worker: rank 0 schedules)
+cat >"$T/sweep.yaml" <<'Y'
+name: slurmtest
+seed: 11
+model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
+record:
+  series: [loss, test_loss, grad_norm, param_norm, layer_fro]
+  every: 50
+  per_decade: 5
+grid:
+  lr: [0.002, 0.005, 0.01, 0.02]
+  model.type: [linear, relu]
+Y
+t0=$(date +%s)
+rc=0
+"$DYNSWEEP" submit "$T/sweep.yaml" -o "$T/store.h5" --ntasks "$cpus" --time 1 --signal-time 25 \
+  --run-option=--verbose --run-option=--checkpoint-every --run-option=5 >"$T/submit.txt" 2>&1 || rc=$?
+cat "$T/submit.txt"
+check "dynsweep submit exits 0 (rc $rc)" test "$rc" -eq 0
+job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$T/submit.txt")
+check "submit printed a job id ($job)" test -n "$job"
+
+# ---- wait (bounded) until no job of the chain is left
+deadline=$((t0 + ${DS_SLURM_WAIT:-420}))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+  q=$(squeue -h -n ds-slurmtest -o '%i %T %r' 2>/dev/null || echo "squeue failed")
+  [ -z "$q" ] && break
+  sleep 2
+done
+elapsed=$(( $(date +%s) - t0 ))
+echo "slurm_sweep: chain finished after ${elapsed}s; queue: '${q:-empty}'"
+check "job chain ended within ${DS_SLURM_WAIT:-420} s (${elapsed}s)" test -z "$q"
+cat "$T"/store.h5.slurm-*.out >"$T/all.log" 2>/dev/null || true
+grep -h '^dynsweep-job:' "$T/all.log" || true
+njobs=$(grep -h '^dynsweep-job: .* follow-on job' "$T/all.log" | awk '{print $4}' | sort -u | wc -l)
+check "more than one job ran ($njobs)" test "$njobs" -ge 2
+check "a job drained (exit 3) and a follow-on resumed" grep -q 'stopped (exit 3), resumable' "$T/all.log"
+check "the last job saw the sweep complete" grep -q 'sweep complete' "$T/all.log"
+state=$(h5dump -a /run_state "$T/store.h5" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p')
+check "store run_state is complete ($state)" test "$state" = complete
+"$DYNSWEEP" ls "$T/store.h5" >"$T/ls_store.txt" 2>&1 || true
+check "store: 8 points, none pending" bash -c "tail -n 1 '$T/ls_store.txt' | grep -q '^8 points: .* 0 pending'"
+# every point finished exactly once over all jobs
+grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$T/all.log" | awk '{print $2}' | sort -n | uniq -c >"$T/once.txt" || true
+nfin=$(wc -l <"$T/once.txt"); nmax=$(awk 'BEGIN{m=0} {if ($1 > m) m = $1} END{print m}' "$T/once.txt")
+check "each of the 8 points finished once (points $nfin, most finishes of one point $nmax)" \
+  test "$nfin" -eq 8 -a "$nmax" -eq 1
+check "a point resumed from a checkpoint" grep -qE 'resuming .* \([1-9][0-9]* from a checkpoint\)' "$T/all.log"
+
+# ---- uninterrupted reference run, compared bitwise
+mpirun --oversubscribe -n "$cpus" "$DYNSWEEP" run "$T/sweep.yaml" -o "$T/ref.h5" --quiet
+check "trajectories bitwise equal to an uninterrupted run (h5diff /points)" \
+  h5diff -q "$T/ref.h5" "$T/store.h5" /points /points
+# ls rows without the last two columns (wall seconds, rank)
+"$DYNSWEEP" ls "$T/ref.h5" | awk '{ $(NF-1)=""; $NF=""; print }' >"$T/ls_a.txt"
+awk '{ $(NF-1)=""; $NF=""; print }' "$T/ls_store.txt" >"$T/ls_b.txt"
+check "summaries agree (status, steps, losses; not wall time, rank)" cmp -s "$T/ls_a.txt" "$T/ls_b.txt"
+
+# ---- the mpirun template on a small sweep (one job; as root mpirun needs its flag)
+cp "$DS_SRC/tests/sweeps/small.yaml" "$T/small.yaml"
+rc=0
+( cd "$T" && sbatch --parsable --ntasks "$cpus" --time 2 -J ds-template -o "$T/template.out" \
+    --export="ALL,DS_SWEEP=small.yaml,DS_STORE=small.h5,DS_BIN=$DYNSWEEP,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
+    "$DS_SRC/slurm/dynsweep-mpirun.sbatch" ) >"$T/tjob" 2>&1 || rc=$?
+check "sbatch slurm/dynsweep-mpirun.sbatch (rc $rc)" test "$rc" -eq 0
+for i in $(seq 90); do [ -z "$(squeue -h -n ds-template 2>/dev/null)" ] && break; sleep 1; done
+check "template job: sweep complete" grep -q "sweep complete" "$T/template.out"
+check "template job: found its own script for the follow-on" grep -qE "follow-on job [0-9]+" "$T/template.out"
+check "template job: mpirun launched 2 ranks" grep -q 'dynsweep run with 2 ranks (mpirun)' "$T/template.out"
+check "template job: store has every point" bash -c "'$DYNSWEEP' ls '$T/small.h5' | tail -n 1 | grep -q ' 0 pending'"
+report
