@@ -98,8 +98,9 @@ def steps_section(w):
               "%.1f n=2048; MKL-DNN (oneDNN) present: %s (no float64 GEMM path)"
               % (info["openblas_kernel"], info["openblas_threads"], info["mm_f64_gflops_1024"],
                  info["mm_f64_gflops_2048"], info["mkldnn_available"]))
-        bi = [l for l in info["torch_config"].split(",") if "BLAS_INFO" in l or "LAPACK_INFO" in l]
-        print("  torch.__config__.show():%s" % ",".join(bi))
+        import re
+        bi = re.findall(r"(?:BLAS_INFO|LAPACK_INFO|USE_MKLDNN|USE_OPENMP)=\w+", info["torch_config"])
+        print("  torch.__config__.show(): %s" % ", ".join(bi))
         row("env", "openblas_kernel", "torch", info["openblas_kernel"])
         row("env", "torch_mm_f64_gflops", "n=1024", None, info["mm_f64_gflops_1024"], unit="GFLOP/s")
         row("env", "torch_mm_f64_gflops", "n=2048", None, info["mm_f64_gflops_2048"], unit="GFLOP/s")
@@ -193,23 +194,42 @@ def store_stats(path):
 
 
 def probe_time(path):
-    """Seconds spent inside ds_store_write_point (pairs of uprobe entry/return per thread)."""
+    """Seconds rank 0 spent inside ds_store_* calls: uprobe entry (dsbench:e_*) and
+    return (dsbench:r_*) events per thread; only outermost calls count (a publish
+    inside ds_store_finish is not counted twice). Returns (seconds, calls)."""
     if not os.path.exists(path):
         return None, 0
-    open_t, total, n = {}, 0.0, 0
+    depth, start, total, n = {}, {}, 0.0, 0
     with open(path) as f:
         for line in f:
             p = line.split()
             if len(p) < 3:
                 continue
             tid, t, ev = p[0], float(p[1].rstrip(":")), p[2]
-            if ev.startswith("dsbench:wr"):
-                if tid in open_t:
-                    total += t - open_t.pop(tid)
+            if ev.startswith("dsbench:e_"):
+                if depth.get(tid, 0) == 0:
+                    start[tid] = t
+                depth[tid] = depth.get(tid, 0) + 1
+            elif ev.startswith("dsbench:r_") and depth.get(tid, 0) > 0:
+                depth[tid] -= 1
+                if depth[tid] == 0:
+                    total += t - start[tid]
                     n += 1
-            elif ev.startswith("dsbench:w"):
-                open_t[tid] = t
     return (total if n else None), n
+
+
+def store_log(path):
+    """dynsweep's own figures: 'store: N publishes, X s (...); journal ..., Y s writing+fsync'."""
+    import re
+    if not os.path.exists(path):
+        return None
+    for line in open(path, errors="replace"):
+        m = re.search(r"store: (\d+) publishes, ([0-9.]+) s .*journal (\d+) records, "
+                      r"([0-9.]+) MB, ([0-9.]+) s writing", line)
+        if m:
+            return {"publishes": int(m.group(1)), "publish_s": float(m.group(2)),
+                    "journal_records": int(m.group(3)), "journal_s": float(m.group(5))}
+    return None
 
 
 def sweep_section(w, quick):
@@ -257,7 +277,8 @@ def sweep_section(w, quick):
 def sched_store_section(w):
     print()
     print("scheduler and store (every dynsweep run of this benchmark; rank 0 CPU from the store "
-          "attributes rank0_cpu_s / wall_s)")
+          "attributes rank0_cpu_s / wall_s;\n write s = wall time of rank 0's ds_store_* calls "
+          "(perf uprobes; * = dynsweep's own publish_s + journal_s))")
     hdr = ("%-13s %6s %8s %10s %9s %10s %11s %7s %9s %8s" % (
         "run", "points", "wall", "points/s", "rank0 CPU", "write s", "write share", "files",
         "payload", "disk/pl"))
@@ -270,10 +291,13 @@ def sched_store_section(w):
         s, attrs, payload, nds, size = store_stats(st)
         wall, cpu = float(attrs["wall_s"]), float(attrs["rank0_cpu_s"])
         wt, nw = probe_time(os.path.join(w, name + ".probes"))
-        share = wt / wall if wt is not None else None
+        own = store_log(os.path.join(w, name + ".log"))
+        own_s = own["publish_s"] + own["journal_s"] if own else None
+        share = wt / wall if wt is not None else own_s / wall if own_s is not None else None
         pps = len(s) / wall
         print("%-13s %6d %7.2fs %10.1f %8.1f%% %10s %11s %7s %9s %7.2fx" % (
-            name, len(s), wall, pps, 100 * cpu / wall, "%.3f" % wt if wt is not None else "-",
+            name, len(s), wall, pps, 100 * cpu / wall,
+            "%.3f" % wt if wt is not None else "%.3f*" % own_s if own_s is not None else "-",
             "%.1f%%" % (100 * share) if share is not None else "<=%.1f%%" % (100 * cpu / wall),
             fmt(size / 1e6, 3) + "MB", fmt(payload / 1e6, 3) + "MB", size / max(payload, 1)))
         if name == "empty":
@@ -282,11 +306,16 @@ def sched_store_section(w):
         busy = name in ("small_points", "demo")
         row("sched", "rank0_cpu_share", name, cpu / wall, None, None, "<0.05" if busy else "",
             ("yes" if cpu / wall < 0.05 else "no") if busy else "", "fraction of a core")
-        if share is not None:
-            row("store", "write_share_of_wall", name, share, None, None, "<0.02",
-                "yes" if share < 0.02 else "no", "fraction (uprobes on ds_store_write_point)")
-            row("store", "write_s_per_point", name, wt / max(nw, 1), None, None, "", "", "s")
-        else:
+        if wt is not None:
+            row("store", "write_share_of_wall", name, wt / wall, None, None, "<0.02",
+                "yes" if wt / wall < 0.02 else "no", "fraction (perf uprobes on ds_store_* calls)")
+            row("store", "store_calls", name, nw, None, None, "", "", "calls")
+        if own_s is not None:
+            row("store", "write_share_of_wall_dynsweep_log", name, own_s / wall, None, None,
+                "<0.02", "yes" if own_s / wall < 0.02 else "no",
+                "fraction (dynsweep's publish_s + journal_s)")
+            row("store", "publishes", name, own["publishes"], None, None, "", "", "publishes")
+        if wt is None and own_s is None:
             row("store", "write_share_upper_bound", name, cpu / wall, None, None, "<0.02",
                 "yes" if cpu / wall < 0.02 else "", "fraction (rank 0 CPU share)")
         if payload:

@@ -20,8 +20,9 @@
 #   3. scheduler: bench/sweeps/empty_points.yaml (points that do no work) and
 #      rank 0's CPU share while the workers train;
 #   4. store: bytes on disk against the payload, and the wall time rank 0 spends
-#      in ds_store_write_point (perf uprobes on a private copy of the binary,
-#      when perf works; otherwise rank 0's CPU share, an upper bound);
+#      in the store (ds_store_* calls timed with perf uprobes on a private copy
+#      of the binary when perf works; dynsweep's own "store:" log line; rank
+#      0's CPU share as an upper bound when neither is there);
 #   5. memory: peak resident set (VmHWM) of each worker on
 #      bench/sweeps/mem_point.yaml against weights + data + workspace.
 #
@@ -99,19 +100,25 @@ if [ $TORCH -eq 1 ]; then
 fi
 rm -f "$OUT"/steps/case_*.bin
 
-# ---- perf uprobes on ds_store_write_point (store write time) ---------------------
+# ---- perf uprobes on the store calls of rank 0 (store write time) -------------
+# entry and return of every ds_store_* call the scheduler makes; report.py
+# adds up the outermost call durations per thread.
+STORE_FNS="ds_store_create ds_store_write_point ds_store_write_row ds_store_write_ckpt ds_store_sync ds_store_publish ds_store_finish ds_store_close"
 PROBES=0
 cleanup() {
   if [ $PROBES -eq 1 ]; then perf probe -q -d 'dsbench:*' >/dev/null 2>&1 || true; fi
   if [ $KEEP -eq 0 ]; then rm -rf "$OUT"; fi
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 if command -v perf >/dev/null && [ "$(id -u)" -eq 0 ] && [ -z "${BENCH_NO_PERF:-}" ]; then
   perf probe -q -d 'dsbench:*' >/dev/null 2>&1 || true
-  if perf probe -q -x "$DS" -a 'dsbench:w=ds_store_write_point' \
-       -a 'dsbench:wr=ds_store_write_point%return' >/dev/null 2>&1; then PROBES=1; fi
+  for fn in $STORE_FNS; do
+    nm "$DS" 2>/dev/null | grep -q " T $fn\$" || continue
+    perf probe -q -x "$DS" -a "dsbench:e_$fn=$fn" -a "dsbench:r_$fn=$fn%return" >/dev/null 2>&1 && PROBES=1
+  done
 fi
-[ $PROBES -eq 1 ] || echo "(perf uprobes unavailable: store write time falls back to rank 0's CPU share)"
+[ $PROBES -eq 1 ] || echo "(perf uprobes unavailable: the store write time comes from dynsweep's own 'store:' log line, or rank 0's CPU share as an upper bound)"
 
 # run_ds NAME SWEEP: mpirun -n 3 dynsweep run, under procwatch (and perf)
 run_ds() {

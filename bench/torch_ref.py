@@ -396,7 +396,9 @@ def run_point(arg):
 
 
 def _pool_init():
-    setup_torch()
+    # forked from the parent, which already called setup_torch(): torch aborts
+    # (not an exception) on a second set_num_interop_threads, so only this
+    torch.set_num_threads(1)
 
 
 def cmd_sweep(path, out, procs):

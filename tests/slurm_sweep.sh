@@ -97,7 +97,7 @@ check "store run_state is complete ($state)" test "$state" = complete
 "$DYNSWEEP" ls "$T/store.h5" >"$T/ls_store.txt" 2>&1 || true
 check "store: 8 points, none pending" bash -c "tail -n 1 '$T/ls_store.txt' | grep -q '^8 points: .* 0 pending'"
 # every point finished exactly once over all jobs
-grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$T/all.log" | awk '{print $2}' | sort -n | uniq -c >"$T/once.txt" || true
+grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$T/all.log" | awk '{print $3}' | sort -n | uniq -c >"$T/once.txt" || true
 nfin=$(wc -l <"$T/once.txt"); nmax=$(awk 'BEGIN{m=0} {if ($1 > m) m = $1} END{print m}' "$T/once.txt")
 check "each of the 8 points finished once (points $nfin, most finishes of one point $nmax)" \
   test "$nfin" -eq 8 -a "$nmax" -eq 1

@@ -403,6 +403,30 @@ static void test_hessian(void) {
   }
 }
 
+/* Lanczos with iters << P: top-3 of a P = 503 net in 40 iterations */
+static void test_lanczos_large(void) {
+  net_case c = {"lanczos P=503", DS_ACT_RELU, 1, 3, {6, 20, 15, 3}, DS_PARAM_NTK, 1, DS_LOSS_CE,
+                DS_RED_MEAN, 30};
+  net N;
+  net_make(&N, &c, 1.0, 990);
+  int P = (int)N.m.nparams;
+  double *full = dalloc(P), top[3];
+  CHECK(ds_diag_hessian_full(&world, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, full) == DS_OK,
+        "full: %s", ds_errmsg());
+  ds_rng r;
+  ds_rng_init(&r, 5, 5, 5, DS_STREAM_TEST);
+  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 3, 40, &r, top) == DS_OK,
+        "lanczos: %s", ds_errmsg());
+  double scale = fmax(fabs(full[0]), full[P - 1]), worst = 0;
+  for (int i = 0; i < 3; i++) worst = fmax(worst, fabs(top[i] - full[P - 1 - i]) / scale);
+  CHECK(worst < 1e-8, "%s: top-3 in 40 iterations: %g", c.name, worst);
+  if (wrank == 0)
+    printf("hessian %s: top-3 %.8g %.8g %.8g, 40 Lanczos iterations vs pdsyevd: %.1e\n", c.name,
+           top[0], top[1], top[2], worst);
+  free(full);
+  net_free(&N);
+}
+
 /* ---- NTK -------------------------------------------------------------------------------- */
 
 static void test_ntk(void) {
@@ -942,6 +966,38 @@ static void test_teams(void) {
   free(b);
 }
 
+/* ---- errors are values, agreed over the team ---------------------------------------------- */
+
+static void test_errors(void) {
+  net_case c = {"errors", DS_ACT_RELU, 1, 2, {3, 5, 2}, DS_PARAM_STANDARD, 1, DS_LOSS_MSE,
+                DS_RED_SUM, 4};
+  net N;
+  net_make(&N, &c, 1.0, 950);
+  double out[64], ev[4], top[2];
+  size_t bad = N.m.w_off[1]; /* output layer: a NaN there reaches F (ReLU would mask a hidden one) */
+  N.theta[bad] = NAN;
+  CHECK(ds_diag_layers(&world, &N.m, N.theta, 2, out) == DS_ENUM, "NaN weights: layers DS_ENUM");
+  CHECK(ds_diag_ntk(&world, &N.m, N.theta, N.X, &N.w, 2, ev, NULL, NULL) == DS_ENUM,
+        "NaN weights: ntk DS_ENUM");
+  ds_rng r;
+  ds_rng_init(&r, 1, 1, 1, DS_STREAM_TEST);
+  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 2, 5, &r, top) == DS_ENUM,
+        "NaN weights: lanczos DS_ENUM");
+  CHECK(ds_diag_hessian_full(&world, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, out) == DS_ENUM,
+        "NaN weights: full Hessian DS_ENUM");
+  N.theta[bad] = 0.5;
+  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 0, 5, &r, top) == DS_EINPUT,
+        "k = 0 is DS_EINPUT");
+  CHECK(ds_diag_layers(&world, &N.m, N.theta, -1, out) == DS_EINPUT, "k < 0 is DS_EINPUT");
+  /* top-k beyond kn / nparams is NaN-padded */
+  double ev8[8];
+  CHECK(ds_diag_ntk(&world, &N.m, N.theta, N.X, &N.w, 8, ev8, NULL, NULL) == DS_OK &&
+            !isnan(ev8[7]) && ev8[7] >= -1e-12,
+        "ntk topk = kn");
+  ds_clear_error();
+  net_free(&N);
+}
+
 /* ---- benchmark ---------------------------------------------------------------------------------- */
 
 static double best_of(int reps, double (*fn)(void *), void *arg) {
@@ -976,18 +1032,22 @@ static double bench_run(void *p) {
   case 6: ds_diag_agop(&N->m, N->theta, N->X, &N->w, NULL, a->buf, &al); break;
   case 7: ds_diag_escape(&N->m, N->theta, N->X, N->Y, &N->l, &N->w); break;
   case 8: ds_diag_hessian_full(&solo, &N->m, N->theta, N->X, N->Y, &N->l, &N->w, a->buf); break;
+  case 9: ds_mlp_loss_hvp(&N->m, N->theta, N->X, N->Y, &N->l, N->theta, &N->w, a->buf); break;
+  case 10:
+    ds_diag_hessian_matrix(&solo, &N->m, N->theta, N->X, N->Y, &N->l, &N->w, a->buf2, NULL);
+    break;
   }
   return 0;
 }
 
 static void bench(void) {
   const char *names[] = {"step", "layers", "activ", "hess1x20", "hess5x40", "ntk10", "agop",
-                         "escape", "hessfull"};
+                         "escape", "hessfull", "hvp"};
   printf("bench: ReLU MLP d_in 32, two hidden layers of width m, 1 output, NTK param, bias, "
          "n = 256, half_mean mse; time of one training step, others as multiples of it\n");
   printf("bench: %6s %8s %10s", "m", "P", "step[s]");
   for (int i = 1; i <= 7; i++) printf(" %9s", names[i]);
-  printf("\n");
+  printf(" %9s\n", names[9]);
   int widths[] = {64, 128, 256, 512, 1024};
   for (int wi = 0; wi < 5; wi++) {
     int mw = widths[wi];
@@ -998,14 +1058,15 @@ static void bench(void) {
     ds_mlp_work_products(&N.m, &N.w);
     size_t P = N.m.nparams, big = P > 256 * 256 ? P : 256 * 256;
     bench_arg a = {&N, 0, dalloc(big), dalloc(256 * 10)};
-    double t[8];
-    for (int i = 0; i < 8; i++) {
+    double t[10];
+    for (int i = 0; i < 10; i++) {
+      if (i == 8) continue;
       a.which = i;
       t[i] = best_of(i == 0 ? 5 : (i == 3 || i == 4) && mw >= 512 ? 1 : 3, bench_run, &a);
     }
     printf("bench: %6d %8zu %10.3g", mw, P, t[0]);
     for (int i = 1; i <= 7; i++) printf(" %9.1f", t[i] / t[0]);
-    printf("\n");
+    printf(" %9.1f\n", t[9] / t[0]);
     free(a.buf);
     free(a.buf2);
     net_free(&N);
@@ -1019,21 +1080,26 @@ static void bench(void) {
     net N;
     net_make(&N, &c, 1.0, 1100 + wi);
     size_t P = N.m.nparams;
-    bench_arg a = {&N, 0, dalloc(P), NULL};
-    double t0, t1, t8;
+    bench_arg a = {&N, 0, dalloc(P), dalloc(P * P)};
+    double t0, t1, t8, tm;
     a.which = 0;
     t0 = best_of(5, bench_run, &a);
     a.which = 3;
     t1 = best_of(3, bench_run, &a);
+    a.which = 8;
+    a.which = 10;
+    tm = best_of(1, bench_run, &a);
     a.which = 8;
     t8 = best_of(1, bench_run, &a);
     double top = a.buf[P - 1];
     a.which = 3;
     bench_run(&a);
     printf("bench: m %3d P %5zu step %.3g s  lanczos top-1 %.3g s (%.0f steps)  full %.3g s (%.0f "
-           "steps, %.0fx lanczos)  |top1 - full max| / max = %.1e\n",
-           mw, P, t0, t1, t1 / t0, t8, t8 / t0, t8 / t1, fabs(a.buf[0] - top) / fabs(top));
+           "steps, %.0fx lanczos; forming H %.3g s, pdsyevd %.3g s)  |top1 - max| / max = %.1e\n",
+           mw, P, t0, t1, t1 / t0, t8, t8 / t0, t8 / t1, tm, t8 - tm,
+           fabs(a.buf[0] - top) / fabs(top));
     free(a.buf);
+    free(a.buf2);
     net_free(&N);
   }
 }
@@ -1053,6 +1119,7 @@ int main(int argc, char **argv) {
   test_layers();
   test_e2e();
   test_hessian();
+  test_lanczos_large();
   test_ntk();
   test_critical_lr();
   test_agop();
@@ -1060,6 +1127,7 @@ int main(int argc, char **argv) {
   test_activations();
   test_escape();
   test_teams();
+  test_errors();
   if (wrank == 0) printf("tests took %.2f s\n", ds_now() - t0);
 
   const char *b = getenv("DYNSWEEP_DIAG_BENCH");

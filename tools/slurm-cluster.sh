@@ -142,7 +142,12 @@ sc_kill_pidfile() {
   [ -s "$f" ] || return 0
   pid=$(cat "$f")
   kill -TERM "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  # gone, or a zombie (daemons are reparented to a pid 1 that may not reap)
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && break
+    sleep 0.1
+  done
   kill -KILL "$pid" 2>/dev/null || true
   rm -f "$f"
 }

@@ -72,3 +72,14 @@ double ds_diag_sym_fro(const double *S, int n) {
   }
   return sqrt(diag + 2.0 * off);
 }
+
+int ds_diag_root_finite(ds_team *t, const double *A, size_t count, const char *what) {
+  int rc = DS_OK;
+  if (t->rank == 0)
+    for (size_t q = 0; q < count; q++)
+      if (!isfinite(A[q])) {
+        rc = ds_fail(DS_ENUM, "diag: %s has a non-finite entry (%g at %zu)", what, A[q], q);
+        break;
+      }
+  return ds_diag_agree(t, rc);
+}

@@ -47,6 +47,11 @@ void ds_diag_cot_step(const ds_mlp *m, const double *theta, const ds_mlp_work *w
  * that does not hinge on ties between entries. */
 void ds_diag_fix_sign(double *v, int n);
 
+/* On the team root: DS_ENUM if any of the count entries of A is not finite
+ * (ds_syev* does not check, and pdsyevd misbehaves on NaN); agreed over the
+ * team, so every member gets the same code. what names the matrix. */
+int ds_diag_root_finite(ds_team *t, const double *A, size_t count, const char *what);
+
 /* Frobenius norm of the symmetric n x n matrix from its lower triangle. */
 double ds_diag_sym_fro(const double *S, int n);
 #endif

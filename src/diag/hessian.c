@@ -11,14 +11,20 @@
 
 #include "diag_internal.h"
 
-/* v -= Q c with c = Q^T v (classical Gram-Schmidt), applied `passes` times
- * (two: "twice is enough"); Q is P x j, c scratch (j). */
-static void orthogonalise(const double *Q, int P, int j, double *v, double *c, int passes) {
-  if (j == 0) return;
-  for (int pass = 0; pass < passes; pass++) {
+/* v -= Q c with c = Q^T v (classical Gram-Schmidt), repeated while the pass
+ * removed much of v (the DGKS criterion: again if ||v_after|| < 0.7
+ * ||v_before||, at most 3 passes), so v ends orthogonal to Q to rounding;
+ * Q is P x j, c scratch (j). Returns ||v||. */
+static double orthogonalise(const double *Q, int P, int j, double *v, double *c) {
+  double before = cblas_dnrm2(P, v, 1), after = before;
+  for (int pass = 0; pass < 3 && j > 0; pass++) {
     cblas_dgemv(CblasColMajor, CblasTrans, P, j, 1.0, Q, P, v, 1, 0.0, c, 1);
     cblas_dgemv(CblasColMajor, CblasNoTrans, P, j, -1.0, Q, P, c, 1, 1.0, v, 1);
+    after = cblas_dnrm2(P, v, 1);
+    if (after >= 0.7 * before) break;
+    before = after;
   }
+  return after;
 }
 
 /* A unit vector of N(0,1) draws orthogonalised against Q (P x j); returns its
@@ -28,8 +34,7 @@ static double random_start(ds_rng *rng, const double *Q, int P, int j, double *v
   double n0 = cblas_dnrm2(P, v, 1);
   if (!(n0 > 0.0)) return 0.0;
   cblas_dscal(P, 1.0 / n0, v, 1);
-  orthogonalise(Q, P, j, v, c, 2);
-  double n1 = cblas_dnrm2(P, v, 1);
+  double n1 = orthogonalise(Q, P, j, v, c);
   if (n1 > 1e-8) cblas_dscal(P, 1.0 / n1, v, 1);
   return n1;
 }
@@ -65,17 +70,16 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
       rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
       goto done;
     }
-    /* full reorthogonalisation against q_0..q_j removes the alpha/beta terms too */
-    orthogonalise(Q, P, j + 1, z, c, 2);
-    b[j] = cblas_dnrm2(P, z, 1);
+    /* three-term recurrence, then full reorthogonalisation against q_0..q_j */
+    cblas_daxpy(P, -a[j], q, 1, z, 1);
+    if (j > 0) cblas_daxpy(P, -b[j - 1], q - P, 1, z, 1);
+    b[j] = orthogonalise(Q, P, j + 1, z, c);
     nt = j + 1;
     scale = fmax(scale, fabs(a[j]) + b[j] + (j > 0 ? b[j - 1] : 0.0));
     if (j == iters - 1) break;
     double *qn = Q + (size_t)(j + 1) * P;
     if (b[j] > 1e-10 * scale) {
       for (int p = 0; p < P; p++) qn[p] = z[p] / b[j];
-      orthogonalise(Q, P, j + 1, qn, c, 1); /* clean-up: keeps Q orthonormal to rounding */
-      cblas_dscal(P, 1.0 / cblas_dnrm2(P, qn, 1), qn, 1);
     } else { /* invariant subspace found: restart orthogonally, T decouples */
       b[j] = 0.0;
       if (!(random_start(rng, Q, P, j + 1, qn, c) > 1e-8)) break;
@@ -143,12 +147,14 @@ int ds_diag_hessian_matrix(ds_team *t, const ds_mlp *m, const double *theta, con
   }
   double as[2] = {0.0, 0.0}; /* max |H - H^T|, max |H| */
   if (me == 0) {
+    int finite = 1;
     for (size_t j = 0; j < P; j++)
       for (size_t i = 0; i < P; i++) {
+        finite &= isfinite(H[j * P + i]) != 0;
         as[0] = fmax(as[0], fabs(H[j * P + i] - H[i * P + j]));
         as[1] = fmax(as[1], fabs(H[j * P + i]));
       }
-    if (!isfinite(as[0]) || !isfinite(as[1]))
+    if (!finite)
       rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
   }
   if (MPI_Bcast(as, 2, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS) {
@@ -182,6 +188,7 @@ int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const
         double s = 0.5 * (H[j * P + i] + H[i * P + j]);
         H[j * P + i] = H[i * P + j] = s;
       }
+  if (rc == DS_OK) rc = ds_diag_root_finite(t, H, P * P, "the Hessian");
   if (rc == DS_OK) rc = ds_syev_values(t, (int)P, H, (int)P, evals);
   free(H);
   return rc;

@@ -78,6 +78,8 @@ int ds_diag_ntk(ds_team *t, const ds_mlp *m, const double *theta, const double *
   ntk_matrix(m, theta, w, Kb, Da, Db, Gd, Ga);
   free(Gd);
   Gd = NULL;
+  rc = ds_diag_root_finite(t, Kb, kn * kn, "the NTK matrix");
+  if (rc != DS_OK) goto done;
   if (evecs)
     rc = ds_syev(t, (int)kn, Kb, (int)kn, ev, Z, (int)kn);
   else if (topk > 0)

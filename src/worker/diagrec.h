@@ -15,7 +15,7 @@ typedef struct {
   int *ix_layer_sv, ix_layer_stat[DS_DIAG_LAYER_EXTRA];
   int ix_e2e_sv, ix_e2e_bal, ix_e2e_margin, ix_e2e_pc;
   int ix_hess, iters, hk, ix_hfull;
-  int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, have_K0;
+  int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, nvec, have_K0;
   int ix_agop, *ix_act_sv, ix_act_ratio, ix_escape;
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
 } ds_diagrec;

@@ -84,9 +84,7 @@ static void state_free(point_state *st) {
   free(st->rowbuf);
   free(st->Fbuf);
   free(st->ix.sv);
-#ifdef DS_DIAG_READY
   ds_diagrec_free(&st->diag);
-#endif
 }
 
 /* Loss (and gradient when grad != NULL) of the model being trained. */
@@ -228,9 +226,7 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   DS_TRY(setup_data(sw, p, st));
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
-#ifdef DS_DIAG_READY
   DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));
-#endif
   int maxd = 1;
   for (int l = 0; l <= st->mlp.depth; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
   st->svbuf = ds_calloc(maxd, sizeof(double));
@@ -454,14 +450,12 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
       rc = ds_traj_append(tr, st.ix.loss, t, &loss); /* the blow-up itself, nothing else */
       if (rc != DS_OK) break;
     }
-#ifdef DS_DIAG_READY
     if (!diverged) {
       int rose = t > 0 && step_loss > st.prev_loss;
       rc = ds_diagrec_step(&st.diag, tr, team, c, t, last, rose, &st.mlp, st.theta, &st.train,
                            &st.loss_train, &st.wtrain, loss);
       if (rc != DS_OK) break;
     }
-#endif
     st.prev_loss = step_loss;
     if (diverged) {
       res->status = DS_ST_DIVERGED;

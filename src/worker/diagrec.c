@@ -36,13 +36,14 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   memset(d, 0, sizeof *d);
   d->sp = sp;
   d->k = k;
-  ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_TEST + 1);
+  ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_DIAG);
   size_t maxd = 1;
   for (int l = 0; l <= L; l++) maxd = (size_t)m->dims[l] > maxd ? (size_t)m->dims[l] : maxd;
   size_t kn = (size_t)m->dims[L] * train->n;
   d->kn = (int)kn;
   size_t need = (size_t)L * (k + DS_DIAG_LAYER_EXTRA) + 4 * maxd + 16 + (size_t)L * (k + 1) + 64;
   if (cadence_on(&sp->hessian_full)) need += m->nparams;
+  if (cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
   d->buf = ds_calloc(need, sizeof *d->buf);
   d->col = ds_calloc(maxd + L + 16, sizeof *d->col);
   if (!d->buf || !d->col) return DS_ENOMEM;
@@ -102,10 +103,13 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   }
   if (cadence_on(&sp->ntk)) {
     d->ntk_on = 1;
-    d->nk = min_i(k, d->kn);
+    int smax = 0;
+    for (int i = 0; i < sp->nsplit; i++) smax = sp->split[i] > smax ? sp->split[i] : smax;
+    d->nk = min_i(k, d->kn);                     /* eigenvalues recorded */
+    d->nvec = min_i(k > smax ? k : smax, d->kn); /* eigenvectors needed by the loss split */
     d->K = ds_calloc(kn * kn, sizeof(double));
     d->K0 = ds_calloc(kn * kn, sizeof(double));
-    d->evecs = ds_calloc(kn * d->nk, sizeof(double));
+    d->evecs = ds_calloc(kn * d->nvec, sizeof(double));
     d->r = ds_calloc(kn, sizeof(double));
     if (!d->K || !d->K0 || !d->evecs || !d->r) return DS_ENOMEM;
     snprintf(def, sizeof def, "top-%d eigenvalues of the NTK K = J J^T on the %d training points "
@@ -132,8 +136,11 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     if (!d->G || !d->Gref) return DS_ENOMEM;
     if (sp->agop_reference[0])
       DS_TRY(ds_h5_read_matrix(sp->agop_reference, "G", d0, d0, d->Gref));
-    else
-      DS_TRY(ds_diag_agop_reference(c->data.kind, d0, d->Gref));
+    else if (ds_diag_agop_reference(c->data.kind, d0, d->Gref) != DS_OK) {
+      ds_clear_error(); /* no analytic G* for this data: record NaN alignment */
+      free(d->Gref);
+      d->Gref = NULL;
+    }
     DS_TRY(add(tr, &d->ix_agop, "agop/alignment", 1,
                "cos(G, G*) = Tr(G^T G*)/(||G||_F ||G*||_F), G = (1/n) sum_i J_x(x_i)^T J_x(x_i)"));
   }
@@ -203,7 +210,7 @@ static int rec_e2e(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
 static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const ds_mlp *m,
                    const double *theta, const ds_dataset *train, const ds_loss *l,
                    ds_mlp_work *w, double loss) {
-  DS_TRY(ds_diag_ntk(team, m, theta, train->X, w, d->nk, d->buf, d->evecs, d->K));
+  DS_TRY(ds_diag_ntk(team, m, theta, train->X, w, d->nvec, d->buf, d->evecs, d->K));
   size_t kk = (size_t)d->kn * d->kn;
   if (!d->have_K0) {
     memcpy(d->K0, d->K, kk * sizeof(double));
@@ -219,7 +226,7 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
     const double *F = ds_mlp_forward(m, theta, train->X, w);
     for (int i = 0; i < d->kn; i++) d->r[i] = F[i] - train->Y[i];
     double *le = d->col, *gt = d->col + 8;
-    ds_diag_loss_split(l, d->r, d->kn, d->evecs, d->nk, d->sp->split, d->sp->nsplit, le, gt);
+    ds_diag_loss_split(l, d->r, d->kn, d->evecs, d->nvec, d->sp->split, d->sp->nsplit, le, gt);
     (void)loss;
     DS_TRY(ds_traj_append(tr, d->ix_ntk_le, t, le));
     DS_TRY(ds_traj_append(tr, d->ix_ntk_gt, t, gt));
@@ -250,6 +257,7 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
   if (d->agop_on && ds_cadence_due(&sp->agop, t, T, last, rose)) {
     double align;
     DS_TRY(ds_diag_agop(m, theta, train->X, w, d->Gref, d->G, &align));
+    if (!d->Gref) align = NAN;
     DS_TRY(ds_traj_append(tr, d->ix_agop, t, &align));
   }
   if (d->act_on && ds_cadence_due(&sp->activations, t, T, last, rose)) {
