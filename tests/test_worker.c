@@ -150,6 +150,17 @@ int main(void) {
            "loss: {type: lp, p: 4, reduction: half_mean}\n"
            "optimizer: {type: gd, lr: 0.05}\ntrain: {steps: 300}\n%s", common);
   check_config("e2e", buf, &team);
+  /* diagnostics with "loss rose" events and K_0 carried across a resume */
+  snprintf(buf, sizeof buf,
+           "name: diag\nseed: 6\ngrid: {lr: [6.0, 2.0]}\n"
+           "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
+           "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 8, noise: 0.1}\n"
+           "loss: {type: mse, reduction: half_mean}\ntrain: {steps: 300}\n"
+           "record: {every: 20, per_decade: 5, series: [loss],\n"
+           "  spectra: {layers: {every: 30}, ntk: {every: 40, on_loss_rise: true},\n"
+           "            hessian: {every: 60}, agop: {every: 45}, escape: {every: 25},\n"
+           "            activations: {every: 50}, top_k: 3, lanczos_iters: 12, split: [1, 4]}}\n");
+  check_config("diagnostics", buf, &team);
   ds_team_free(&team);
   int code = ds_check_report("test_worker");
   MPI_Finalize();
