@@ -1,0 +1,6 @@
+# Study reproductions (sweeps/repro/, docs/repro/): each test runs the reduced
+# form of one study and checks its qualitative claim (tests/repro.sh STUDY).
+foreach(study 000 001 002 003 004)
+  ds_script_test(repro_${study} repro_${study}.sh)
+  set_tests_properties(repro_${study} PROPERTIES TIMEOUT 300)
+endforeach()

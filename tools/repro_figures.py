@@ -1,0 +1,609 @@
+#!/usr/bin/python3
+"""repro_figures.py -- figures and qualitative checks of the study reproductions
+(sweeps/repro/*.yaml, docs/repro/*.md).
+
+    tools/repro_figures.py fig   STUDY --dir STORES [--out docs/repro/fig]
+    tools/repro_figures.py check STUDY --dir STORES [--reduced]
+
+STUDY is 000, 001, 002, 003 or 004. STORES is a directory holding the stores
+of that study, named after the sweep files (003_catapult.h5, 003_catapult_relu.h5,
+...); a store that is missing is skipped (check: fails if a required one is).
+`check` prints the numbers it tested, one line each, and exits 1 if a
+qualitative claim of the paper does not hold; `fig` also prints them.
+Needs Debian's python3-h5py, python3-numpy (and python3-matplotlib for fig).
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dynsweep_store import Store  # noqa: E402
+
+DONE = 1
+
+
+class Checker:
+    def __init__(self):
+        self.fails = 0
+        self.facts = {}
+
+    def ok(self, cond, what):
+        print(("ok: " if cond else "FAIL: ") + what)
+        if not cond:
+            self.fails += 1
+        return cond
+
+    def fact(self, key, value):
+        self.facts[key] = value
+        print("  %s = %s" % (key, json.dumps(value, default=float)))
+
+
+def open_store(d, name, need, ck):
+    p = os.path.join(d, name + ".h5")
+    if not os.path.exists(p):
+        if need:
+            ck.ok(False, "store %s exists" % p)
+        return None
+    return Store(p)
+
+
+def plt_setup():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 8, "figure.dpi": 100})
+    return plt
+
+
+def save(fig, out, name):
+    os.makedirs(out, exist_ok=True)
+    p = os.path.join(out, name)
+    fig.savefig(p, dpi=80)
+    print("wrote %s (%d KB)" % (p, os.path.getsize(p) // 1024))
+
+
+# ---------------------------------------------------------------- 003 catapult
+def classify_loss(loss, status):
+    """monotone / catapult (rose above its start, then converged) / divergent"""
+    if status != DONE or not np.all(np.isfinite(loss)):
+        return "divergent"
+    l0 = loss[0]
+    if loss.max() > l0 * (1 + 1e-6) and loss[-1] < l0:
+        return "catapult"
+    if loss[-1] >= l0:
+        return "divergent"  # did not converge within the steps
+    return "monotone"
+
+
+def catapult_points(st, crit0=None):
+    """rows: width, lr, x = eta*lambda0 (2 eta/eta_crit(0)), class, peak/L0, final eta*lambda"""
+    t = st.table()
+    crit = {}
+    if crit0 is None:
+        for p, s, v in st.series("ntk/critical_lr"):
+            crit[p["id"]] = (v[0], v[-1], s[-1])
+    rows = []
+    for p, s, v in st.series("loss"):
+        i = p["id"]
+        if crit0 is not None:
+            c0, cf = crit0[(p["width"], round(p["lr"], 12))], np.nan
+        else:
+            c0, cf, sf = crit[i]
+            if sf != t["steps"][i] and t["status"][i] == DONE:
+                cf = np.nan
+        x = 2 * p["lr"] / c0
+        cls = classify_loss(v, t["status"][i])
+        rows.append(dict(width=int(p["width"]), lr=float(p["lr"]), x=float(x), cls=cls,
+                         peak=float(v.max() / v[0]), peak_abs=float(v.max()), l0=float(v[0]),
+                         final_x=float(2 * p["lr"] / cf) if np.isfinite(cf) else float("nan"),
+                         id=int(i)))
+    return rows
+
+
+def band(rows, ck, label, lo, hi, strict_hi=True):
+    cat = [r["x"] for r in rows if r["cls"] == "catapult"]
+    mono = [r["x"] for r in rows if r["cls"] == "monotone"]
+    div = [r["x"] for r in rows if r["cls"] == "divergent"]
+    ck.fact(label + ".catapult_x", [min(cat), max(cat)] if cat else None)
+    ck.fact(label + ".max_monotone_x", max(mono) if mono else None)
+    ck.fact(label + ".min_divergent_x", min(div) if div else None)
+    ck.ok(bool(cat), "%s: some points catapult" % label)
+    ck.ok(all(x > lo for x in cat), "%s: every catapult has eta*lambda0 > %g" % (label, lo))
+    # just above 2 the top eigendirection grows only by |1 - eta*lambda| ~ 1.1 per
+    # step and its spike can stay below L(0): allow a transition zone of 0.2
+    ck.ok(all(x <= lo + 0.2 for x in mono), "%s: every monotone point has eta*lambda0 <= %g" % (label, lo + 0.2))
+    if strict_hi:
+        ck.ok(all(x < hi for x in cat), "%s: every catapult has eta*lambda0 < %g" % (label, hi))
+        ck.ok(all(x >= hi - 0.1 for x in div), "%s: every divergent point has eta*lambda0 >= %g" % (label, hi))
+    for w in sorted({r["width"] for r in rows}):
+        ck.ok(any(r["cls"] == "catapult" and r["width"] == w for r in rows),
+              "%s: width %d has a catapult" % (label, w))
+    fin = [r["final_x"] for r in rows if r["cls"] == "catapult" and np.isfinite(r["final_x"])]
+    if fin:
+        ck.fact(label + ".final_eta_lambda_of_catapults_max", max(fin))
+        ck.ok(max(fin) < 2.0, "%s: after a catapult eta*lambda_final < 2" % label)
+
+
+def study_003(d, ck, fig_out=None, reduced=False):
+    lin = open_store(d, "003_catapult", True, ck)
+    relu = open_store(d, "003_catapult_relu", not reduced, ck)
+    nqm = open_store(d, "003_catapult_nqm", not reduced, ck)
+    sets = []
+    if lin:
+        r = catapult_points(lin)
+        band(r, ck, "linear", 2.0, 4.0)
+        sets.append(("two-layer linear net", r))
+        # the peak loss grows with the width (theory: proportional to m):
+        # the largest peak of the catapults of each width
+        ws = sorted({x["width"] for x in r})
+        pk = [(w, max(x["peak_abs"] for x in r if x["width"] == w and x["cls"] == "catapult"))
+              for w in ws if any(x["width"] == w and x["cls"] == "catapult" for x in r)]
+        ck.fact("linear.max_peak_loss_by_width", pk)
+        if len(pk) >= 2:
+            slope = float(np.polyfit(np.log([a for a, b in pk]), np.log([b for a, b in pk]), 1)[0])
+            ck.fact("linear.peak_loss_loglog_slope_vs_width", slope)
+            ck.ok(0.5 < slope < 1.5, "linear: the catapult peak loss grows ~ m (slope %.2f)" % slope)
+    crit_relu = None
+    if relu:
+        r = catapult_points(relu)
+        band(r, ck, "relu", 2.0, 4.0, strict_hi=False)
+        sets.append(("two-layer ReLU net", r))
+        crit_relu = {}
+        for p, s, v in relu.series("ntk/critical_lr"):
+            crit_relu[(p["width"], round(p["lr"], 12))] = v[0]
+    if nqm and crit_relu:
+        r = catapult_points(nqm, crit_relu)
+        band(r, ck, "nqm", 2.0, 4.0)
+        sets.append(("NQM of the ReLU net", r))
+    if fig_out and sets:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, len(sets), figsize=(3.3 * len(sets), 2.8), sharey=True)
+        axs = np.atleast_1d(axs)
+        col = {"monotone": "tab:blue", "catapult": "tab:orange", "divergent": "tab:red"}
+        mk = {"monotone": "o", "catapult": "s", "divergent": "x"}
+        for ax, (title, r) in zip(axs, sets):
+            for c in col:
+                xs = [q["x"] for q in r if q["cls"] == c]
+                ys = [q["width"] for q in r if q["cls"] == c]
+                ax.scatter(xs, ys, c=col[c], marker=mk[c], s=14, label=c)
+            for v in (2, 4):
+                ax.axvline(v, color="k", lw=0.6, ls="--")
+            ax.set_yscale("log", base=2)
+            ax.set_xlabel(r"$\eta\lambda_0$")
+            ax.set_title(title)
+        axs[0].set_ylabel("width m")
+        axs[0].legend(fontsize=7, loc="upper right")
+        fig.tight_layout()
+        save(fig, fig_out, "003_phase.png")
+        plt.close(fig)
+        # loss curves of the linear net at one width, and peak loss vs width
+        r = sets[0][1]
+        st = lin
+        ws = sorted({q["width"] for q in r})
+        w = ws[len(ws) // 2]
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(7, 2.8))
+        pick = [q for q in r if q["width"] == w]
+        cm = plt.get_cmap("viridis")
+        for q in pick[:: max(1, len(pick) // 8)]:
+            s, v = st.point_series(q["id"])["loss"]
+            a1.semilogy(s, v, color=cm(min(q["x"] / 6, 1)), lw=0.9, label="%.2f %s" % (q["x"], q["cls"][0]))
+        a1.set_ylim(top=1e8)
+        a1.set_xlabel("step")
+        a1.set_ylabel("loss")
+        a1.set_title("linear net, width %d (legend: $\\eta\\lambda_0$, class)" % w)
+        a1.legend(fontsize=5, ncol=2)
+        for title, rr in sets:
+            c = [q for q in rr if q["cls"] == "catapult"]
+            a2.scatter([q["x"] for q in c], [q["peak_abs"] for q in c], s=8,
+                       c=[np.log2(q["width"]) for q in c], cmap="viridis", marker="s" if "linear" in title else "o")
+            fx = [q for q in c if np.isfinite(q["final_x"])]
+            a2.scatter([q["x"] for q in fx], [q["final_x"] for q in fx], s=6, c="k", marker="+")
+        a2.set_yscale("log")
+        a2.axhline(2, color="k", lw=0.5, ls=":")
+        a2.set_xlabel(r"$\eta\lambda_0$")
+        a2.set_title("peak loss (colour: log2 width; squares: linear net);\n+ = final $\\eta\\lambda$ (< 2)")
+        fig.tight_layout()
+        save(fig, fig_out, "003_curves.png")
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- 002 acceleration
+def best_by(st, keys, series="loss_gap"):
+    t = st.table()
+    best = {}
+    for p, s, v in st.series(series):
+        if t["status"][p["id"]] != DONE or not np.isfinite(v[-1]):
+            continue
+        k = tuple(p[x] for x in keys)
+        if k not in best or v[-1] < best[k]["gap"]:
+            best[k] = dict(gap=float(v[-1]), lr=float(p["lr"]), id=int(p["id"]), gap0=float(v[0]))
+    return best
+
+
+def study_002(d, ck, fig_out=None, reduced=False):
+    st = open_store(d, "002_acceleration", True, ck)
+    di = open_store(d, "002_deep_init", not reduced, ck)
+    op = open_store(d, "002_optimizers", not reduced, ck)
+    if st:
+        keys = [a for a in ("loss.p", "model.type", "depth") if a in st.table()]
+        b = best_by(st, keys)
+        for k in sorted(b, key=str):
+            ck.fact("best " + ",".join("%s=%s" % kv for kv in zip(keys, k)),
+                    {"final L-L*": b[k]["gap"], "lr": b[k]["lr"]})
+
+        def g(p, depth, typ="linear"):
+            k = tuple({"loss.p": p, "model.type": typ, "depth": depth}[x] for x in keys)
+            return b.get(k, {}).get("gap", np.nan)
+        ps = st.table().get("loss.p")
+        if ps is not None and 4 in set(np.asarray(ps).astype(int)):
+            ck.ok(min(g(4, 2), g(4, 3)) < g(4, 1),
+                  "l4: best-lr final L-L* of depth 2-3 (%.3g) below depth 1 (%.3g)" % (min(g(4, 2), g(4, 3)), g(4, 1)))
+            ck.ok(max(g(4, 2), g(4, 3)) < g(4, 1), "l4: both depth 2 and 3 beat depth 1")
+        if ps is not None and 2 in set(np.asarray(ps).astype(int)):
+            ck.fact("l2 ratio depth3/depth1 of best final gap", g(2, 3) / g(2, 1))
+        if "model.type" in keys:
+            # e2e twin: relative gap of the loss curves at the same lr
+            for dep in (2, 3):
+                for lr in (1e-3,):
+                    sel = lambda typ: [p for p, s, v in st.series("loss", where={"depth": dep, "model.type": typ, "loss.p": 4})
+                                       if abs(p["lr"] - lr) < 1e-12]
+                    a, e = sel("linear"), sel("e2e")
+                    if a and e:
+                        la = st.point_series(a[0]["id"])["loss"][1]
+                        le = st.point_series(e[0]["id"])["loss"][1]
+                        n = min(len(la), len(le))
+                        rel = float(np.max(np.abs(la[:n] - le[:n]) / la[:n]))
+                        ck.fact("near-zero (unbalanced) init, l4 depth %d lr %g: max relative loss "
+                                "difference deep GD vs e2e" % (dep, lr), rel)
+    e2 = open_store(d, "002_e2e", False, ck)
+    if e2:
+        cur = {}
+        for i in e2.table()["id"]:
+            p = e2.params(int(i))
+            cur[(p["model.type"], int(p["depth"]), int(p.get("width", 1)))] = e2.point_series(int(i))["loss"][1]
+        for (typ, dep, w), la in sorted(cur.items()):
+            if typ != "linear" or ("e2e", dep, w) not in cur:
+                continue
+            le = cur[("e2e", dep, w)]
+            n = min(len(la), len(le))
+            rel = float(np.max(np.abs(la[:n] - le[:n]) / la[:n]))
+            ck.fact("balanced init, depth %d width %d: max relative loss difference deep GD vs e2e" % (dep, w), rel)
+            ck.ok(rel < 0.01, "balanced init: deep GD tracks the end-to-end rule (depth %d, width %d)" % (dep, w))
+        ws = sorted({k[2] for k in cur})
+        if len(ws) > 1:
+            dw = max(float(np.max(np.abs(cur[(t_, d_, ws[0])] - cur[(t_, d_, ws[-1])]) / cur[(t_, d_, ws[0])]))
+                     for (t_, d_, w_) in cur if w_ == ws[0] and (t_, d_, ws[-1]) in cur)
+            ck.fact("max relative loss difference width %d vs %d" % (ws[0], ws[-1]), dw)
+            ck.ok(dw < 1e-6, "hidden width has no effect from a balanced init")
+    if fig_out and st:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 2, figsize=(7, 2.7))
+        for ax, p in zip(axs, (2, 4)):
+            for k, v in sorted(b.items(), key=str):
+                kk = dict(zip(keys, k))
+                if int(kk.get("loss.p", 4)) != p:
+                    continue
+                s, y = st.point_series(v["id"])["loss_gap"]
+                typ = kk.get("model.type", "linear")
+                ax.loglog(np.maximum(s, 1), y, ls="-" if typ == "linear" else ":",
+                          color=["k", "tab:blue", "tab:orange"][kk["depth"] - 1],
+                          label="%s depth %d (lr %g)" % (typ, kk["depth"], v["lr"]))
+            ax.set_title(r"$\ell_%d$ loss, best lr per model" % p)
+            ax.set_xlabel("step")
+            ax.set_ylabel(r"$L - L^*$")
+            ax.legend(fontsize=5)
+        fig.tight_layout()
+        save(fig, fig_out, "002_depth.png")
+        plt.close(fig)
+    if di:
+        bi = best_by(di, ["model.init", "depth"])
+        for k in sorted(bi, key=str):
+            ck.fact("deep_init best %s depth %d" % k, {"final L-L*": bi[k]["gap"], "lr": bi[k]["lr"], "L0-L*": bi[k]["gap0"]})
+        if ("near_identity", 4) in bi and ("gaussian", 4) in bi:
+            ck.ok(bi[("near_identity", 4)]["gap"] < 0.1 * bi[("gaussian", 4)]["gap"],
+                  "depth 4: near-identity init far ahead of near-zero init")
+        if ("near_identity", 8) in bi and ("gaussian", 8) in bi:
+            ck.ok(bi[("near_identity", 8)]["gap"] < 0.1 * bi[("gaussian", 8)]["gap"],
+                  "depth 8: near-identity init far ahead of near-zero init")
+    if op:
+        bo = best_by(op, ["optimizer.type", "depth"])
+        for k in sorted(bo, key=str):
+            ck.fact("optimizers best %s depth %d" % k, {"final L-L*": bo[k]["gap"], "lr": bo[k]["lr"]})
+    if fig_out and (di or op):
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 2, figsize=(7, 2.7))
+        if di:
+            for (init, dep), v in sorted(bi.items(), key=str):
+                s, y = di.point_series(v["id"])["loss_gap"]
+                axs[0].loglog(np.maximum(s, 1), y, ls="-" if init == "near_identity" else "--",
+                              label="%s depth %d (lr %g)" % (init, dep, v["lr"]))
+            axs[0].set_title(r"$\ell_4$: near-zero (--) vs near-identity (-)")
+        if op:
+            for (typ, dep), v in sorted(bo.items(), key=str):
+                if dep != 1 and typ != "adam":
+                    continue
+                s, y = op.point_series(v["id"])["loss_gap"]
+                axs[1].loglog(np.maximum(s, 1), y, label="%s depth %d (lr %g)" % (typ, dep, v["lr"]))
+            if st:
+                k = tuple({"loss.p": 4, "model.type": "linear", "depth": 3}[x] for x in keys)
+                if k in b:
+                    s, y = st.point_series(b[k]["id"])["loss_gap"]
+                    axs[1].loglog(np.maximum(s, 1), y, "k", lw=1.5, label="GD depth 3 (lr %g)" % b[k]["lr"])
+            axs[1].set_title(r"$\ell_4$: optimisers on depth 1 (best lr)")
+        for a in axs:
+            a.set_xlabel("step")
+            a.set_ylabel(r"$L - L^*$")
+            a.legend(fontsize=5)
+        fig.tight_layout()
+        save(fig, fig_out, "002_init_optimizers.png")
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- 001 convergence
+def study_001(d, ck, fig_out=None, reduced=False):
+    st = open_store(d, "001_convergence", True, ck)
+    nm = open_store(d, "001_no_margin", True, ck)
+    if st:
+        t = st.table()
+        for i in t["id"]:
+            p = st.params(int(i))
+            ps = st.point_series(int(i))
+            s, v = ps["loss"]
+            mono = bool(np.all(np.diff(v) <= 1e-15 * v[:-1] + 1e-300))
+            ck.fact("%s lr %g" % (p["model.init"], p["lr"]),
+                    {"status": t["status_name"][i], "steps": int(t["steps"][i]), "final": float(v[-1]),
+                     "monotone": mono, "balancedness0": ps["e2e/balancedness"][1][0].max()})
+            if p["model.init"] == "balanced" and p["lr"] >= 1e-3:
+                ck.ok(t["status"][i] == DONE and v[-1] < 1e-5 * v[0] and mono,
+                      "balanced init, lr %g: monotone linear convergence (L %.3g -> %.3g)" % (p["lr"], v[0], v[-1]))
+            if p["model.init"] == "file":
+                ck.ok(t["status"][i] != DONE and int(t["steps"][i]) <= 10,
+                      "Claim 4 unbalanced init (same W_1:N(0), margin 0.5), lr %g: blows up at step %d" % (p["lr"], t["steps"][i]))
+    if nm:
+        t = nm.table()
+        for i in t["id"]:
+            dep = int(nm.params(int(i))["depth"])
+            v = nm.point_series(int(i))["loss"][1]
+            ck.fact("no margin depth %d final loss" % dep, float(v[-1]))
+            if dep == 1:
+                ck.ok(v[-1] < 1e-10, "no margin, depth 1 (convex): converges")
+            else:
+                ck.ok(v.min() >= 0.5 - 1e-9, "Claim 5, depth %d: the loss stays >= 1/2 lambda^2 = 0.5 (min %.12g)" % (dep, v.min()))
+    if fig_out and st:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 3, figsize=(9.5, 2.7))
+        t = st.table()
+        sty = {"balanced": "-", "file": "--", "gaussian": ":"}
+        cm = plt.get_cmap("viridis")
+        lrs = sorted(set(t["lr"]))
+        for i in t["id"]:
+            p = st.params(int(i))
+            ps = st.point_series(int(i))
+            c = cm(lrs.index(p["lr"]) / max(1, len(lrs) - 1))
+            s, v = ps["loss"]
+            axs[0].loglog(np.maximum(s, 1), np.minimum(v, 1e30), sty[p["model.init"]], color=c, lw=0.9,
+                          label="%s lr %g" % (p["model.init"], p["lr"]))
+            s, v = ps["e2e/balancedness"]
+            axs[1].loglog(np.maximum(s, 1), np.maximum(v.max(axis=1), 1e-17), sty[p["model.init"]], color=c, lw=0.9)
+        axs[0].set_title("depth 4, $\\Phi$ = 1: loss (- balanced, -- Claim 4, : Gaussian)")
+        axs[0].legend(fontsize=4.5, ncol=2)
+        axs[1].set_title(r"balancedness $\delta = \max_j b_j$ (floored at 1e-17)")
+        if nm:
+            for i in nm.table()["id"]:
+                s, v = nm.point_series(int(i))["loss"]
+                axs[2].loglog(np.maximum(s, 1), np.maximum(v, 1e-32), label="depth %d" % nm.params(int(i))["depth"])
+            axs[2].axhline(0.5, color="k", lw=0.5, ls=":")
+            axs[2].set_title(r"Claim 5: $\Phi$ = diag(1,-1), $W_j$ = I")
+            axs[2].legend(fontsize=6)
+        for a in axs:
+            a.set_xlabel("step")
+        fig.tight_layout()
+        save(fig, fig_out, "001_convergence.png")
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- 000 PC bias
+def steps_to_frac(s, r, frac):
+    out = []
+    for j in range(r.shape[1]):
+        hit = np.nonzero(r[:, j] < frac)[0]
+        out.append(int(s[hit[0]]) if len(hit) else -1)
+    return out
+
+
+def study_000(d, ck, fig_out=None, reduced=False):
+    st = open_store(d, "000_pc_bias", True, ck)
+    iw = open_store(d, "000_init_width", not reduced, ck)
+    if st:
+        t = st.table()
+        for i in t["id"]:
+            p = st.params(int(i))
+            ps = st.point_series(int(i))
+            s, v = ps["e2e/pc_residual"]
+            r = v / v[0]
+            tt = steps_to_frac(s, r, 0.1)
+            ck.fact("%s depth %d steps until residual on PC j < 10%%" % (p["model.init"], p["depth"]), tt)
+            # PC bias: the residual on large-variance PCs decays first. Compare
+            # PCs two apart (a factor 4 in variance): strictly ordered.
+            k = [x for x in tt if x >= 0]
+            if p["model.init"] != "def4":
+                continue  # Glorot's larger A, B (~2I) overshoot the top PC at this lr
+            ck.ok(len(k) >= 4 and all(k[j] < k[j + 2] for j in range(len(k) - 2)),
+                  "%s depth %d: PC j+2 (variance /4) needs more steps than PC j" % (p["model.init"], p["depth"]))
+            sl, l = ps["loss"]
+            ck.fact("%s depth %d loss at steps 10/100/1000" % (p["model.init"], p["depth"]),
+                    [float(l[np.searchsorted(sl, q)]) if q <= sl[-1] else None for q in (10, 100, 1000)])
+    if iw:
+        res = {}
+        for p, s, v in iw.series("layers/sv/W1"):
+            res.setdefault((p["model.init"], "B2"), {}).setdefault(int(p["width"]), []).append(
+                np.sqrt(((v[0] ** 2 - 1) ** 2).sum()))
+        for p, s, v in iw.series("e2e/sv"):
+            if p["width"] == p["data.d_out"]:
+                res.setdefault((p["model.init"], "B4"), {}).setdefault(int(p["width"]), []).append(
+                    np.sqrt(((v[0] ** 2 - 1) ** 2).sum()))
+        for k, dd in sorted(res.items()):
+            ws = sorted(dd)
+            m = [float(np.mean(dd[w])) for w in ws]
+            slope = float(np.polyfit(np.log(ws), np.log(m), 1)[0])
+            ck.fact("||%s - I||_F %s mean over replicas by width %s" % (k[1], k[0], ws), [round(x, 4) for x in m])
+            ck.fact("  log-log slope", slope)
+            if k[0] == "def4":
+                ck.ok(all(m[j + 1] < m[j] for j in range(len(m) - 1)) and -0.7 < slope < -0.3,
+                      "Def. 4: ||%s - I|| decreases with width ~ m^-1/2 (slope %.2f)" % (k[1], slope))
+            else:
+                ck.ok(m[-1] > 2.0, "Glorot: ||%s - I|| does not vanish (%.2f at m = %d)" % (k[1], m[-1], ws[-1]))
+    if fig_out:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 3 if st and iw else 2, figsize=(9.5, 2.7))
+        axs = list(np.atleast_1d(axs))
+        if st:
+            t = st.table()
+            i0 = [int(i) for i in t["id"] if st.params(int(i))["model.init"] == "def4"][-1]
+            p0 = st.params(i0)
+            s, v = st.point_series(i0)["e2e/pc_residual"]
+            cm = plt.get_cmap("plasma")
+            for j in range(v.shape[1]):
+                axs[0].loglog(np.maximum(s, 1), v[:, j] / v[0, j], color=cm(j / v.shape[1]), label="PC %d" % (j + 1))
+            axs[0].set_title("Def. 4, depth %d: residual on PC j / initial" % p0["depth"])
+            axs[0].legend(fontsize=5, ncol=2)
+            axs[0].set_ylim(1e-6, 2)
+            axs[0].set_xlabel("step")
+            for i in t["id"]:
+                p = st.params(int(i))
+                s, l = st.point_series(int(i))["loss"]
+                axs[1].loglog(np.maximum(s, 1), l, "-" if p["model.init"] == "def4" else "--",
+                              label="%s depth %d" % (p["model.init"], p["depth"]))
+            axs[1].set_title("loss, same lr: Def. 4 (-) vs Glorot (--)")
+            axs[1].legend(fontsize=6)
+            axs[1].set_xlabel("step")
+        if iw:
+            a = axs[-1]
+            for k, dd in sorted(res.items()):
+                ws = sorted(dd)
+                a.errorbar(ws, [np.mean(dd[w]) for w in ws], yerr=[np.std(dd[w]) for w in ws],
+                           marker="o", ms=3, capsize=2, ls="-" if k[0] == "def4" else "--",
+                           label="%s %s" % (k[0], k[1]))
+            ws = np.array(sorted(res[("def4", "B2")]))
+            a.loglog(ws, 2.0 * np.sqrt(16.0 / ws), "k:", lw=0.6, label=r"$\propto m^{-1/2}$")
+            a.set_xscale("log")
+            a.set_yscale("log")
+            a.set_xlabel("hidden width m")
+            a.set_title(r"$\|B^l - I\|_F$ at init (d$_0$ = 8)")
+            a.legend(fontsize=5)
+        fig.tight_layout()
+        save(fig, fig_out, "000_pc_bias.png")
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- 004 saddles
+def plateaus(s, v, rel=0.01, min_len=200):
+    """maximal step ranges of length >= min_len where the loss stays within rel of its value"""
+    out, a = [], 0
+    for b in range(1, len(s) + 1):
+        if b == len(s) or abs(v[b] - v[a]) > rel * v[a]:
+            if s[b - 1] - s[a] >= min_len:
+                out.append((int(s[a]), int(s[b - 1]), float(v[a])))
+            a = b
+    return out
+
+
+def study_004(d, ck, fig_out=None, reduced=False):
+    st = open_store(d, "004_saddles", True, ck)
+    if not st:
+        return
+    t = st.table()
+    best = None
+    for i in t["id"]:
+        p = st.params(int(i))
+        ps = st.point_series(int(i))
+        s, v = ps["loss"]
+        pl = plateaus(s, v)
+        ck.fact("depth %d init_scale %g plateaus (start, end, loss)" % (p["depth"], p["init_scale"]), pl)
+        ck.fact("depth %d init_scale %g final loss" % (p["depth"], p["init_scale"]), float(v[-1]))
+        ss, tr = ps["layers/tail_ratio"]
+        s12 = ps["layers/s1_s2"][1]
+        j = len(ss) // 2
+        ck.fact("  tail ratio per layer at step %d" % ss[j], [round(float(x), 3) for x in tr[j]])
+        ck.fact("  s1/s2 per layer at step %d" % ss[j], [round(float(x), 2) for x in s12[j]])
+        if len(pl) >= 2 and (best is None or p["depth"] >= best[0]["depth"]):
+            best = (p, int(i), pl)
+    ck.ok(best is not None, "some point shows >= 2 loss plateaus (saddles) separated by a drop")
+    if best:
+        p, i, pl = best
+        ps = st.point_series(i)
+        s, v = ps["loss"]
+        ck.ok(pl[0][2] > 0.95 * v[0] and pl[1][2] < 0.7 * pl[0][2],
+              "depth %d: first plateau at L(0) (%.3f), second lower (%.3f)" % (p["depth"], pl[0][2], pl[1][2]))
+        ss, tr = ps["layers/tail_ratio"]
+        k = np.searchsorted(ss, pl[0][1]) - 1
+        ck.fact("tail ratio per layer at init / end of the first plateau (step %d)" % ss[k],
+                [tr[0, :-1].round(3).tolist(), tr[k, :-1].round(3).tolist()])
+    # the smallest init of the deepest net: on the plateau every layer aligns to
+    # (nearly) rank one (tail ratio sum_{i>=2} s_i^2 / sum s_i^2 far below init)
+    L = int(max(t["depth"]))
+    cand = [int(i) for i in t["id"] if int(st.params(int(i))["depth"]) == L]
+    i = min(cand, key=lambda j: st.params(j)["init_scale"])
+    ss, tr = st.point_series(i)["layers/tail_ratio"]
+    hid = tr[:, :-1]  # the last layer (1 x m) is rank one by shape
+    ck.fact("depth %d init %g tail ratio per layer at init / last record" % (L, st.params(i)["init_scale"]),
+            [hid[0].round(3).tolist(), hid[-1].round(3).tolist()])
+    ck.ok(np.all(hid[-1] < 0.2 * hid[0]),
+          "depth %d, smallest init: every layer aligned to nearly rank one" % L)
+    if fig_out:
+        plt = plt_setup()
+        L = int(max(t["depth"]))
+        pts = [int(i) for i in t["id"]]
+        fig, axs = plt.subplots(2, 4, figsize=(10, 4.4))
+        axs = axs.ravel()
+        for i in pts:
+            p = st.params(i)
+            s, v = st.point_series(i)["loss"]
+            axs[0].loglog(np.maximum(s, 1), v, label="depth %d, init %g" % (p["depth"], p["init_scale"]))
+        axs[0].set_title("train loss")
+        axs[0].legend(fontsize=5)
+        axs[0].set_xlabel("step")
+        if best:
+            p, i, pl = best
+            ps = st.point_series(i)
+            ss, tr = ps["layers/tail_ratio"]
+            for l in range(tr.shape[1] - 1):
+                axs[1].semilogx(np.maximum(ss, 1), tr[:, l], label="W%d" % (l + 1))
+            axs[1].set_title("tail ratio $\\sum_{i\\geq2}s_i^2/\\sum s_i^2$ (depth %d)" % p["depth"])
+            axs[1].legend(fontsize=5)
+            for l in range(min(6, p["depth"])):
+                a = axs[2 + l]
+                sv = ps["layers/sv/W%d" % (l + 1)][1]
+                for k in range(sv.shape[1]):
+                    a.semilogx(np.maximum(ss, 1), sv[:, k], lw=1.4 if k == 0 else 0.6)
+                a.set_title("top-10 singular values of W%d" % (l + 1))
+                a.set_xlabel("step")
+                for q in pl:
+                    a.axvspan(max(q[0], 1), q[1], color="0.9")
+        fig.tight_layout()
+        save(fig, fig_out, "004_saddles.png")
+        plt.close(fig)
+
+
+STUDIES = {"000": study_000, "001": study_001, "002": study_002, "003": study_003, "004": study_004}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["fig", "check"])
+    ap.add_argument("study", choices=sorted(STUDIES))
+    ap.add_argument("--dir", required=True, help="directory with the study's stores")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "repro", "fig"))
+    ap.add_argument("--reduced", action="store_true", help="stores of the reduced test sweeps (fewer points)")
+    a = ap.parse_args()
+    ck = Checker()
+    STUDIES[a.study](a.dir, ck, a.out if a.what == "fig" else None, a.reduced)
+    print("%s %s: %d failed" % (a.what, a.study, ck.fails))
+    sys.exit(1 if (ck.fails and a.what == "check") else 0)
+
+
+if __name__ == "__main__":
+    main()
