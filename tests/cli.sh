@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The command line: help on every subcommand, documented exit codes, plan,
-# refusing to overwrite a store, and the OpenBLAS kernel check.
+# refusing a file that is not a store, status, and the OpenBLAS kernel check.
 . "$(dirname "$0")/lib.sh"
 code() { set +e; "$@" >"$T/out" 2>"$T/err"; echo $?; set -e; }
-for c in run plan ls show version; do
+for c in run plan ls show status submit version; do
   check "$c --help exits 0 and prints usage" test "$(code "$DYNSWEEP" $c --help)" -eq 0
   grep -q "usage: .*dynsweep $c" "$T/out" || bad "$c --help text"
 done
@@ -19,12 +19,14 @@ check "plan lists every point ($m of $n)" test "$n" -eq "$m" -o "$m" -eq 41
 check "plan of a missing file: exit 2" test "$(code "$DYNSWEEP" plan "$T/nope.yaml")" -eq 2
 check "... naming the file" grep -q "nope.yaml" "$T/err"
 
-# an existing store is refused before any work, and left untouched
+# an existing file that is not a dynsweep store is refused before any work,
+# and left untouched (an existing store is resumed: tests/resume.sh)
 echo "precious" > "$T/exists.h5"
-check "run onto an existing file: exit 2" \
+check "run onto an existing non-store file: exit 2" \
   test "$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" -o "$T/exists.h5")" -eq 2
 check "... file untouched" test "$(cat "$T/exists.h5")" = "precious"
-check "... message names the store" grep -q "exists.h5" "$T/err"
+check "... message names the store and says it was left untouched" grep -q "exists.h5: not an HDF5 file.*left untouched" "$T/err"
+check "... no journal left" test ! -e "$T/exists.h5.journal"
 check "show on a non-HDF5 file: non-zero" test "$(code "$DYNSWEEP" show "$T/exists.h5" 0)" -ne 0
 check "run into a missing directory: non-zero, nothing created" bash -c \
   "! mpirun --oversubscribe -n 1 '$DYNSWEEP' run '$DS_SRC/tests/sweeps/small.yaml' -o '$T/no/dir/x.h5' -q 2>/dev/null && test ! -e '$T/no'"
@@ -35,6 +37,11 @@ check "show of point 999: exit 2" test "$(code "$DYNSWEEP" show "$T/s.h5" 999)" 
 check "show of point 'x': exit 2" test "$(code "$DYNSWEEP" show "$T/s.h5" x)" -eq 2
 check "show of point 0: exit 0" test "$(code "$DYNSWEEP" show "$T/s.h5" 0)" -eq 0
 check "show prints loss and per-layer singular values" bash -c "grep -q '^# loss ' '$T/out' && grep -q '^# sv/W2 ' '$T/out'"
+check "status of a complete store: exit 0" test "$(code "$DYNSWEEP" status "$T/s.h5")" -eq 0
+check "status shows state and counts" bash -c "grep -q '^state:   complete' '$T/out' && grep -qE '^points:  16 done, 0 running, 16 diverged, 0 failed, 0 pending of 32' '$T/out'"
+check "status of a missing store: exit 2" test "$(code "$DYNSWEEP" status "$T/nope.h5")" -eq 2
+check "status without a store: exit 2" test "$(code "$DYNSWEEP" status)" -eq 2
+check "run --checkpoint-every x: exit 2" test "$(code "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" -o "$T/y.h5" --checkpoint-every x)" -eq 2
 check "store records the BLAS kernel" bash -c "h5dump -a /blas_kernel '$T/s.h5' | grep -q '$("$DYNSWEEP" version | sed -nE 's/^OpenBLAS kernel: ([A-Za-z0-9]+).*/\1/p')'"
 
 # OpenBLAS kernel: a slow kernel chosen by the library is replaced by re-exec

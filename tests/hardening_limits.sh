@@ -7,10 +7,15 @@
 # range with a huge num). Each must fail within 20 s and 2 GB of memory.
 . "$(dirname "$0")/lib.sh"
 
+# A memory cap, except under AddressSanitizer (its shadow memory reserves
+# terabytes of address space; tests/sanitize.sh).
+vlimit=2000000
+ldd "$DYNSWEEP" 2>/dev/null | grep -q libasan && vlimit=unlimited
+
 # refuse NAME FILE EXPECTED-SUBSTRING
 refuse() {
   local what=$1 f=$2 want=$3 rc=0
-  ( ulimit -v 2000000; timeout 20 "$DYNSWEEP" plan "$f" ) >"$T/out" 2>"$T/err" || rc=$?
+  ( ulimit -v "$vlimit"; timeout 20 "$DYNSWEEP" plan "$f" ) >"$T/out" 2>"$T/err" || rc=$?
   if [ "$rc" -ne 2 ]; then
     bad "$what: exit $rc, want 2; stderr: $(head -c 400 "$T/err")"
   elif ! grep -qF -- "$want" "$T/err"; then
@@ -45,21 +50,20 @@ refuse "billion laughs" "$T/laughs.yaml" "anchors and aliases are not supported"
 } >"$T/laughs_grid.yaml"
 refuse "alias in a grid axis" "$T/laughs_grid.yaml" "anchors and aliases are not supported"
 
-# an alias with no anchor at all (libyaml reports it as a syntax error or the
-# parser refuses the alias: either way, exit 2 at a position)
+# an alias with no anchor at all
 printf '%sgrid:\n  width: [*nowhere, 4]\n' "$base" >"$T/alias_only.yaml"
-refuse "alias without anchor" "$T/alias_only.yaml" "alias"
+refuse "alias without anchor" "$T/alias_only.yaml" "aliases are not supported"
 
 # merge key with an anchor ("<<: *base"), the usual way to share settings
 printf '%smodel: &m {width: 8}\ntrain:\n  <<: *m\n' "$base" >"$T/merge.yaml"
 refuse "merge key" "$T/merge.yaml" "anchors and aliases are not supported"
 
 # ---- expansion without aliases: nesting and node count
-{ printf '%sgrid:\n  width: ' "$base"; for i in $(seq 5000); do printf '['; done; printf '1';
-  for i in $(seq 5000); do printf ']'; done; printf '\n'; } >"$T/deep.yaml"
+{ printf '%sgrid:\n  width: ' "$base"; head -c 5000 /dev/zero | tr '\0' '['; printf '1'
+  head -c 5000 /dev/zero | tr '\0' ']'; printf '\n'; } >"$T/deep.yaml"
 refuse "5000 nested lists" "$T/deep.yaml" "nesting too deep"
 
-{ printf '%sgrid:\n  width: [' "$base"; for i in $(seq 200000); do printf '%d, ' "$i"; done; printf '1]\n'; } >"$T/nodes.yaml"
+{ printf '%sgrid:\n  width: [' "$base"; seq -s ', ' 200001 | tr -d '\n'; printf ']\n'; } >"$T/nodes.yaml"
 refuse "200001 list entries" "$T/nodes.yaml" "too large"
 
 # ---- huge grids
@@ -70,13 +74,17 @@ refuse "1001 x 1000 grid" "$T/grid_1e6.yaml" "grid too large"
 # 16 axes of 30 values: 30^16 = 4.3e23 points, past 2^63 (int64 overflow)
 {
   printf '%sgrid:\n' "$base"
-  for p in model.width model.depth optimizer.lr model.init_scale data.noise data.n_train data.n_test \
-           train.steps train.tol optimizer.momentum optimizer.weight_decay optimizer.eps \
-           optimizer.beta1 optimizer.beta2 optimizer.alpha optimizer.rho; do
-    printf '  %s: [' "$p"
-    for i in $(seq 30); do printf '%s%s' "$(awk -v i=$i -v p=$p 'BEGIN{ if (p ~ /width|depth|n_train|n_test|steps/) printf "%d", i + 1; else printf "%.3f", i / 100.0 }')" "$([ $i -lt 30 ] && echo ', ')"; done
-    printf ']\n'
-  done
+  awk 'BEGIN {
+    n = split("model.width model.depth optimizer.lr model.init_scale data.noise data.n_train " \
+              "data.n_test train.steps train.tol optimizer.momentum optimizer.weight_decay " \
+              "optimizer.eps optimizer.beta1 optimizer.beta2 optimizer.alpha optimizer.rho", p, " ")
+    for (k = 1; k <= n; k++) {
+      printf "  %s: [", p[k]
+      for (i = 1; i <= 30; i++)
+        printf (p[k] ~ /width|depth|n_train|n_test|steps/ ? "%d%s" : "%.3f%s"),
+               (p[k] ~ /width|depth|n_train|n_test|steps/ ? i + 1 : i / 100.0), (i < 30 ? ", " : "]\n")
+    }
+  }'
 } >"$T/grid_overflow.yaml"
 refuse "30^16 points (overflows int64)" "$T/grid_overflow.yaml" "grid too large"
 

@@ -87,6 +87,7 @@ expect2 "--ntasks 0" "$sweep" -o "$T/s.h5" --ntasks 0
 expect2 "--ntasks and --ntasks-per-node" "$sweep" -o "$T/s.h5" --ntasks 2 --ntasks-per-node 2
 expect2 "store in a missing directory" "$sweep" -o "$T/no/such/dir/s.h5"
 expect2 "unknown option" "$sweep" -o "$T/s.h5" --frobnicate
+expect2 "store path with a double quote" "$sweep" -o "$T/x\"y.h5"
 expect2 "--sbatch-option with a newline" "$sweep" -o "$T/s.h5" --sbatch-option $'--mem=1G\n#x'
 
 # ---- --dry-run: the script, nothing submitted
@@ -99,7 +100,7 @@ check "--dry-run writes STORE.sbatch" test -x "$s"
 check "--dry-run submits nothing" test ! -e "$T/out/sbatch"
 check "script is valid bash" bash -n "$s"
 for l in "--job-name=myjob" "--ntasks=4" "--cpus-per-task=1" "--time=1-12:30" "--signal=B:USR1@90" \
-         "--requeue" "--open-mode=append" "--output=$T/s.h5.slurm-%j.out" "--chdir=$T" \
+         "--requeue" "--open-mode=append" "--output=\"$T/s.h5.slurm-%j.out\"" "--chdir=\"$T\"" \
          "--partition=debug" "--account=proj_1" "--qos=normal" "--mem=2G"; do
   check "#SBATCH $l" grep -qxF -- "#SBATCH $l" "$s"
 done
@@ -117,13 +118,15 @@ for t in 30 90:00 2:00:00 1-0 1-6:30 2-0:0:1; do
   check "--time $t accepted" test "$rc" -eq 0
 done
 
-# a store path with spaces and quotes survives into the script
+# a store path with spaces, quotes, '$' and '%' survives into the script;
+# '%' is doubled in --output (sbatch's pattern character)
 mkdir -p "$T/a dir"
-q="$T/a dir/it's \"q\" \$x.h5"
+q="$T/a dir/it's \$x 5%.h5"
 sub "$sweep" -o "$q" --dry-run
 got=$(bash -c "$(settings "$q.sbatch")"$'\n'"echo \"\$DS_STORE\"")
-check "store path with spaces/quotes/\$ kept verbatim" test "$got" = "$q"
-
+check "store path with spaces/'/\$/% kept verbatim" test "$got" = "$q"
+check "store path: #SBATCH --output quoted, % doubled" \
+  grep -qxF "#SBATCH --output=\"$T/a dir/it's \$x 5%%.h5.slurm-%j.out\"" "$q.sbatch"
 # ---- the body is the templates' body
 body() { sed -n '/^# ---- body/,$p' "$1"; }
 for v in srun mpirun; do
@@ -175,7 +178,7 @@ for L in srun mpirun; do
   env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
     bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
   jp=$!
-  for i in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
+  for _ in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
   kill -USR1 "$jp"
   jrc=0; wait "$jp" || jrc=$?
   check "$L, drained: exit 3 ($jrc)" test "$jrc" -eq 3

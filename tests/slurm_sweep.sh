@@ -119,7 +119,7 @@ rc=0
     --export="ALL,DS_SWEEP=small.yaml,DS_STORE=small.h5,DS_BIN=$DYNSWEEP,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
     "$DS_SRC/slurm/dynsweep-mpirun.sbatch" ) >"$T/tjob" 2>&1 || rc=$?
 check "sbatch slurm/dynsweep-mpirun.sbatch (rc $rc)" test "$rc" -eq 0
-for i in $(seq 90); do [ -z "$(squeue -h -n ds-template 2>/dev/null)" ] && break; sleep 1; done
+for _ in $(seq 90); do [ -z "$(squeue -h -n ds-template 2>/dev/null)" ] && break; sleep 1; done
 check "template job: sweep complete" grep -q "sweep complete" "$T/template.out"
 check "template job: found its own script for the follow-on" grep -qE "follow-on job [0-9]+" "$T/template.out"
 check "template job: mpirun launched 2 ranks" grep -q 'dynsweep run with 2 ranks (mpirun)' "$T/template.out"

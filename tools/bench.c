@@ -10,7 +10,7 @@
  * best DGEMM rate (best-of against best-of: this VM's timings are noisy).
  *
  *   dynsweep-bench [--csv FILE] [--quick]
- *   dynsweep-bench --compare DIR [--quick]
+ *   dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]
  *
  * --compare DIR: the C half of bench/run.sh's comparison with PyTorch. For
  * every case of the grid (deep linear / deep ReLU nets, widths 4..2048,
@@ -18,8 +18,10 @@
  * teacher) and the initial weights, writes them raw (float64, little endian:
  * X d_in x n, Y d_out x n, theta = W_1[,b_1],W_2,... all column-major) to
  * DIR/case_NNN.bin for bench/torch_ref.py, trains k full-batch GD steps
- * (one warm-up step from a copy, then timed repetitions of the same k steps
- * from the same start until the time budget is spent) and writes the case
+ * (one warm-up step from a copy, then timed repetitions, at least 2, of the
+ * same k steps from the same start until the time budget is spent; timed in
+ * process CPU time, so other jobs on a shared machine do not count, and in
+ * wall time) and writes the case
  * definitions with the C figures to DIR/cases.csv and the DGEMM reference to
  * DIR/env.csv. Losses of the first and the k-th step go to the CSV so the
  * Python side can check it computed the same thing.
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dynsweep/data.h"
 #include "dynsweep/nn.h"
@@ -43,8 +46,16 @@ typedef struct {
   double gflops, frac;             /* from the best step, vs best DGEMM */
 } bench_row;
 
-/* best-of-reps GFLOP/s of C = A B, all n x n */
-static double bench_dgemm(int n, int reps) {
+/* this process's CPU seconds (ns resolution) */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* best-of-reps GFLOP/s of C = A B, all n x n; clock: ds_now (wall) or
+ * cpu_now (process CPU time, for --compare on a shared machine) */
+static double bench_dgemm_clock(int n, int reps, double (*clock)(void)) {
   size_t nn = (size_t)n * n;
   double *A = malloc(nn * sizeof *A), *B = malloc(nn * sizeof *B), *C = malloc(nn * sizeof *C);
   if (!A || !B || !C) {
@@ -56,9 +67,9 @@ static double bench_dgemm(int n, int reps) {
   for (size_t k = 0; k < nn; k++) A[k] = ds_rng_normal(&r), B[k] = ds_rng_normal(&r);
   double best = 1e300;
   for (int rep = 0; rep < reps; rep++) {
-    double t0 = ds_now();
+    double t0 = clock();
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, A, n, B, n, 0.0, C, n);
-    double dt = ds_now() - t0;
+    double dt = clock() - t0;
     best = dt < best ? dt : best;
   }
   free(A), free(B), free(C);
@@ -225,21 +236,24 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   double first = 0, last = 0, f2, l2;
   memcpy(theta, theta0, P * sizeof *theta);
   train_k(&m, theta, grad, &data, c, lr, 1, &work, &f2, &l2);
-  /* timed repetitions of the same k steps from theta0 */
+  /* timed repetitions (at least 2) of the same k steps from theta0. Process
+   * CPU time is the primary clock: other jobs on a shared machine take wall
+   * time but not our CPU time (one thread); wall time is kept too. */
   int reps = 0, same = 1;
-  double total = 0.0, best = 1e300;
-  while (reps < 1 || total < budget) {
+  double total = 0.0, best = 1e300, wall = 0.0;
+  while (reps < 2 || total < budget) {
     memcpy(theta, theta0, P * sizeof *theta);
-    double t0 = ds_now();
+    double w0 = ds_now(), t0 = cpu_now();
     train_k(&m, theta, grad, &data, c, lr, k, &work, &f2, &l2);
-    double dt = ds_now() - t0;
+    double dt = cpu_now() - t0;
+    wall += ds_now() - w0;
     if (reps == 0) first = f2, last = l2;
     else same &= f2 == first && l2 == last;
     total += dt;
     best = dt < best ? dt : best;
     reps++;
   }
-  double sps = (double)k * reps / total, best_sps = k / best;
+  double sps = (double)k * reps / total, best_sps = k / best, wall_sps = (double)k * reps / wall;
   double gflops = flops * best_sps * 1e-9;
   const char *net = cc->act == DS_ACT_RELU ? "relu" : "linear";
   printf("%3d %-6s %4s %5d %5d %5d %6d %5d %12.1f %9.1f %7.1f%% %22.15e%s\n", id, net,
@@ -248,9 +262,9 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   fflush(stdout);
   fprintf(csv,
           "%d,%s,%d,%d,%d,%d,%d,%d,%zu,%.17g,%.17g,%d,%.6g,case_%03d.bin,%d,%.6g,%.6g,%.6g,%.6g,"
-          "%.17g,%.17g,%d,%.4g\n",
+          "%.17g,%.17g,%d,%.4g,%.6g\n",
           id, net, cc->bias, L, w, w, w, n, P, lr, c, k, flops, id, reps, sps, best_sps, gflops,
-          gflops / dgemm_ref, first, last, same, t_setup);
+          gflops / dgemm_ref, first, last, same, t_setup, wall_sps);
   free(theta0);
   free(theta);
   free(grad);
@@ -259,6 +273,9 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   ds_mlp_free(&m);
   return last == last ? DS_OK : ds_fail(DS_ENUM, "bench: loss is NaN");
 }
+
+/* --width W / --net linear|relu: only those cases (re-running, profiling) */
+static int g_only_width = 0, g_only_act = -1;
 
 static int bench_compare(const char *dir, int quick, double g1024, double g2048) {
   double ref = g1024 > g2048 ? g1024 : g2048;
@@ -276,9 +293,12 @@ static int bench_compare(const char *dir, int quick, double g1024, double g2048)
   if (!csv) return ds_fail(DS_EIO, "bench: cannot write %s", path);
   fprintf(csv, "id,net,bias,depth,width,d_in,d_out,n,nparams,lr,c,k,flops_step,file,c_reps,"
                "c_steps_per_s,c_best_steps_per_s,c_gflops,c_frac_dgemm,c_loss_first,c_loss_last,"
-               "c_reps_bitwise_equal,c_setup_s\n");
-  cmp_case cases[128];
-  int nc = compare_cases(quick, cases, 128);
+               "c_reps_bitwise_equal,c_setup_s,c_wall_steps_per_s\n");
+  cmp_case all[128], cases[128];
+  int na = compare_cases(quick, all, 128), nc = 0;
+  for (int i = 0; i < na; i++)
+    if ((!g_only_width || all[i].width == g_only_width) && (g_only_act < 0 || all[i].act == g_only_act))
+      cases[nc++] = all[i];
   printf("C side: %d cases, k GD steps each (lr 1e-3, loss 1/(2n) sum (f-y)^2), timed reps of "
          "the same k steps\n", nc);
   printf("%3s %-6s %4s %5s %5s %5s %6s %5s %12s %9s %8s %22s\n", "id", "net", "bias", "depth",
@@ -299,10 +319,14 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
     else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) compare = argv[++i];
+    else if (strcmp(argv[i], "--width") == 0 && i + 1 < argc) g_only_width = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc)
+      g_only_act = strcmp(argv[++i], "relu") == 0 ? DS_ACT_RELU : DS_ACT_LINEAR;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else {
       fprintf(stderr, "usage: dynsweep-bench [--csv FILE] [--quick]\n"
-                      "       dynsweep-bench --compare DIR [--quick]   (see bench/run.sh)\n");
+                      "       dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]"
+                      "   (see bench/run.sh)\n");
       return 2;
     }
   }
@@ -312,12 +336,14 @@ int main(int argc, char **argv) {
   printf("OpenBLAS config        : %s\n", ds_blas_config());
   printf("BLAS threads           : %d\n", openblas_get_num_threads());
 
-  double g1024 = bench_dgemm(1024, quick ? 3 : 5);
-  double g2048 = quick && !compare ? 0.0 : bench_dgemm(2048, 3);
+  double (*clk)(void) = compare ? cpu_now : ds_now;
+  double g1024 = bench_dgemm_clock(1024, quick ? 3 : 5, clk);
+  double g2048 = quick && !compare ? 0.0 : bench_dgemm_clock(2048, 3, clk);
   double ref = g1024 > g2048 ? g1024 : g2048;
   printf("DGEMM n=1024           : %.1f GFLOP/s\n", g1024);
   if (g2048 > 0) printf("DGEMM n=2048           : %.1f GFLOP/s\n", g2048);
-  printf("reference (best DGEMM) : %.1f GFLOP/s\n\n", ref);
+  printf("reference (best DGEMM) : %.1f GFLOP/s%s\n\n", ref,
+         compare ? " (process CPU time)" : "");
   if (compare) {
     int rc = bench_compare(compare, quick, g1024, g2048);
     if (rc != DS_OK) {

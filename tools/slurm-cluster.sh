@@ -138,12 +138,12 @@ EOF
 
 # Kill one daemon by its pid file: TERM, then KILL after a few seconds.
 sc_kill_pidfile() {
-  local f=$1 pid i
+  local f=$1 pid
   [ -s "$f" ] || return 0
   pid=$(cat "$f")
   kill -TERM "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
   # gone, or a zombie (daemons are reparented to a pid 1 that may not reap)
-  for i in $(seq 50); do
+  for _ in $(seq 50); do
     kill -0 "$pid" 2>/dev/null || break
     [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && break
     sleep 0.1

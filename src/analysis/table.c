@@ -58,7 +58,7 @@ int an_open(const char *path, an_table *t) {
   if (rc == DS_OK) rc = ds_store_read_summary(t->st, &t->rows, &t->n);
   if (rc == DS_OK) rc = ds_store_sweep_text(t->st, &text);
   if (rc == DS_OK) {
-    rc = ds_sweep_parse(path, text, &t->sw);
+    rc = ds_sweep_parse_flags(path, text, DS_SWEEP_NO_FILES, &t->sw);
     if (rc == DS_OK) t->have_sw = 1;
     else ds_context(rc, "%s: the stored sweep file", path);
   }

@@ -386,6 +386,8 @@ static int resume_existing(sched *s) {
   if (rc == DS_OK) rc = ds_store_sweep_text(r, &text);
   if (rc == DS_OK) rc = ds_store_read_axes(r, &naxes, &names, &vals, &np);
   if (rc == DS_OK && np != n) rc = ds_fail(DS_EIO, "%s: /grid and /summary disagree", path);
+  char state[32] = "";
+  if (rc == DS_OK && ds_store_attr(r, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
   if (rc == DS_OK) {
     rc = ds_sweep_parse(path, text, &old);
     if (rc != DS_OK) {
@@ -407,12 +409,19 @@ static int resume_existing(sched *s) {
                             "added; nothing was changed. Use another -o path for a new sweep.",
                  path, s->sw->path, why);
   int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
+  int complete = rc == DS_OK && !extend && !strcmp(state, "complete");
+  for (int64_t i = 0; complete && i < n; i++) complete = is_final(rows[i].status);
   if (have_old) ds_sweep_free(&old);
   for (int a = 0; names && a < naxes; a++) free(names[a]);
   free(names);
   free(vals);
   free(rows);
   rows = NULL;
+  if (complete) { /* nothing to do: not even the writer lock (read-only media) */
+    s->nothing_to_do = 1;
+    free(map);
+    return DS_OK;
+  }
   /* the store's current rows (the journal of a killed run replayed) */
   if (rc == DS_OK) rc = ds_store_resume(path, &s->store);
   if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
@@ -504,6 +513,10 @@ static int prepare(sched *s, const char *hosts, int nranks) {
   int rc;
   if (lstat(s->o->store_path, &st) == 0) rc = resume_existing(s);
   else rc = create_new(s, hosts, nranks);
+  if (rc == DS_OK && s->nothing_to_do) {
+    if (!s->o->quiet) ds_log("%s: nothing to do, all points finished", s->o->store_path);
+    return DS_OK;
+  }
   if (rc == DS_OK) rc = build_queue(s);
   if (rc == DS_OK && s->nfinal == s->n) {
     s->nothing_to_do = 1;

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dynsweep/util.h"
@@ -128,6 +130,34 @@ done:
   return DS_OK;
 }
 
+/* HDF5 1.10 cannot recover from a failed write while it closes a file (the
+ * library crashes when it terminates), so the space a publish needs is
+ * claimed before HDF5 writes anything: bytes = a generous estimate of the
+ * final file size. A file size limit (ulimit -f) that is too small and a
+ * file system without room are reported here, cleanly. */
+static int ds_store_reserve(const char *tmp, double bytes) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur)
+    return ds_fail(DS_EIO, "%s: File too large: publishing needs about %.0f bytes but the file size "
+                           "limit (ulimit -f) is %.0f bytes", tmp, bytes, (double)rl.rlim_cur);
+  int fd = open(tmp, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot open: %s", tmp, strerror(errno));
+  int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0 ? 0 : errno;
+  close(fd);
+  if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT)
+    return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(rc), bytes);
+  if (rc) { /* no fallocate here (e.g. NFS): check the free space instead */
+    struct statvfs vfs;
+    char *d = ds_strdup(tmp);
+    if (d && statvfs(dirname(d), &vfs) == 0 && (double)vfs.f_bavail * vfs.f_frsize < bytes) {
+      free(d);
+      return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(ENOSPC), bytes);
+    }
+    free(d);
+  }
+  return DS_OK;
+}
+
 /* ---- applying journal records to the file being published ------------------- */
 
 static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
@@ -226,6 +256,13 @@ int ds_store_publish(ds_store *s, int force) {
   ds_store_close_handles(s);
   int64_t old_np = s->npoints;
   int rc = ds_store_copy(s->path, s->tmppath);
+  struct stat pst;
+  double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
+                2.0 * (double)(s->jend - DS_JOURNAL_HDR) + 262144.0;
+  if (s->ext_meta)
+    need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
+            (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
+  if (rc == DS_OK) rc = ds_store_reserve(s->tmppath, need);
   if (rc == DS_OK) rc = ds_store_publish_tmp(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
@@ -287,6 +324,12 @@ static ds_store *ds_store_writer(const char *path) {
 }
 
 static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
+  int fd = open(s->tmppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", s->tmppath, strerror(errno));
+  close(fd);
+  double need = 262144.0 + 2.0 * (double)m->npoints * (sizeof(ds_summary_row) + 8.0 * m->naxes) +
+                (m->sweep_text ? 2.0 * strlen(m->sweep_text) : 0);
+  DS_TRY(ds_store_reserve(s->tmppath, need));
   hid_t fapl = ds_store_fapl(), fcpl = ds_store_fcpl();
   if (fapl < 0 || fcpl < 0) {
     if (fapl >= 0) H5Pclose(fapl);

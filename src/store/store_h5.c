@@ -19,9 +19,24 @@
  * of the latest failure here; ds_store_h5fail() adds it to the error. */
 static _Thread_local char ds_store_h5msg[256];
 
+/* System-call failures come as "file write failed: time = <ctime with a
+ * newline>, filename = ..., errno = 28, error message = 'No space left on
+ * device', ..."; keep "file write failed: No space left on device". */
 static herr_t ds_store_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
   char *msg = data;
-  if (n == 0 && e->desc && e->desc[0]) snprintf(msg, sizeof ds_store_h5msg, "%s", e->desc);
+  if (n != 0 || !e->desc || !e->desc[0]) return 0;
+  const char *em = strstr(e->desc, "error message = '");
+  const char *colon = strchr(e->desc, ':');
+  if (em && colon && colon < em) {
+    em += strlen("error message = '");
+    const char *q = strchr(em, '\'');
+    snprintf(msg, sizeof ds_store_h5msg, "%.*s: %.*s", (int)(colon - e->desc), e->desc,
+             (int)(q ? q - em : (ptrdiff_t)strlen(em)), em);
+  } else {
+    snprintf(msg, sizeof ds_store_h5msg, "%s", e->desc);
+  }
+  for (char *p = msg; *p; p++)
+    if (*p == '\n') *p = ' ';
   return 0;
 }
 

@@ -1,5 +1,5 @@
 /* store_read.c -- reading a sweep store from any process (no MPI needed):
- * open (SWMR-read when possible), the summary table, a point's trajectory,
+ * open, the summary table, a point's trajectory,
  * the grid axes and root attributes. Layout in docs/store.md. */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,17 +34,16 @@ int ds_store_check_file(const char *path) {
   return DS_OK;
 }
 
-/* Opens read-only, as a SWMR reader if the file allows it. */
+/* Opens read-only. Not as a SWMR reader: a published store is never written
+ * in place, and SWMR reading retries a bad checksum for minutes (a corrupt
+ * file must fail at once); one metadata read attempt. */
 static hid_t ds_store_open_file(const char *path) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0) return -1;
   H5Pset_fapl_sec2(fapl);
   H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
-  if (f < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-  }
+  H5Pset_metadata_read_attempts(fapl, 1);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
   H5Pclose(fapl);
   return f;
 }
@@ -87,7 +86,7 @@ static int ds_store_open_layout(ds_store *s) {
   if (s->file < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot open the store: the file is damaged "
                            "(truncated or corrupt?); nothing was changed");
-  ds_store_silence_hdf5(); /* forget a failed SWMR-read attempt */
+  ds_store_silence_hdf5();
   DS_TRY(ds_store_check_format(s));
   s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
   if (s->summary < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /summary");

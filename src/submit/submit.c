@@ -302,8 +302,12 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   fprintf(f, "#SBATCH --signal=B:USR1@%ld\n", o->signal_s);
   fprintf(f, "#SBATCH --requeue\n");
   fprintf(f, "#SBATCH --open-mode=append\n");
-  fprintf(f, "#SBATCH --output=%s.slurm-%%j.out\n", store_abs);
-  fprintf(f, "#SBATCH --chdir=%s\n", dir);
+  /* sbatch reads double-quoted values in #SBATCH lines; '%' is its pattern
+   * character in file names ("%%" = a literal '%') */
+  fprintf(f, "#SBATCH --output=\"");
+  for (const char *c = store_abs; *c; c++) fputs(*c == '%' ? "%%" : (char[2]){*c, 0}, f);
+  fprintf(f, ".slurm-%%j.out\"\n");
+  fprintf(f, "#SBATCH --chdir=\"%s\"\n", dir);
   if (o->partition) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
   if (o->account) fprintf(f, "#SBATCH --account=%s\n", o->account);
   if (o->qos) fprintf(f, "#SBATCH --qos=%s\n", o->qos);
@@ -509,6 +513,12 @@ int ds_cli_submit(int argc, char **argv) {
   char sweep_abs[PATH_MAX], store_abs[PATH_MAX], script[PATH_MAX], bin[PATH_MAX];
   rc = sub_abspath(o.sweep, sweep_abs, sizeof sweep_abs);
   if (rc == DS_OK) rc = sub_abspath(o.store, store_abs, sizeof store_abs);
+  /* the paths go into #SBATCH lines as "..." values */
+  const char *paths[2] = {sweep_abs, store_abs};
+  for (int k = 0; rc == DS_OK && k < 2; k++)
+    if (!sub_printable(paths[k]) || strpbrk(paths[k], "\"\\"))
+      rc = ds_fail(DS_EINPUT, "%s: a path with '\"', '\\' or control characters cannot go into a "
+                   "Slurm job script; rename or move it", paths[k]);
   if (rc == DS_OK && (size_t)snprintf(script, sizeof script, "%s.sbatch", store_abs) >= sizeof script)
     rc = ds_fail(DS_EINPUT, "%s: path too long", o.store);
   if (rc == DS_OK && o.bin) {

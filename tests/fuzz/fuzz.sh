@@ -21,7 +21,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 BUILD=${DS_FUZZ_BUILD:-$SRC/build-fuzz}
 
 seed() {
-  local f n out k=0
+  local f n k=0
   mkdir -p "$HERE/corpus"
   rm -f "$HERE"/corpus/seed-*
   for f in "$SRC"/sweeps/*.yaml "$SRC"/sweeps/examples/*.yaml "$SRC"/tests/sweeps/*.yaml \
