@@ -45,7 +45,10 @@ static int same_result(const ds_point_result *a, const ds_point_result *b) {
   return a->status == b->status && a->steps == b->steps &&
          memcmp(&a->final_loss, &b->final_loss, sizeof(double)) == 0 &&
          memcmp(&a->min_loss, &b->min_loss, sizeof(double)) == 0 &&
-         a->diverged_step == b->diverged_step;
+         a->diverged_step == b->diverged_step && a->outcome == b->outcome &&
+         a->event_step == b->event_step && a->plateaus == b->plateaus &&
+         a->plateau_end == b->plateau_end &&
+         memcmp(&a->peak_ratio, &b->peak_ratio, sizeof(double)) == 0;
 }
 
 static void run(const ds_sweep *sw, const ds_point *p, ds_team *team, const ds_ckpt *ck,
@@ -124,6 +127,59 @@ static const char *common =
     "record: {every: 20, per_decade: 5, top_k: 2,\n"
     "  series: [loss, test_loss, grad_norm, param_norm, layer_fro, layer_sv, lr]}\n";
 
+/* Outcome of a 2-layer linear net in NTK parameterisation (seed 003): with
+ * eta = x * eta_crit (eta_crit = 2/lambda_0 for half_sum, from the recorded
+ * NTK at step 0), x = 0.5 converges monotonically, x = 1.5 (eta lambda_0 = 3)
+ * catapults, x = 2.5 (eta lambda_0 = 5) diverges. */
+static void check_outcomes(ds_team *team) {
+  const char *fmt =
+      "name: cat\nseed: 2\n"
+      "model: {type: linear, width: 512, depth: 2, param: ntk, init: ntk}\n"
+      "data: {kind: teacher, d_in: 4, d_out: 1, rank: 1, n_train: 8, n_test: 0}\n"
+      "loss: {type: mse, reduction: half_sum}\noptimizer: {type: gd, lr: %.17g}\n"
+      "train: {steps: 400, diverge_above: 1e8}\n"
+      "record: {every: 1, per_decade: 0, series: [loss], spectra: {ntk: {every: 1000}}}\n";
+  char buf[1024];
+  snprintf(buf, sizeof buf, fmt, 1e-3);
+  ds_sweep sw;
+  ds_point p;
+  ds_traj tr;
+  ds_point_result r;
+  if (ds_sweep_parse("cat", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+  ds_sweep_point(&sw, 0, &p);
+  run(&sw, &p, team, NULL, &tr, &r);
+  int k = ds_traj_find(&tr, "ntk/critical_lr");
+  CHECK(k >= 0 && tr.s[k].n > 0, "no ntk/critical_lr series");
+  double crit = k >= 0 ? tr.s[k].val[0] : 1;
+  ds_traj_free(&tr);
+  ds_sweep_free(&sw);
+  const double x[3] = {0.5, 1.5, 2.5};
+  const int want[3] = {DS_OUT_CONVERGED, DS_OUT_CATAPULT, DS_OUT_DIVERGED};
+  for (int i = 0; i < 3; i++) {
+    snprintf(buf, sizeof buf, fmt, x[i] * crit);
+    if (ds_sweep_parse("cat", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+    ds_sweep_point(&sw, 0, &p);
+    run(&sw, &p, team, NULL, &tr, &r);
+    CHECK(r.outcome == want[i], "eta = %g eta_crit: outcome %s, want %s (peak ratio %g)", x[i],
+          ds_outcome_name(r.outcome), ds_outcome_name(want[i]), r.peak_ratio);
+    if (want[i] == DS_OUT_CATAPULT)
+      CHECK(r.event_step > 0 && r.peak_ratio > 2 && r.final_loss < 1e-6,
+            "catapult peak at step %lld, ratio %g, final loss %g", (long long)r.event_step,
+            r.peak_ratio, r.final_loss);
+    if (want[i] == DS_OUT_CONVERGED)
+      CHECK(!(r.peak_ratio > 1), "monotone run rose: peak ratio %g", r.peak_ratio);
+    ds_traj_free(&tr);
+    ds_sweep_free(&sw);
+  }
+  /* plateaus: a hand-made loss with two plateaus */
+  int64_t st[] = {0, 1, 2, 5, 10, 20, 40, 60, 100, 200, 400, 500};
+  double lo[] = {1, 1, 0.99, 0.98, 0.97, 0.5, 0.49, 0.49, 0.48, 0.2, 0.19, 0.19};
+  int64_t end;
+  int np = ds_worker_plateaus(st, lo, 12, &end);
+  CHECK(np == 2 && end == 200, "plateaus %d (want 2), last ended at %lld (want 200)", np,
+        (long long)end);
+}
+
 int main(void) {
   MPI_Init(NULL, NULL);
   ds_team team;
@@ -161,6 +217,7 @@ int main(void) {
            "            hessian: {every: 60}, agop: {every: 45}, escape: {every: 25},\n"
            "            activations: {every: 50}, top_k: 3, lanczos_iters: 12, split: [1, 4]}}\n");
   check_config("diagnostics", buf, &team);
+  check_outcomes(&team);
   ds_team_free(&team);
   int code = ds_check_report("test_worker");
   MPI_Finalize();

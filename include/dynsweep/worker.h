@@ -18,7 +18,27 @@ typedef struct {
   double wall_s;
   int32_t rank;           /* world rank of the team root */
   char reason[96];
+  /* issue 4: outcome of the point (from its training loss) */
+  int32_t outcome;        /* DS_OUT_* */
+  int64_t event_step;     /* catapult: step of the loss peak; diverged: the diverged step; else -1 */
+  double peak_ratio;      /* max_{t >= 1} L_t / L_0 (the step losses) */
+  int32_t plateaus;       /* plateaus in the recorded loss (definition: ds_worker_plateaus) */
+  int64_t plateau_end;    /* step where the last plateau ended, -1 if none */
 } ds_point_result;
+
+/* Outcomes: converged = finished (train.steps or train.tol) without a
+ * catapult; catapult = finished after the loss rose above
+ * record.spectra.catapult_factor x its initial value; diverged; failed;
+ * unfinished (stopped with a checkpoint). */
+enum { DS_OUT_CONVERGED = 0, DS_OUT_DIVERGED = 1, DS_OUT_CATAPULT = 2, DS_OUT_FAILED = 3,
+       DS_OUT_UNFINISHED = 4 };
+const char *ds_outcome_name(int outcome);
+
+/* Plateaus of a loss series (steps ascending): a plateau is a run of records
+ * from step a to step b >= max(2a, a + 10) over which the loss stays within 5%
+ * of its value at a, ended by a drop below 80% of that value. Returns the
+ * count; *last_end receives the step of the last drop (-1 if none). */
+int ds_worker_plateaus(const int64_t *step, const double *loss, int64_t n, int64_t *last_end);
 
 /* Checkpointing a point mid-trajectory (issue 5). A checkpoint is one opaque
  * byte blob made and read only by the worker (weights, optimiser state, batch

@@ -63,6 +63,8 @@ typedef struct {
   int64_t t;           /* next step */
   double min_loss, wall_before; /* carried across checkpoints */
   double prev_loss;    /* loss of step t-1 ("loss rose" events) */
+  double loss0, peak;  /* step-0 loss and the largest later step loss (outcome) */
+  int64_t peak_step;
 } point_state;
 
 static void state_free(point_state *st) {
@@ -288,7 +290,8 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
 typedef struct {
   uint32_t magic, version;
   int64_t id, t, nparams, nstate, opt_t, batch_n, nk0; /* nk0: entries of K_0 kept (NTK) */
-  double min_loss, wall, prev_loss;
+  double min_loss, wall, prev_loss, loss0, peak;
+  int64_t peak_step;
 } ckpt_header;
 
 static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, const ds_ckpt *ck,
@@ -297,9 +300,9 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   size_t tl;
   DS_TRY(ds_traj_pack(tr, &tb, &tl));
   int64_t nk0 = st->diag.have_K0 ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  ckpt_header h = {CKPT_MAGIC, 2, p->id, st->t, (int64_t)st->mlp.nparams,
+  ckpt_header h = {CKPT_MAGIC, 3, p->id, st->t, (int64_t)st->mlp.nparams,
                    (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
-                   st->min_loss, wall, st->prev_loss};
+                   st->min_loss, wall, st->prev_loss, st->loss0, st->peak, st->peak_step};
   size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl;
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
@@ -328,7 +331,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   memcpy(&h, q, sizeof h);
   q += sizeof h;
   int64_t nk0 = st->diag.ntk_on ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  if (h.magic != CKPT_MAGIC || h.version != 2 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
+  if (h.magic != CKPT_MAGIC || h.version != 3 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
       h.nparams != (int64_t)st->mlp.nparams || h.nstate != (int64_t)st->opt.nstate ||
       h.batch_n != (st->batch ? st->bt.n : 0))
     return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
@@ -372,12 +375,58 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   st->min_loss = h.min_loss;
   st->wall_before = h.wall;
   st->prev_loss = h.prev_loss;
+  st->loss0 = h.loss0;
+  st->peak = h.peak;
+  st->peak_step = h.peak_step;
   return rc;
 bad:
   return ds_fail(DS_EINPUT, "checkpoint of point %lld is truncated", (long long)p->id);
 }
 
 /* ---- the loop --------------------------------------------------------------- */
+
+const char *ds_outcome_name(int o) {
+  static const char *names[] = {"converged", "diverged", "catapult", "failed", "unfinished"};
+  return o >= 0 && o <= DS_OUT_UNFINISHED ? names[o] : "unknown";
+}
+
+int ds_worker_plateaus(const int64_t *step, const double *loss, int64_t n, int64_t *last_end) {
+  int count = 0;
+  *last_end = -1;
+  int64_t a = 0;
+  for (int64_t i = 1; i < n; i++) {
+    double La = loss[a];
+    if (fabs(loss[i] - La) <= 0.05 * fabs(La)) continue; /* still on the plateau */
+    int64_t sa = step[a], sb = step[i - 1];
+    if (i - 1 > a && sb >= 2 * sa && sb >= sa + 10 && loss[i] < 0.8 * La) {
+      count++;
+      *last_end = step[i];
+    }
+    a = i;
+  }
+  return count;
+}
+
+static void outcome(point_state *st, const ds_traj *tr, const ds_point_cfg *c, ds_point_result *res) {
+  double factor = c->record.spectra.catapult_factor > 0 ? c->record.spectra.catapult_factor : 2;
+  res->peak_ratio = st->loss0 > 0 && st->peak_step > 0 ? st->peak / st->loss0 : NAN;
+  res->event_step = -1;
+  int li = ds_traj_find(tr, "loss");
+  res->plateaus = li < 0 ? 0 : ds_worker_plateaus(tr->s[li].step, tr->s[li].val, tr->s[li].n,
+                                                  &res->plateau_end);
+  if (li < 0) res->plateau_end = -1;
+  if (res->status == DS_ST_DIVERGED) {
+    res->outcome = DS_OUT_DIVERGED;
+    res->event_step = res->diverged_step;
+  } else if (res->status == DS_ST_PENDING) {
+    res->outcome = DS_OUT_UNFINISHED;
+  } else if (res->peak_ratio > factor) {
+    res->outcome = DS_OUT_CATAPULT;
+    res->event_step = st->peak_step;
+  } else {
+    res->outcome = DS_OUT_CONVERGED;
+  }
+}
 
 /* One update theta_t -> theta_{t+1} with the gradient in st->grad. */
 static void update(point_state *st, double lr) {
@@ -457,6 +506,11 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
       if (rc != DS_OK) break;
     }
     st.prev_loss = step_loss;
+    if (t == 0) st.loss0 = step_loss;
+    else if (isfinite(step_loss) && step_loss > st.peak) {
+      st.peak = step_loss;
+      st.peak_step = t;
+    }
     if (diverged) {
       res->status = DS_ST_DIVERGED;
       res->diverged_step = t;
@@ -468,6 +522,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
   }
   res->steps = t;
   res->final_loss = loss;
+  outcome(&st, tr, c, res);
   res->min_loss = isfinite(st.min_loss) ? st.min_loss : NAN;
   res->wall_s = st.wall_before + ds_now() - t0;
   state_free(&st);
