@@ -107,7 +107,11 @@ def steps_section(w):
         if info["openblas_kernel"] != e["kernel"]:
             print("  *** WARNING: the two sides ran different OpenBLAS kernels")
     else:
-        print("PyTorch reference: MISSING (python3-torch not installed) -- dynsweep side only")
+        why = "python3-torch is not installed"
+        ta = os.path.join(w, "torch_available")
+        if os.path.exists(ta) and open(ta).read().strip() not in ("", "available"):
+            why = open(ta).read().strip()
+        print("PyTorch reference: MISSING (%s) -- dynsweep side only" % why)
     print()
     print("training step = loss + gradient + GD step; d_in = d_out = width; linear nets without "
           "bias, ReLU nets with bias; k steps from the same data and weights on both sides")

@@ -37,13 +37,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DS_BUILD:-$ROOT/build-bench}
 PY=/usr/bin/python3
-QUICK=0 CSV=$ROOT/bench/results.csv OUT="" TORCH=1
+QUICK=0 CSV=$ROOT/bench/results.csv OUT="" TORCH=1 NOTORCH_WHY="python3-torch is not installed"
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
     --csv) CSV=$(realpath -m "$2"); shift ;;
     --out) OUT=$(realpath -m "$2"); shift ;;
-    --no-torch) TORCH=0 ;;
+    --no-torch) TORCH=0 NOTORCH_WHY="skipped (--no-torch)" ;;
     -h|--help) sed -n '2,/^set /p' "$0" | grep '^#'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -84,7 +84,7 @@ if [ $TORCH -eq 1 ] && ! $PY -c 'import torch' 2>/dev/null; then
     TORCH=0
   fi
 fi
-echo "$TORCH" > "$OUT/torch_available"
+[ $TORCH -eq 1 ] && echo available > "$OUT/torch_available" || echo "$NOTORCH_WHY" > "$OUT/torch_available"
 cat /proc/loadavg > "$OUT/loadavg_start"
 
 # ---- 1. training steps -----------------------------------------------------------
