@@ -5,3 +5,9 @@ foreach(np 2 4)
            --oversubscribe $<TARGET_FILE:test_spectra_1>)
   set_tests_properties(test_spectra_${np} PROPERTIES LABELS mpi ENVIRONMENT "${DS_TEST_ENV}")
 endforeach()
+# A team of one rank uses LAPACK dgesdd by default; this run forces ScaLAPACK's
+# pdgesvd on the 1x1 grid so both paths stay checked against dgesdd.
+add_test(NAME test_spectra_1_scalapack COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1
+         --oversubscribe $<TARGET_FILE:test_spectra_1>)
+set_tests_properties(test_spectra_1_scalapack PROPERTIES LABELS mpi
+                     ENVIRONMENT "${DS_TEST_ENV};DYNSWEEP_SVD=scalapack")

@@ -1,10 +1,16 @@
 /* svd.c -- singular values of a root-held matrix with ScaLAPACK pdgesvd on
- * the team grid. The path is the same for every team size, including 1 (a
- * 1x1 BLACS grid): copy to the grid (pdgemr2d), workspace query, pdgesvd
- * with JOBU = JOBVT = 'N', then one broadcast from the team root so every
- * member holds bit-identical values. */
+ * the team grid: copy to the grid (pdgemr2d), workspace query, pdgesvd with
+ * JOBU = JOBVT = 'N', then one broadcast from the team root so every member
+ * holds bit-identical values.
+ *
+ * A team of one rank takes LAPACK's dgesdd instead (same values to ~1e-15):
+ * pdgesvd builds and frees BLACS sub-grids (MPI communicators) inside every
+ * call, which the benchmark measured at ~70% of a small-point worker's time
+ * (docs/performance.md). DYNSWEEP_SVD=scalapack forces pdgesvd on 1x1 grids
+ * too (the tests run both paths). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dynsweep/util.h"
 #include "spectra_priv.h"
@@ -57,10 +63,46 @@ static int ds_svd_run(ds_team *t, ds_dmat *D, double *s) {
   return ds_svd_info(info_min < 0 ? info_min : info_max, k);
 }
 
+extern void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda,
+                    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
+                    const int *lwork, int *iwork, int *info, size_t);
+
+/* One rank: LAPACK dgesdd (JOBZ = 'N') on a copy. */
+static int ds_svd_local(int m, int n, const double *A, int lda, double *s) {
+  int k = m < n ? m : n, one = 1, query = -1, info = 0, lwork;
+  double wq = 0, du = 0;
+  double *a = malloc((size_t)m * n * sizeof *a);
+  int *iwork = malloc((size_t)(8 * k + 1) * sizeof *iwork);
+  if (!a || !iwork) {
+    free(a);
+    free(iwork);
+    return ds_fail(DS_ENOMEM, "ds_svd_values: out of memory for a %d x %d copy", m, n);
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) a[(size_t)j * m + i] = A[(size_t)j * lda + i];
+  dgesdd_("N", &m, &n, a, &m, s, &du, &one, &du, &one, &wq, &query, iwork, &info, 1);
+  lwork = (int)wq + 1;
+  double *work = malloc((size_t)lwork * sizeof *work);
+  if (work) dgesdd_("N", &m, &n, a, &m, s, &du, &one, &du, &one, work, &lwork, iwork, &info, 1);
+  free(work);
+  free(a);
+  free(iwork);
+  if (!work) return ds_fail(DS_ENOMEM, "ds_svd_values: out of memory for dgesdd workspace");
+  if (info != 0) return ds_fail(DS_ENUM, "dgesdd: info %d on a %d x %d matrix", info, m, n);
+  return DS_OK;
+}
+
+static int ds_svd_force_scalapack(void) {
+  const char *e = getenv("DYNSWEEP_SVD");
+  return e && strcmp(e, "scalapack") == 0;
+}
+
 int ds_svd_values(ds_team *t, int m, int n, const double *A, int lda, double *s) {
   int k = m < n ? m : n;
   int rc = k > 0 && !s ? ds_fail(DS_EINTERNAL, "ds_svd_values: NULL output") : DS_OK;
   if (rc == DS_OK) rc = ds_svd_check_finite(t, m, n, A, lda);
+  if (rc == DS_OK && t->size == 1 && k > 0 && A && lda >= m && !ds_svd_force_scalapack())
+    return ds_svd_local(m, n, A, lda, s);
   DS_TRY(ds_team_agree(t, rc, m, n));
   ds_dmat D; /* the copy pdgesvd destroys */
   rc = ds_team_scatter(t, m, n, A, lda, &D);
