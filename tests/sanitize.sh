@@ -2,6 +2,7 @@
 # tests/sanitize.sh -- the whole test suite under AddressSanitizer + UBSan.
 #
 #   tests/sanitize.sh [CTEST ARGS...]     e.g. tests/sanitize.sh -R config
+#   (ctest's output is also kept in build-asan/sanitizer-reports/ctest.log)
 #
 # Configures build-asan/ with -DDYNSWEEP_SANITIZE=ON (top CMakeLists.txt:
 # -fsanitize=address,undefined -fno-omit-frame-pointer on every target),
@@ -41,10 +42,10 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$R
 cd "$BUILD"
 echo "sanitize: ctest in $BUILD (excluding label slurm and /$EXCLUDE/); reports in $REP"
 rc=0
-ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" || rc=$?
+ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/ctest.log" || rc=$?
 
 # ---- summary: each distinct finding once
-nfiles=$(find "$REP" -type f | wc -l)
+nfiles=$(find "$REP" -type f -name "*san.*" | wc -l)
 errors=$(cat "$REP"/* 2>/dev/null | grep -hoE '[^ ]+\.c:[0-9]+:[0-9]+: runtime error: .*|ERROR: AddressSanitizer: [a-z-]+.*' |
          sed -E 's/0x[0-9a-f]+//g' | sort | uniq -c | sort -rn || true)
 # leaks: the first frame in this source tree of each leak report

@@ -8,10 +8,11 @@
 # resume). Checks: the sweep completes within 7 minutes; more than one job
 # ran and at least one drained; every point finished exactly once over all
 # jobs (the per-point log lines of --verbose); the trajectories are bitwise
-# those of an uninterrupted mpirun run (h5diff /points) and the summaries
-# agree. Then a small sweep through the mpirun template slurm/dynsweep-
-# mpirun.sbatch. The cluster is torn down on any exit. Without the packages
-# (and no root to install them) it prints "skip: <reason>" and passes.
+# those of an uninterrupted mpirun run (h5diff /points; it runs meanwhile, on
+# the other core) and the summaries agree. Then a small sweep through the
+# mpirun template slurm/dynsweep-mpirun.sbatch. The cluster is torn down on
+# any exit. Without the packages (and no root to install them) it prints
+# "skip: <reason>" and passes.
 . "$(dirname "$0")/lib.sh"
 CLUSTER=$DS_SRC/tools/slurm-cluster.sh
 skip() { echo "skip: $*"; echo "slurm_sweep: 0 passed, 0 failed, 1 skipped"; exit 0; }
@@ -34,8 +35,10 @@ command -v h5diff >/dev/null || skip "h5diff (hdf5-tools) is not installed"
 
 # ---- the cluster; a short directory name (the munge socket path is limited)
 C=$(mktemp -d /tmp/dss.XXXXXX)
+refpid=
 cleanup() {
   local rc=$?
+  [ -n "$refpid" ] && kill "$refpid" 2>/dev/null && wait "$refpid" 2>/dev/null
   if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
     echo "---- slurm logs (last lines)"; tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd.log 2>/dev/null || true
     for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
@@ -75,6 +78,9 @@ cat "$T/submit.txt"
 check "dynsweep submit exits 0 (rc $rc)" test "$rc" -eq 0
 job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$T/submit.txt")
 check "submit printed a job id ($job)" test -n "$job"
+# the uninterrupted reference run, meanwhile (its worker takes the other core)
+mpirun --oversubscribe -n "$cpus" "$DYNSWEEP" run "$T/sweep.yaml" -o "$T/ref.h5" --quiet >"$T/ref.log" 2>&1 &
+refpid=$!
 
 # ---- wait (bounded) until no job of the chain is left
 deadline=$((t0 + ${DS_SLURM_WAIT:-420}))
@@ -103,8 +109,9 @@ check "each of the 8 points finished once (points $nfin, most finishes of one po
   test "$nfin" -eq 8 -a "$nmax" -eq 1
 check "a point resumed from a checkpoint" grep -qE 'resuming .* \([1-9][0-9]* from a checkpoint\)' "$T/all.log"
 
-# ---- uninterrupted reference run, compared bitwise
-mpirun --oversubscribe -n "$cpus" "$DYNSWEEP" run "$T/sweep.yaml" -o "$T/ref.h5" --quiet
+# ---- the uninterrupted reference run, compared bitwise
+rc=0; wait "$refpid" || rc=$?; refpid=
+check "reference run (mpirun -n $cpus, no Slurm) exits 0 (rc $rc)" test "$rc" -eq 0
 check "trajectories bitwise equal to an uninterrupted run (h5diff /points)" \
   h5diff -q "$T/ref.h5" "$T/store.h5" /points /points
 # ls rows without the last two columns (wall seconds, rank)

@@ -15,7 +15,8 @@ DS_PACKAGES=(build-essential cmake pkg-config
   dataset-fashion-mnist   # real data: Fashion-MNIST IDX files (seed 003/004 studies)
   python3-torch           # reference trajectories (tests/torch_reference.py)
   python3-matplotlib      # tools/dynsweep-report figures
-  chromium)               # renders the report in a test (headless)
+  chromium                # renders the report in a test (headless)
+  slurmctld slurmd slurm-client munge)  # tests/slurm_sweep.sh starts a local cluster
 
 ds_missing_packages() {
   local p missing=()

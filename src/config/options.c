@@ -322,7 +322,10 @@ static void opt_format_series(unsigned bits, char *buf, int n) {
 void ds_opt_format(const ds_option *o, double v, char *buf, int n) {
   switch (opt_elem_type(o)) {
   case DS_OT_INT:
-  case DS_OT_INT64: snprintf(buf, (size_t)n, "%lld", (long long)v); break;
+  case DS_OT_INT64: /* a value outside long long (an out-of-range input) prints as a double */
+    if (fabs(v) < 9.2e18) snprintf(buf, (size_t)n, "%lld", (long long)v);
+    else ds_fmt_double(v, buf, n);
+    break;
   case DS_OT_DOUBLE: ds_fmt_double(v, buf, n); break;
   case DS_OT_BOOL: snprintf(buf, (size_t)n, "%s", v != 0 ? "true" : "false"); break;
   case DS_OT_ENUM: {

@@ -78,8 +78,10 @@ int ds_traj_pack(const ds_traj *t, char **buf, size_t *len) {
     memcpy(p, s->definition, sizeof s->definition); p += sizeof s->definition;
     memcpy(p, &nc, sizeof nc); p += sizeof nc;
     memcpy(p, &s->n, sizeof s->n); p += sizeof s->n;
-    memcpy(p, s->step, s->n * sizeof *s->step); p += s->n * sizeof *s->step;
-    memcpy(p, s->val, s->n * nc * sizeof *s->val); p += s->n * nc * sizeof *s->val;
+    if (s->n) { /* an empty series has NULL buffers */
+      memcpy(p, s->step, s->n * sizeof *s->step); p += s->n * sizeof *s->step;
+      memcpy(p, s->val, s->n * nc * sizeof *s->val); p += s->n * nc * sizeof *s->val;
+    }
   }
   *buf = b;
   *len = n;

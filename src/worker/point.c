@@ -307,7 +307,7 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
   if (!b) { free(tb); return ds_fail(DS_ENOMEM, "out of memory for a %zu-byte checkpoint", n); }
-#define PUT(src, len) (memcpy(q, (src), (len)), q += (len))
+#define PUT(src, len) (((len) != 0) ? (memcpy(q, (src), (len)), q += (len)) : q)
   PUT(&h, sizeof h);
   PUT(st->theta, h.nparams * sizeof(double));
   PUT(st->opt.state, h.nstate * sizeof(double));
@@ -341,7 +341,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   if ((size_t)(end - q) < need) goto bad;
   memcpy(st->theta, q, h.nparams * sizeof(double));
   q += h.nparams * sizeof(double);
-  memcpy(st->opt.state, q, h.nstate * sizeof(double));
+  if (h.nstate) memcpy(st->opt.state, q, h.nstate * sizeof(double)); /* gd keeps no state */
   q += h.nstate * sizeof(double);
   st->opt.t = h.opt_t;
   if (h.nk0) {
