@@ -18,6 +18,7 @@
 #include "dynsweep/config.h"
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
+#include "dynsweep/analysis.h"
 #include "dynsweep/submit.h"
 #include "dynsweep/util.h"
 
@@ -31,7 +32,9 @@ static const char *usage_main =
     "commands:\n"
     "  run SWEEP.yaml -o STORE.h5   run a sweep, or resume / extend STORE (under mpirun)\n"
     "  plan SWEEP.yaml              validate, expand the grid, estimate the cost (no MPI)\n"
-    "  ls STORE.h5                  one row per point: parameters, status, losses, time\n"
+    "  ls STORE.h5 [--where --sort] one row per point: parameters, status, losses, time\n"
+    "  export STORE.h5 --format csv the summary table or a series as CSV/TSV\n"
+    "  phase STORE.h5 --x A --y B   a phase diagram over two axes as a text grid\n"
     "  show STORE.h5 POINT          the recorded series of one point\n"
     "  status STORE.h5              progress of a sweep, also while it runs\n"
     "  submit SWEEP.yaml -o STORE.h5 [...]  run a sweep as Slurm job(s) until complete\n"
@@ -76,13 +79,6 @@ static const char *usage_plan =
     "Validates the sweep file, expands the grid and prints the number of points,\n"
     "each point's parameters and estimated cost, and the total. Needs no MPI.\n"
     "  --all   list every point (default: the first 40)\n";
-
-static const char *usage_ls =
-    "usage: dynsweep ls STORE.h5\n"
-    "\n"
-    "Prints one row per point: id, replica, grid parameters, status\n"
-    "(done / diverged / failed / pending), steps done, final and minimum training\n"
-    "loss, wall seconds, and the rank that ran it.\n";
 
 static const char *usage_status =
     "usage: dynsweep status STORE.h5\n"
@@ -262,73 +258,6 @@ static int fail_store(ds_store *s, int rc) {
   return ds_exit_code(rc);
 }
 
-/* Grid parameters of each row come from the sweep file stored in the store,
- * expanded again, so enum axes print as their names ("relu"). */
-static int print_summary(const char *path, FILE *out) {
-  ds_store *s = NULL;
-  ds_summary_row *rows = NULL;
-  int64_t n = 0;
-  char *text = NULL, **names = NULL;
-  double *vals = NULL;
-  int naxes = 0;
-  int64_t np = 0, *map = NULL;
-  ds_sweep sw;
-  int rc = ds_store_open(path, &s);
-  if (rc == DS_OK) rc = ds_store_read_summary(s, &rows, &n);
-  if (rc == DS_OK) rc = ds_store_sweep_text(s, &text);
-  if (rc == DS_OK) rc = ds_sweep_parse(path, text, &sw);
-  free(text);
-  if (rc != DS_OK) {
-    free(rows);
-    return fail_store(s, rc);
-  }
-  /* a point is found in the sweep by its grid values (ids differ from grid
-   * positions once a store was extended) */
-  map = calloc(n ? (size_t)n : 1, sizeof *map);
-  if (map && ds_store_read_axes(s, &naxes, &names, &vals, &np) == DS_OK && np == n &&
-      naxes == sw.naxes)
-    ds_sched_map_rows(&sw, vals, rows, n, map);
-  else if (map)
-    for (int64_t i = 0; i < n; i++) map[i] = rows[i].id;
-  for (int a = 0; names && a < naxes; a++) free(names[a]);
-  free(names);
-  free(vals);
-  fprintf(out, "%6s %3s", "point", "rep");
-  for (int a = 0; a < sw.naxes; a++) fprintf(out, " %11.11s", sw.axes[a].name);
-  fprintf(out, " %-8s %8s %12s %12s %8s %4s\n", "status", "steps", "final_loss", "min_loss",
-          "wall_s", "rank");
-  int64_t count[5] = {0};
-  for (int64_t i = 0; i < n; i++) {
-    const ds_summary_row *r = &rows[i];
-    ds_point p;
-    fprintf(out, "%6lld %3d", (long long)r->id, r->replica);
-    int prc = map && map[i] >= 0 ? ds_sweep_point(&sw, map[i], &p) : DS_EINPUT;
-    for (int a = 0; a < sw.naxes; a++) {
-      char t[64] = "?";
-      if (prc == DS_OK) ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
-      fprintf(out, " %11.11s", t);
-    }
-    fprintf(out, " %-8s %8lld %12.5g %12.5g %8.3f %4d\n", ds_status_name(r->status),
-            (long long)r->steps, r->final_loss, r->min_loss, r->wall_s, r->rank);
-    if (r->status >= 0 && r->status < 5) count[r->status]++;
-  }
-  fprintf(out, "%lld points: %lld done, %lld diverged, %lld failed, %lld pending\n", (long long)n,
-          (long long)count[DS_ST_DONE], (long long)count[DS_ST_DIVERGED],
-          (long long)count[DS_ST_FAILED], (long long)(count[DS_ST_PENDING] + count[DS_ST_RUNNING]));
-  ds_sweep_free(&sw);
-  free(rows);
-  free(map);
-  ds_store_close(s);
-  ds_clear_error();
-  return 0;
-}
-
-static int cmd_ls(int argc, char **argv) {
-  if (argc != 1 || argv[0][0] == '-')
-    return bad_args(usage_ls, "ls: expected exactly one store file%s", "");
-  return print_summary(argv[0], stdout);
-}
-
 /* ---- status -------------------------------------------------------------------- */
 
 static double store_num(ds_store *s, const char *name) {
@@ -489,7 +418,7 @@ int main(int argc, char **argv) {
   int sub_argc = argc - 2;
   char **sub_argv = argv + 2;
   struct { const char *name, *usage; } cmds[] = {
-      {"run", usage_run}, {"plan", usage_plan}, {"ls", usage_ls}, {"show", usage_show},
+      {"run", usage_run}, {"plan", usage_plan}, {"ls", ds_usage_ls}, {"export", ds_usage_export}, {"phase", ds_usage_phase}, {"show", usage_show},
       {"status", usage_status}, {"submit", ds_usage_submit},
       {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
@@ -499,7 +428,10 @@ int main(int argc, char **argv) {
     }
   if (!strcmp(cmd, "run")) return cmd_run(sub_argc, sub_argv);
   if (!strcmp(cmd, "plan")) return cmd_plan(sub_argc, sub_argv);
-  if (!strcmp(cmd, "ls")) return cmd_ls(sub_argc, sub_argv);
+  /* ---- analysis room (src/analysis, include/dynsweep/analysis.h) ---- */
+  if (!strcmp(cmd, "ls")) return ds_cli_ls(sub_argc, sub_argv);
+  if (!strcmp(cmd, "export")) return ds_cli_export(sub_argc, sub_argv);
+  if (!strcmp(cmd, "phase")) return ds_cli_phase(sub_argc, sub_argv);
   if (!strcmp(cmd, "show")) return cmd_show(sub_argc, sub_argv);
   if (!strcmp(cmd, "status")) return cmd_status(sub_argc, sub_argv);
   /* ---- submit: the Slurm room (src/submit, include/dynsweep/submit.h) ---- */
