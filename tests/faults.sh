@@ -65,14 +65,18 @@ if [ "$can_mount" = 1 ]; then
   cp "$T/ref.h5" "$T/ro/done.h5"
   # a partly finished store: drain it
   start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/ro/part.h5" -q
-  sleep 1.5; kill -USR1 "$SID" 2>/dev/null || true; wait_bg
+  while bg_running && ! "$DYNSWEEP" status "$T/ro/part.h5" 2>/dev/null | grep -qE '^points:  [1-9]'; do
+    sleep 0.03; done
+  kill -USR1 "$SID" 2>/dev/null || true; wait_bg
   mount -o remount,ro "$T/ro"
   ro_dir=$T/ro
 elif [ "$(id -u)" != 0 ]; then
   mkdir -p "$T/ro"
   cp "$T/ref.h5" "$T/ro/done.h5"
   start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/ro/part.h5" -q
-  sleep 1.5; kill -USR1 "$SID" 2>/dev/null || true; wait_bg
+  while bg_running && ! "$DYNSWEEP" status "$T/ro/part.h5" 2>/dev/null | grep -qE '^points:  [1-9]'; do
+    sleep 0.03; done
+  kill -USR1 "$SID" 2>/dev/null || true; wait_bg
   chmod 555 "$T/ro"
   ro_dir=$T/ro
 fi

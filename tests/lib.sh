@@ -44,7 +44,7 @@ sum_of() { if [ -e "$1" ]; then md5sum < "$1"; else echo missing; fi; }
 start_bg() {
   local log=$1; shift
   rm -f "$T/sid"
-  ( setsid bash -c 'echo $$ > "$0"; exec mpirun --oversubscribe "$@"' "$T/sid" "$@" >"$log" 2>&1 ) &
+  ( setsid bash -c 'echo $$ > "$0"; exec mpirun --oversubscribe "$@"' "$T/sid" "$@" >"$log" 2>&1; exit $? ) &
   BG=$!
   while [ ! -s "$T/sid" ]; do sleep 0.01; done
   SID=$(cat "$T/sid")

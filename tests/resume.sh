@@ -14,13 +14,32 @@ npts=36
 
 drun 2 "$sweep" -o "$T/ref.h5" -q
 
+# finished / running points of a store, from `dynsweep status` (store + journal)
+nfinished() {
+  "$DYNSWEEP" status "$1" 2>/dev/null |
+    awk '/^points:/ {print $2 + $6 + $8; f = 1} END {if (!f) print 0}'
+}
+nrunning() {
+  "$DYNSWEEP" status "$1" 2>/dev/null | awk '/^points:/ {print $4; f = 1} END {if (!f) print 0}'
+}
+# signal_when STORE COND: SIGUSR1 to the background job once COND (a shell
+# condition on $fin / $run) holds; fails if the job ends first
+signal_when() {
+  local fin run
+  while bg_running; do
+    fin=$(nfinished "$1"); run=$(nrunning "$1")
+    if eval "$2"; then kill -USR1 "$SID"; T_SIG=$(date +%s%N); return 0; fi
+    sleep 0.03
+  done
+  bad "the run ended before it could be signalled ($2)"
+  return 1
+}
+
 # ---- drain with SIGUSR1, then resume ----------------------------------------
 start_bg "$T/d1.log" -n 3 "$DYNSWEEP" run "$sweep" -o "$T/d.h5" -v
-sleep 1.5
-t0=$(date +%s%N)
-kill -USR1 "$SID"
+signal_when "$T/d.h5" '[ "$fin" -ge 4 ]' || true
 wait_bg; rc=$RC
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ms=$(( ($(date +%s%N) - T_SIG) / 1000000 ))
 check "SIGUSR1 drains: exit 3 (got $rc)" test "$rc" -eq 3
 check "... within 30 s (${ms} ms)" test "$ms" -lt 30000
 check "... log says how to resume" grep -q "run the same command again to resume" "$T/d1.log"
@@ -61,8 +80,7 @@ sed -e 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 0.02, 0.05, 2.5]/' "$sweep" >"
 drun 2 "$T/ext.yaml" -o "$T/extref.h5" -q
 # extend a drained store (some old points unfinished) and finish it
 start_bg "$T/e1.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/e.h5" -q
-sleep 1.2
-kill -USR1 "$SID"
+signal_when "$T/e.h5" '[ "$fin" -ge 4 ]' || true
 wait_bg; rc=$RC
 check "drain before extending: exit 3 (got $rc)" test "$rc" -eq 3
 grid_of() { "$DYNSWEEP" ls "$1" | awk '$1 ~ /^[0-9]+$/ && $1 < 36 {print $1, $2, $3, $4, $5, $6}'; }
@@ -104,12 +122,9 @@ check "old points equal the original run's" bash -c \
 # ---- long points: drain while every worker is mid-point; checkpoints ------------
 drun 3 "$long" -o "$T/lref.h5" -q
 start_bg "$T/l1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.3
-while [ ! -e "$T/l.h5" ]; do sleep 0.05; done
-sleep 1
-t0=$(date +%s%N)
-kill -USR1 "$SID"
+signal_when "$T/l.h5" '[ "$run" -ge 2 ] && sleep 0.5' || true
 wait_bg; rc=$RC
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ms=$(( ($(date +%s%N) - T_SIG) / 1000000 ))
 check "long points: SIGUSR1 drains with exit 3 (got $rc)" test "$rc" -eq 3
 check "... within 30 s (${ms} ms)" test "$ms" -lt 30000
 nck=$(h5ls "$T/l.h5/checkpoints" 2>/dev/null | wc -l)
@@ -126,14 +141,24 @@ check "long sweep resumed: /points equal the uninterrupted run's" h5diff -q "$T/
 check "no checkpoint left in the complete store" test "$(h5ls "$T/l.h5/checkpoints" 2>/dev/null | wc -l)" -eq 0
 
 # ---- drain timeout: workers that do not stop are ended, nothing is lost ---------
+# the signal reaches rank 0 only: the workers go on with their points, rank 0
+# waits --drain-timeout, publishes and ends the job
+rank0() {
+  local p
+  for p in $(ps -o pid= --ppid "$SID"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && { echo "$p"; return; }
+  done
+}
 start_bg "$T/t1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/t.h5" --drain-timeout 0.3 --checkpoint-every 0
-while [ ! -e "$T/t.h5" ]; do sleep 0.05; done
-sleep 0.5
-t0=$(date +%s%N)
-kill -USR1 "$SID"
+while bg_running && [ "$(nrunning "$T/t.h5")" -lt 2 ]; do sleep 0.03; done
+sleep 0.3
+r0=$(rank0)
+kill -USR1 "$r0"
+T_SIG=$(date +%s%N)
 wait_bg; rc=$RC
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ms=$(( ($(date +%s%N) - T_SIG) / 1000000 ))
 check "drain timeout: non-zero exit (got $rc) within 30 s (${ms} ms)" test "$rc" -ne 0 -a "$ms" -lt 30000
+check "... rank 0 says it ends the job" grep -q "still running .* after the drain signal; ending the job" "$T/t1.log"
 check "drain timeout: store intact" deep_check "$T/t.h5"
 drun 2 "$long" -o "$T/t.h5" -q
 check "drain timeout: resumed store equals the uninterrupted run's" h5diff -q "$T/lref.h5" "$T/t.h5" /points /points

@@ -136,12 +136,18 @@ typedef struct {
   int64_t publishes, generation;
   double publish_s;        /* total seconds spent publishing */
   double last_publish_s;   /* cost of the latest publish */
+  double copy_s;           /* of publish_s: copying STORE to STORE.tmp (+ reserving space) */
+  double sync_s;           /* of publish_s: fsync of the new file, rename, directory fsync */
   double journal_s;        /* seconds spent appending + fsyncing the journal */
   double journal_bytes;    /* bytes appended to the journal */
   int64_t journal_records;
   double file_bytes;       /* size of the published file */
 } ds_store_stats;
 void ds_store_get_stats(const ds_store *s, ds_store_stats *st);
+
+/* Best effort, for a complete store: removes an empty journal and a stale
+ * STORE.tmp a killed writer left, if no writer holds the lock. */
+void ds_store_tidy(const char *path);
 
 /* Live view for `dynsweep status` (reader handle, no lock): the summary rows
  * of the published file with the journal's newer rows folded in, the number

@@ -420,6 +420,7 @@ static int resume_existing(sched *s) {
   if (complete) { /* nothing to do: not even the writer lock (read-only media) */
     s->nothing_to_do = 1;
     free(map);
+    ds_store_tidy(path);
     return DS_OK;
   }
   /* the store's current rows (the journal of a killed run replayed) */
@@ -934,9 +935,10 @@ static int wrap_up(sched *s, int size, double cpu, double wall) {
            (long long)s->session_done, wall, (long long)s->ndone, (long long)s->ndiv,
            (long long)s->nfail, (long long)s->n, cpu, 100.0 * cpu / (wall > 0 ? wall : 1),
            size == 1 ? ", rank 0 also trained" : "");
-    ds_log("store: %lld publishes, %.3f s (%.2f%% of wall, last %.1f ms, file %.2f MB); journal "
-           "%lld records, %.2f MB, %.3f s writing+fsync (%.2f%% of wall)",
-           (long long)st.publishes, st.publish_s, 100 * st.publish_s / (wall > 0 ? wall : 1),
+    ds_log("store: %lld publishes, %.3f s (%.2f%% of wall; copy %.3f s, fsync+rename %.3f s, the "
+           "rest HDF5 writing; last %.1f ms, file %.2f MB); journal %lld records, %.2f MB, %.3f s "
+           "writing+fsync (%.2f%% of wall)", (long long)st.publishes, st.publish_s,
+           100 * st.publish_s / (wall > 0 ? wall : 1), st.copy_s, st.sync_s,
            1e3 * st.last_publish_s, st.file_bytes * 1e-6, (long long)st.journal_records,
            st.journal_bytes * 1e-6, st.journal_s, 100 * st.journal_s / (wall > 0 ? wall : 1));
     if (!complete)

@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -239,11 +240,13 @@ static int ds_store_publish_tmp(ds_store *s) {
       ds_store_put_i32(s->file, "format_version", DS_STORE_FORMAT_VERSION) < 0)
     return ds_store_h5fail(DS_EIO, s->tmppath, "cannot write root attributes");
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close the copy");
+  double t0 = ds_now();
   if (ds_store_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
   if (rename(s->tmppath, s->path) != 0)
     return ds_fail(DS_EIO, "cannot rename %s onto %s: %s", s->tmppath, s->path, strerror(errno));
   ds_store_sync_dir(s->path);
+  s->st.sync_s += ds_now() - t0;
   return DS_OK;
 }
 
@@ -263,6 +266,7 @@ int ds_store_publish(ds_store *s, int force) {
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
   if (rc == DS_OK) rc = ds_store_reserve(s->tmppath, need);
+  s->st.copy_s += ds_now() - t0;
   if (rc == DS_OK) rc = ds_store_publish_tmp(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
@@ -565,6 +569,42 @@ int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, doubl
   }
   s->attrs_dirty = 1;
   return ds_store_publish(s, 1);
+}
+
+/* A complete store left by a writer killed after its last publish may still
+ * have an empty journal and a stale STORE.tmp: remove them, but only under
+ * the writer lock and only if the journal holds nothing unpublished. */
+void ds_store_tidy(const char *path) {
+  ds_store *r = NULL;
+  char uuid[40] = "";
+  int64_t gen = -1;
+  if (ds_store_open(path, &r) != DS_OK) {
+    ds_clear_error();
+    return;
+  }
+  if (ds_store_get_text(r->file, "store_uuid", uuid, sizeof uuid) < 0 ||
+      ds_store_get_i64(r->file, "generation", &gen) < 0)
+    gen = -1;
+  H5Eclear2(H5E_DEFAULT);
+  ds_store_release(r);
+  ds_store *s = gen >= 0 ? ds_store_writer(path) : NULL;
+  if (!s) return;
+  int fd = open(s->jpath, O_RDWR | O_CLOEXEC);
+  struct stat a, b;
+  ds_journal_hdr h;
+  int64_t n = -1;
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+      stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino && ds_journal_read_hdr(fd, &h) == 0 &&
+      h.uuid == strtoull(uuid, NULL, 16)) {
+    ds_journal_scan(fd, NULL, NULL, NULL, &n);
+    if (n == 0 || h.base_gen == gen - 1) {
+      unlink(s->tmppath);
+      unlink(s->jpath);
+    }
+  }
+  if (fd >= 0) close(fd);
+  ds_clear_error();
+  ds_store_release(s);
 }
 
 /* ---- close ------------------------------------------------------------------------ */
