@@ -38,6 +38,13 @@ typedef struct {
   double wall_s;           /* wall seconds of the point */
   int32_t rank;            /* rank that ran it (-1 pending) */
   char reason[96];         /* why it failed/diverged, "" otherwise */
+  /* outcome of the training loss (worker.h DS_OUT_*: 0 converged, 1 diverged,
+   * 2 catapult, 3 failed, 4 unfinished) */
+  int32_t outcome;
+  int64_t event_step;      /* catapult: step of the loss peak; diverged: that step; else -1 */
+  double peak_ratio;       /* max_{t>=1} L_t / L_0 */
+  int32_t plateaus;        /* plateaus in the recorded loss */
+  int64_t plateau_end;     /* step the last plateau ended, -1 if none */
 } ds_summary_row;
 
 typedef struct {

@@ -13,6 +13,7 @@
 typedef enum {
   AN_F_ID, AN_F_COMBO, AN_F_REPLICA, AN_F_STATUS, AN_F_STEPS, AN_F_FINAL_LOSS, AN_F_MIN_LOSS,
   AN_F_FINAL_TEST_LOSS, AN_F_DIVERGED_STEP, AN_F_WALL_S, AN_F_RANK, AN_F_REASON,
+  AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS,
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_COUNT
 } an_field;

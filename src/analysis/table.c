@@ -14,7 +14,12 @@
 
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
-    "diverged_step", "wall_s", "rank", "reason", "steps_to_tol"};
+    "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
+    "plateaus", "steps_to_tol"};
+
+/* store.h: outcome codes of the summary (worker.h DS_OUT_*) */
+static const char *const outcome_names[] = {"converged", "diverged", "catapult", "failed",
+                                            "unfinished"};
 
 static const struct { const char *alias, *path; } aliases[] = {
     {"width", "model.width"}, {"depth", "model.depth"}, {"lr", "optimizer.lr"},
@@ -141,7 +146,8 @@ static int materialise(an_table *t, an_col *c) {
   c->v = calloc((size_t)n, sizeof *c->v);
   c->isnum = calloc((size_t)n, 1);
   c->empty = calloc((size_t)n, 1);
-  int text = c->is_param || c->field == AN_F_STATUS || c->field == AN_F_REASON;
+  int text = c->is_param || c->field == AN_F_STATUS || c->field == AN_F_REASON ||
+             c->field == AN_F_OUTCOME;
   if (text) c->s = calloc((size_t)n, sizeof *c->s);
   if (!c->v || !c->isnum || !c->empty || (text && !c->s))
     return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
@@ -150,7 +156,8 @@ static int materialise(an_table *t, an_col *c) {
     const ds_summary_row *r = &t->rows[i];
     ds_point p;
     if (need_cfg) {
-      int rc = ds_sweep_point(&t->sw, r->id, &p);
+      /* the sweep index, not the store id: an extended store keeps old ids */
+      int rc = ds_sweep_point(&t->sw, r->combo * t->sw.replicas + r->replica, &p);
       if (rc != DS_OK)
         return ds_context(rc, "%s: row %lld (point %lld) does not match the stored sweep", t->path,
                           (long long)i, (long long)r->id);
@@ -187,6 +194,15 @@ static int materialise(an_table *t, an_col *c) {
         isnum = 0;
         break;
       }
+      case AN_F_OUTCOME:
+        v = r->outcome;
+        if (!(c->s[i] = strdup(r->outcome >= 0 && r->outcome <= 4 ? outcome_names[r->outcome]
+                                                                   : "unknown")))
+          return ds_fail(DS_ENOMEM, "out of memory");
+        break;
+      case AN_F_EVENT_STEP: v = (double)r->event_step; break;
+      case AN_F_PEAK_RATIO: v = r->peak_ratio; break;
+      case AN_F_PLATEAUS: v = r->plateaus; break;
       case AN_F_STEPS_TO_TOL:
         /* reached the tolerance: finished as done with the last loss below train.tol */
         if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)

@@ -139,6 +139,9 @@ static void fill_row(ds_summary_row *r, int64_t id, const ds_point *p) {
   r->final_loss = r->min_loss = r->final_test_loss = NAN;
   r->diverged_step = -1;
   r->rank = -1;
+  r->outcome = DS_OUT_UNFINISHED;
+  r->event_step = r->plateau_end = -1;
+  r->peak_ratio = NAN;
 }
 
 /* Axis values of sweep point idx (last axis fastest). */
@@ -595,6 +598,12 @@ static void finish_point(sched *s, int64_t id, const ds_point_result *res, const
   r->diverged_step = res->diverged_step;
   r->wall_s = res->wall_s;
   r->rank = res->rank;
+  int failed = res->status == DS_ST_FAILED; /* the worker never classified it */
+  r->outcome = failed ? DS_OUT_FAILED : res->outcome;
+  r->event_step = failed ? -1 : res->event_step;
+  r->peak_ratio = failed ? NAN : res->peak_ratio;
+  r->plateaus = failed ? 0 : res->plateaus;
+  r->plateau_end = failed ? -1 : res->plateau_end;
   memcpy(r->reason, res->reason, sizeof r->reason);
   r->reason[sizeof r->reason - 1] = 0;
   if (!s->fatal && ds_store_write_point(s->store, r, tr) != DS_OK) set_fatal(s);
