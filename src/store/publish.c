@@ -390,7 +390,7 @@ int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summar
   s->rows = ds_calloc(meta->npoints ? (size_t)meta->npoints : 1, sizeof *s->rows);
   if (!s->rows) rc = DS_ENOMEM;
   if (rc == DS_OK) {
-    memcpy(s->rows, rows, (size_t)meta->npoints * sizeof *s->rows);
+    if (meta->npoints) memcpy(s->rows, rows, (size_t)meta->npoints * sizeof *s->rows);
     rc = ds_store_create_file(s, meta, rows);
   }
   if (rc == DS_OK) {
