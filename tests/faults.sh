@@ -173,14 +173,13 @@ record:
   series: [loss]
   every: 1
 EOF
-if "$DYNSWEEP" plan "$T/idx.yaml" >/dev/null 2>"$T/plan.err" || ! grep -q "missing-images.idx" "$T/plan.err"; then
-  echo "skip: the sweep parser does not check data files yet (idx sweep with a missing file)"
-else
-  rc=$(code drun 2 "$T/idx.yaml" -o "$T/idx.h5" -q)
-  check "missing data file: exit 2 (got $rc), nothing created" \
-    bash -c "test $rc -eq 2 && test ! -e '$T/idx.h5' -a ! -e '$T/idx.h5.journal'"
-  check "... clear error naming the file" grep -q "missing-images.idx" "$T/err"
-fi
+rc=$(code "$DYNSWEEP" plan "$T/idx.yaml")
+check "missing data file: plan exits 2 (got $rc) naming the file" \
+  bash -c "test $rc -eq 2 && grep -q missing-images.idx '$T/err'"
+rc=$(code drun 2 "$T/idx.yaml" -o "$T/idx.h5" -q)
+check "missing data file: run exits 2 (got $rc), nothing created" \
+  bash -c "test $rc -eq 2 && test ! -e '$T/idx.h5' -a ! -e '$T/idx.h5.journal'"
+check "... clear error naming the file" grep -q "missing-images.idx" "$T/err"
 
 # ---- numerical fault: diverged with its reason, the sweep carries on ---------------------
 "$DYNSWEEP" ls "$T/ref.h5" >"$T/ls"
