@@ -180,6 +180,38 @@ static void check_outcomes(ds_team *team) {
         (long long)end);
 }
 
+/* The catapult count is the number of steps whose lr exceeded that step's
+ * batch critical lr, and the batch critical lr varies from batch to batch. */
+static void check_batch_ntk(const char *yaml, ds_team *team) {
+  ds_sweep sw;
+  ds_point p;
+  ds_traj tr;
+  ds_point_result r;
+  if (ds_sweep_parse("sgdntk", yaml, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+  ds_sweep_point(&sw, 0, &p);
+  run(&sw, &p, team, NULL, &tr, &r);
+  int kc = ds_traj_find(&tr, "ntk/batch_critical_lr"), kn = ds_traj_find(&tr, "ntk/batch_catapults");
+  CHECK(kc >= 0 && kn >= 0, "batch NTK series missing");
+  if (kc >= 0 && kn >= 0) {
+    const ds_series *c = &tr.s[kc], *n = &tr.s[kn];
+    int64_t count = 0;
+    double lo = INFINITY, hi = 0;
+    for (int64_t i = 0; i < c->n; i++) {
+      count += p.cfg.optimizer.lr > c->val[i];
+      lo = fmin(lo, c->val[i]);
+      hi = fmax(hi, c->val[i]);
+    }
+    CHECK(c->n == 301 && n->n == 301, "one record per step (%lld)", (long long)c->n);
+    CHECK(n->val[n->n - 1] == (double)count, "count %g, want %lld", n->val[n->n - 1],
+          (long long)count);
+    CHECK(count > 0 && count < c->n, "lr %g above the batch critical lr at %lld of %lld steps",
+          p.cfg.optimizer.lr, (long long)count, (long long)c->n);
+    CHECK(hi > 1.05 * lo && lo > 0, "batch critical lr varies: %g .. %g", lo, hi);
+  }
+  ds_traj_free(&tr);
+  ds_sweep_free(&sw);
+}
+
 int main(void) {
   MPI_Init(NULL, NULL);
   ds_team team;
@@ -217,6 +249,16 @@ int main(void) {
            "            hessian: {every: 60}, agop: {every: 45}, escape: {every: 25},\n"
            "            activations: {every: 50}, top_k: 3, lanczos_iters: 12, split: [1, 4]}}\n");
   check_config("diagnostics", buf, &team);
+  /* SGD: the NTK of each step's batch (critical lr and catapult count) */
+  snprintf(buf, sizeof buf,
+           "name: sgdntk\nseed: 7\ngrid: {lr: [1.5, 0.3]}\n"
+           "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
+           "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
+           "loss: {type: mse, reduction: mean}\noptimizer: {type: sgd, batch_size: 6}\n"
+           "train: {steps: 300, diverge_above: 1e30}\n"
+           "record: {every: 20, per_decade: 0, series: [loss], spectra: {ntk: {every: 1}}}\n");
+  check_config("sgd-batch-ntk", buf, &team);
+  check_batch_ntk(buf, &team);
   check_outcomes(&team);
   ds_team_free(&team);
   int code = ds_check_report("test_worker");

@@ -118,6 +118,18 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_ntk_crit, "ntk/critical_lr", 1,
                "eta_crit = 1/(c lambda_max(K)) for L = c sum (f-y)^2 (2/lambda_max for half_sum)"));
     DS_TRY(add(tr, &d->ix_ntk_change, "ntk/kernel_change", 1, "||K_t - K_0||_F / ||K_0||_F"));
+    int b = c->optimizer.batch_size;
+    if (b > 0 && b < train->n) { /* SGD: the same on each step's batch */
+      d->batch_on = 1;
+      d->kb = m->dims[L] * b;
+      d->Kb = ds_calloc((size_t)d->kb * d->kb, sizeof(double));
+      if (!d->Kb) return DS_ENOMEM;
+      DS_TRY(add(tr, &d->ix_bcrit, "ntk/batch_critical_lr", 1,
+                 "eta_crit(X_batch) = 1/(c_b lambda_max(K_batch)), K_batch the NTK of the step's "
+                 "minibatch, c_b the loss coefficient for b samples"));
+      DS_TRY(add(tr, &d->ix_bcount, "ntk/batch_catapults", 1,
+                 "number of evaluated steps so far whose lr exceeded eta_crit(X_batch)"));
+    }
     int ns = sp->nsplit;
     if (ns > 0) {
       DS_TRY(add(tr, &d->ix_ntk_le, "ntk/loss_top", ns,
@@ -181,6 +193,7 @@ void ds_diagrec_free(ds_diagrec *d) {
   free(d->G);
   free(d->Gref);
   free(d->act_buf);
+  free(d->Kb);
   memset(d, 0, sizeof *d);
 }
 
@@ -234,9 +247,21 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
   return DS_OK;
 }
 
+static int rec_batch_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const ds_mlp *m,
+                         const double *theta, const ds_diag_batch *b) {
+  double ev;
+  DS_TRY(ds_diag_ntk(team, m, theta, b->Xb, b->wb, 1, &ev, NULL, d->Kb));
+  double crit = ds_diag_critical_lr(b->lb, ev);
+  if (b->lr > crit) d->batch_catapults++;
+  double count = (double)d->batch_catapults;
+  DS_TRY(ds_traj_append(tr, d->ix_bcrit, t, &crit));
+  return ds_traj_append(tr, d->ix_bcount, t, &count);
+}
+
 int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cfg *c, int64_t t,
                     int last, int rose, const ds_mlp *m, const double *theta,
-                    const ds_dataset *train, const ds_loss *l, ds_mlp_work *w, double loss) {
+                    const ds_dataset *train, const ds_loss *l, ds_mlp_work *w, double loss,
+                    const ds_diag_batch *batch) {
   const ds_spectra_spec *sp = d->sp;
   int64_t T = c->train.steps;
   if (d->layers_on && ds_cadence_due(&sp->layers, t, T, last, rose))
@@ -252,8 +277,10 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(ds_diag_hessian_full(team, m, theta, train->X, train->Y, l, w, d->buf));
     DS_TRY(ds_traj_append(tr, d->ix_hfull, t, d->buf));
   }
-  if (d->ntk_on && ds_cadence_due(&sp->ntk, t, T, last, rose))
+  if (d->ntk_on && ds_cadence_due(&sp->ntk, t, T, last, rose)) {
     DS_TRY(rec_ntk(d, tr, team, t, m, theta, train, l, w, loss));
+    if (d->batch_on && batch && batch->Xb) DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch));
+  }
   if (d->agop_on && ds_cadence_due(&sp->agop, t, T, last, rose)) {
     double align;
     DS_TRY(ds_diag_agop(m, theta, train->X, w, d->Gref, d->G, &align));

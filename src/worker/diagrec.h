@@ -17,6 +17,9 @@ typedef struct {
   int ix_hess, iters, hk, ix_hfull;
   int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, nvec, have_K0;
   int ix_agop, *ix_act_sv, ix_act_ratio, ix_escape;
+  int batch_on, kb, ix_bcrit, ix_bcount; /* SGD: the NTK of each step's minibatch */
+  int64_t batch_catapults;                /* evaluated steps with lr > batch eta_crit */
+  double *Kb;
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
 } ds_diagrec;
 
@@ -24,8 +27,16 @@ int ds_cadence_due(const ds_cadence *c, int64_t t, int64_t T, int last, int rose
 int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_mlp *m,
                     const ds_dataset *train, uint64_t seed, int replica);
 /* Records every diagnostic due at step t (theta = theta_t, loss its loss). */
+/* The step's minibatch (SGD; NULL Xb for full batch) and the lr of its update. */
+typedef struct {
+  const double *Xb;
+  ds_mlp_work *wb;
+  const ds_loss *lb;
+  double lr;
+} ds_diag_batch;
 int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cfg *c, int64_t t,
                     int last, int rose, const ds_mlp *m, const double *theta,
-                    const ds_dataset *train, const ds_loss *l, ds_mlp_work *w, double loss);
+                    const ds_dataset *train, const ds_loss *l, ds_mlp_work *w, double loss,
+                    const ds_diag_batch *batch);
 void ds_diagrec_free(ds_diagrec *d);
 #endif

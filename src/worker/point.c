@@ -291,7 +291,7 @@ typedef struct {
   uint32_t magic, version;
   int64_t id, t, nparams, nstate, opt_t, batch_n, nk0; /* nk0: entries of K_0 kept (NTK) */
   double min_loss, wall, prev_loss, loss0, peak;
-  int64_t peak_step;
+  int64_t peak_step, batch_catapults;
 } ckpt_header;
 
 static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, const ds_ckpt *ck,
@@ -300,9 +300,10 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   size_t tl;
   DS_TRY(ds_traj_pack(tr, &tb, &tl));
   int64_t nk0 = st->diag.have_K0 ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  ckpt_header h = {CKPT_MAGIC, 3, p->id, st->t, (int64_t)st->mlp.nparams,
+  ckpt_header h = {CKPT_MAGIC, 4, p->id, st->t, (int64_t)st->mlp.nparams,
                    (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
-                   st->min_loss, wall, st->prev_loss, st->loss0, st->peak, st->peak_step};
+                   st->min_loss, wall, st->prev_loss, st->loss0, st->peak, st->peak_step,
+                   st->diag.batch_catapults};
   size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl;
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
@@ -331,7 +332,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   memcpy(&h, q, sizeof h);
   q += sizeof h;
   int64_t nk0 = st->diag.ntk_on ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  if (h.magic != CKPT_MAGIC || h.version != 3 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
+  if (h.magic != CKPT_MAGIC || h.version != 4 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
       h.nparams != (int64_t)st->mlp.nparams || h.nstate != (int64_t)st->opt.nstate ||
       h.batch_n != (st->batch ? st->bt.n : 0))
     return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
@@ -378,6 +379,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   st->loss0 = h.loss0;
   st->peak = h.peak;
   st->peak_step = h.peak_step;
+  st->diag.batch_catapults = h.batch_catapults;
   return rc;
 bad:
   return ds_fail(DS_EINPUT, "checkpoint of point %lld is truncated", (long long)p->id);
@@ -501,8 +503,9 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     }
     if (!diverged) {
       int rose = t > 0 && step_loss > st.prev_loss;
+      ds_diag_batch db = {st.batch ? st.Xb : NULL, &st.wbatch, &st.loss_batch, lr};
       rc = ds_diagrec_step(&st.diag, tr, team, c, t, last, rose, &st.mlp, st.theta, &st.train,
-                           &st.loss_train, &st.wtrain, loss);
+                           &st.loss_train, &st.wtrain, loss, &db);
       if (rc != DS_OK) break;
     }
     st.prev_loss = step_loss;
