@@ -17,4 +17,7 @@ extern int ds_checks_passed, ds_checks_failed;
 /* |a-b| <= tol * max(|a|,|b|,tiny) */
 int ds_close_rel(double a, double b, double tol);
 int ds_check_report(const char *name); /* prints summary, returns exit code */
+/* Singular values of A (m x n, column-major) by LAPACK dgesdd on a copy,
+ * descending, into s (min(m, n) values); returns LAPACK's info. */
+int ds_ref_singular_values(const double *A, int m, int n, double *s);
 #endif

@@ -9,26 +9,6 @@
 #include "check.h"
 #include "dynsweep/data.h"
 
-void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda, double *s,
-             double *u, const int *ldu, double *vt, const int *ldvt, double *work,
-             const int *lwork, int *iwork, int *info);
-
-/* singular values of a copy of A (m x n), descending, into s (min(m,n)) */
-static int singular_values(const double *A, int m, int n, double *s) {
-  double *a = malloc((size_t)m * n * sizeof *a);
-  memcpy(a, A, (size_t)m * n * sizeof *a);
-  int k = m < n ? m : n, lwork = -1, info = 0, one = 1;
-  int *iwork = malloc(8 * (size_t)k * sizeof *iwork);
-  double q;
-  dgesdd_("N", &m, &n, a, &m, s, NULL, &one, NULL, &one, &q, &lwork, iwork, &info);
-  lwork = (int)q + 1;
-  double *work = malloc((size_t)lwork * sizeof *work);
-  dgesdd_("N", &m, &n, a, &m, s, NULL, &one, NULL, &one, work, &lwork, iwork, &info);
-  free(work);
-  free(iwork);
-  free(a);
-  return info;
-}
 
 static void test_philox_known_answers(void) {
   /* Random123 known-answer vectors for Philox4x32-10 */
@@ -69,7 +49,7 @@ static void test_teacher_rank(int d_in, int d_out, int rank) {
   CHECK(ds_data_teacher_matrix(d_in, d_out, rank, &r, T) == DS_OK, "teacher matrix");
   int k = d_in < d_out ? d_in : d_out;
   double *s = malloc((size_t)k * sizeof *s);
-  CHECK(singular_values(T, d_out, d_in, s) == 0, "dgesdd");
+  CHECK(ds_ref_singular_values(T, d_out, d_in, s) == 0, "dgesdd");
   int ok = 1;
   for (int i = 0; i < k; i++) ok &= i < rank ? fabs(s[i] - 1.0) < 1e-12 : fabs(s[i]) < 1e-12;
   CHECK(ok, "%dx%d rank %d: singular values s[0] %.17g s[rank-1] %.3g s[rank] %.3g", d_out, d_in,

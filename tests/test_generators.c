@@ -10,24 +10,6 @@
 #include "check.h"
 #include "dynsweep/data.h"
 
-void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda, double *s,
-             double *u, const int *ldu, double *vt, const int *ldvt, double *work,
-             const int *lwork, int *iwork, int *info);
-
-static void singular_values(const double *A, int m, int n, double *s) {
-  double *a = malloc((size_t)m * n * sizeof *a);
-  memcpy(a, A, (size_t)m * n * sizeof *a);
-  int k = m < n ? m : n, lwork = -1, info = 0, one = 1;
-  int *iwork = malloc(8 * (size_t)k * sizeof *iwork);
-  double q;
-  dgesdd_("N", &m, &n, a, &m, s, NULL, &one, NULL, &one, &q, &lwork, iwork, &info);
-  lwork = (int)q + 1;
-  double *work = malloc((size_t)lwork * sizeof *work);
-  dgesdd_("N", &m, &n, a, &m, s, NULL, &one, NULL, &one, work, &lwork, iwork, &info);
-  free(work);
-  free(iwork);
-  free(a);
-}
 
 static ds_data_spec base_spec(ds_data_kind kind) {
   ds_data_spec s;
@@ -76,7 +58,7 @@ static void test_whitened(void) {
   ds_data_teacher_matrix(12, 5, 3, &r0, Phi);
   cblas_dscal(60, 2.5, Phi, 1);
   double sv[5];
-  singular_values(Phi, 5, 12, sv);
+  ds_ref_singular_values(Phi, 5, 12, sv);
   CHECK(fabs(sv[0] - 2.5) < 1e-12 && fabs(sv[2] - 2.5) < 1e-12 && fabs(sv[3]) < 1e-12,
         "Phi rank 3, singular values 2.5: %g %g %g", sv[0], sv[2], sv[3]);
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 5, 40, 12, 1.0, Phi, 5, tr.X, 12, 0.0, Y, 5);
