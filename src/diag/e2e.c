@@ -90,6 +90,15 @@ done:
   return rc;
 }
 
+/* Workspace of the sizes a LAPACK query returned (q doubles, iq ints). */
+static int alloc_workspace(double q, int iq, double **work, int *lwork, int **iwork, int *liwork) {
+  *lwork = (int)fmax(q, 1.0);
+  *liwork = iq > 1 ? iq : 1;
+  *work = ds_calloc((size_t)*lwork, sizeof **work);
+  *iwork = ds_calloc((size_t)*liwork, sizeof **iwork);
+  return *work && *iwork ? DS_OK : DS_ENOMEM;
+}
+
 int ds_diag_data_maps(const double *X, const double *Y, int d_in, int d_out, int n, double *Phi,
                       double *V, double *lambda) {
   if (d_in < 1 || d_out < 1 || n < 1)
@@ -111,14 +120,7 @@ int ds_diag_data_maps(const double *X, const double *Y, int d_in, int d_out, int
     for (int o = 0; o < d_out; o++)
       for (int i = 0; i < n; i++) Bm[(size_t)o * ldb + i] = Y[(size_t)i * d_out + o];
     dgelsd_(&n, &d_in, &d_out, A, &n, Bm, &ldb, sv, &rcond, &rank, &q, &lwork, &iq, &info);
-    lwork = (int)fmax(q, 1.0);
-    liwork = iq > 1 ? iq : 1;
-    work = ds_calloc((size_t)lwork, sizeof *work);
-    iwork = ds_calloc((size_t)liwork, sizeof *iwork);
-    if (!work || !iwork) {
-      rc = DS_ENOMEM;
-      goto phi_done;
-    }
+    if ((rc = alloc_workspace(q, iq, &work, &lwork, &iwork, &liwork)) != DS_OK) goto phi_done;
     dgelsd_(&n, &d_in, &d_out, A, &n, Bm, &ldb, sv, &rcond, &rank, work, &lwork, iwork, &info);
     if (info != 0) {
       rc = ds_fail(DS_ENUM, "diag data maps: dgelsd failed (info = %d)", info);
@@ -144,14 +146,7 @@ int ds_diag_data_maps(const double *X, const double *Y, int d_in, int d_out, int
     }
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, d_in, n, 1.0 / n, X, d_in, 0.0, C, d_in);
     dsyevd_("V", "L", &d_in, C, &d_in, ev, &q, &lwork, &iq, &liwork, &info, 1, 1);
-    lwork = (int)fmax(q, 1.0);
-    liwork = iq > 1 ? iq : 1;
-    work = ds_calloc((size_t)lwork, sizeof *work);
-    iwork = ds_calloc((size_t)liwork, sizeof *iwork);
-    if (!work || !iwork) {
-      rc = DS_ENOMEM;
-      goto v_done;
-    }
+    if ((rc = alloc_workspace(q, iq, &work, &lwork, &iwork, &liwork)) != DS_OK) goto v_done;
     dsyevd_("V", "L", &d_in, C, &d_in, ev, work, &lwork, iwork, &liwork, &info, 1, 1);
     if (info != 0) {
       rc = ds_fail(DS_ENUM, "diag data maps: dsyevd failed (info = %d)", info);
