@@ -572,8 +572,11 @@ int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, doubl
 }
 
 /* A complete store left by a writer killed after its last publish may still
- * have an empty journal and a stale STORE.tmp: remove them, but only under
- * the writer lock and only if the journal holds nothing unpublished. */
+ * have a journal and a stale STORE.tmp: remove them under the writer lock.
+ * Every point of the published store is final, so the journal can only repeat
+ * what the store already holds (results, markers and checkpoints of finished
+ * points), whatever its header says. Without a journal no writer is running,
+ * and STORE.tmp is a dead publish. */
 void ds_store_tidy(const char *path) {
   ds_store *r = NULL;
   char uuid[40] = "";
@@ -591,16 +594,12 @@ void ds_store_tidy(const char *path) {
   if (!s) return;
   int fd = open(s->jpath, O_RDWR | O_CLOEXEC);
   struct stat a, b;
-  ds_journal_hdr h;
-  int64_t n = -1;
-  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
-      stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino && ds_journal_read_hdr(fd, &h) == 0 &&
-      h.uuid == strtoull(uuid, NULL, 16)) {
-    ds_journal_scan(fd, NULL, NULL, NULL, &n);
-    if (n == 0 || h.base_gen == gen - 1) {
-      unlink(s->tmppath);
-      unlink(s->jpath);
-    }
+  if (fd < 0 && errno == ENOENT) {
+    unlink(s->tmppath);
+  } else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+             stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino) {
+    unlink(s->tmppath);
+    unlink(s->jpath);
   }
   if (fd >= 0) close(fd);
   ds_clear_error();
