@@ -34,6 +34,12 @@ REDUCED = {
                               "grid": {"width": [256], "lr": {"start": 0.00125, "stop": 0.0165, "num": 10}}},
         "003_catapult_nqm": {"set": {"train.steps": 500},
                              "grid": {"width": [256], "lr": {"start": 0.00125, "stop": 0.0165, "num": 10}}},
+        # one replica; NTK and AGOP every 50 steps (the lr changes at 50/150/250/300 stay records)
+        "003_repeated": {"set": {"train.steps": 400, "record.spectra.ntk.every": 50, "record.spectra.agop.every": 50},
+                         "grid": {"optimizer.schedule": ["constant", "piecewise"]}},
+        # smallest and a large SGD batch, one replica, 1200 steps, batch NTK every 100th step
+        "003_sgd_batch": {"set": {"train.steps": 1200, "record.spectra.ntk.every": 100},
+                          "grid": {"optimizer.batch_size": [5, 100]}},
     },
     "004": {
         "004_saddles": {"set": {"train.steps": 2500}, "grid": {"depth": [6], "init_scale": [0.1, 0.2]}},

@@ -208,6 +208,220 @@ def study_003(d, ck, fig_out=None, reduced=False):
         fig.tight_layout()
         save(fig, fig_out, "003_curves.png")
         plt.close(fig)
+    # repeated catapults (GD, lr raised in steps) and the SGD batch sweep, rank-2 task
+    rep = open_store(d, "003_repeated", True, ck)
+    if rep:
+        study_003_repeated(rep, ck, fig_out)
+    sgd = open_store(d, "003_sgd_batch", True, ck)
+    if sgd:
+        study_003_sgd(sgd, ck, fig_out)
+
+
+# ---------------------------------------------------------------- 003 repeated catapults, SGD
+def at_step(s, v, step):
+    """value of a recorded series at the last record <= step (NaN if none)"""
+    j = np.searchsorted(s, step, side="right") - 1
+    return float(v[j]) if j >= 0 else float("nan")
+
+
+def repeated_runs(st):
+    """per point of 003_repeated: its schedule name, replica, series and, for the piecewise
+    schedule, one row per lr increase: step, old/new lr, eta_crit before (the record at
+    that step), peak ratio of the loss in the phase the increase starts (max over the phase /
+    loss at its first step), eta_crit after (the record where the next phase starts)"""
+    t = st.table()
+    out = []
+    for i in t["id"]:
+        i = int(i)
+        p = st.params(i)
+        ps = st.point_series(i)
+        s, loss = ps["loss"]
+        sl, lr = ps["lr"]
+        sc, crit = ps["ntk/critical_lr"]
+        sa, al = ps["agop/alignment"]
+        st_, tl = ps["test_loss"]
+        ch = [int(sl[j]) for j in range(1, len(lr)) if lr[j] != lr[j - 1]]
+        bounds = ch + [int(s[-1]) + 1]
+        inc = []
+        for k, b in enumerate(ch):
+            j = int(np.searchsorted(sl, b))
+            old, new = float(lr[j - 1]), float(lr[j])
+            if new <= old:
+                continue
+            ph = (s >= b) & (s < bounds[k + 1])
+            l0 = at_step(s, loss, b)
+            inc.append(dict(step=b, lr_old=old, lr_new=new, crit_before=at_step(sc, crit, b),
+                            peak=float(loss[ph].max() / l0), peak_step=int(s[ph][np.argmax(loss[ph])]),
+                            crit_after=at_step(sc, crit, bounds[k + 1])))
+        out.append(dict(id=i, schedule=p.get("optimizer.schedule", "piecewise"), replica=int(p["replica"]),
+                        status=int(t["status"][i]), s=s, loss=loss, sl=sl, lr=lr, sc=sc, crit=crit, sa=sa,
+                        align=al, st=st_, test=tl, inc=inc, changes=ch))
+    return out
+
+
+def study_003_repeated(st, ck, fig_out=None):
+    runs = repeated_runs(st)
+    ctrl = {r["replica"]: r for r in runs if r["schedule"] == "constant"}
+    sched = [r for r in runs if r["schedule"] == "piecewise"]
+    ck.ok(bool(sched) and bool(ctrl), "repeated: both the piecewise schedule and the constant control ran")
+    fin = []
+    for r in sched:
+        rep = r["replica"]
+        c = ctrl.get(rep)
+        tag = "repeated replica %d" % rep
+        ck.ok(r["status"] == DONE and c is not None and c["status"] == DONE, "%s: schedule and control converge (done)" % tag)
+        if c is None:
+            continue
+        ck.fact(tag + " lr increases (step, lr, eta_crit before, peak L/L(step), eta_crit after)",
+                [(q["step"], q["lr_new"], round(q["crit_before"], 2), round(q["peak"], 1), round(q["crit_after"], 2))
+                 for q in r["inc"]])
+        cross = [q for q in r["inc"] if q["lr_new"] > q["crit_before"]]
+        cats = [q for q in r["inc"] if q["peak"] > 2.0]
+        ck.ok(len(cross) >= 3, "%s: %d lr increases cross eta_crit (>= 3)" % (tag, len(cross)))
+        ck.ok(len(cats) >= len(cross) and all(q["peak"] > 2.0 for q in cross),
+              "%s: every increase above eta_crit gives a loss spike > 2x (%d spikes, %d crossings)"
+              % (tag, len(cats), len(cross)))
+        ck.ok(all(q["crit_after"] > q["crit_before"] for q in cross),
+              "%s: after each catapult eta_crit is larger (lambda_max(K) fell)" % tag)
+        a_s, a_c = float(r["align"][-1]), float(c["align"][-1])
+        tl_s, tl_c = float(r["test"][-1]), float(c["test"][-1])
+        # AGOP alignment at the end of each catapult's phase versus the control at that step
+        ends = []
+        for q in cross:
+            nxt = [b for b in r["changes"] if b > q["step"]]
+            e = (nxt[0] if nxt else int(r["s"][-1]) + 1) - 1
+            ends.append((e, round(at_step(r["sa"], r["align"], e), 3), round(at_step(c["sa"], c["align"], e), 3)))
+        ck.fact(tag + " AGOP alignment at the end of each catapult phase (step, schedule, control)", ends)
+        # the first catapult alone hardly moves the alignment within its 100 steps;
+        # from the second on it is far above the control's
+        ck.ok(len(ends) >= 2 and all(x[1] > x[2] + 0.2 for x in ends[1:]),
+              "%s: after the second and later catapults the alignment is > control + 0.2" % tag)
+        ck.fact(tag + " final AGOP alignment schedule / control", [round(a_s, 3), round(a_c, 3)])
+        ck.fact(tag + " final test loss schedule / control", [round(tl_s, 3), round(tl_c, 3)])
+        ck.ok(a_s > a_c + 0.2, "%s: final AGOP alignment %.3f > control %.3f + 0.2" % (tag, a_s, a_c))
+        ck.ok(tl_s < 0.7 * tl_c, "%s: final test loss %.3f < 0.7 x control %.3f" % (tag, tl_s, tl_c))
+        fin.append((a_s, a_c, tl_s, tl_c))
+    if fin:
+        f = np.array(fin)
+        ck.fact("repeated mean over replicas: alignment schedule/control, test loss schedule/control",
+                [round(float(x), 3) for x in f.mean(axis=0)])
+    if fig_out and sched:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 3, figsize=(10, 2.8))
+        r = sched[0]
+        c = ctrl.get(r["replica"])
+        axs[0].semilogy(r["s"], r["loss"], "tab:orange", lw=0.9, label="schedule: train")
+        axs[0].semilogy(r["st"], r["test"], "tab:orange", ls="--", lw=0.9, label="schedule: test")
+        if c:
+            axs[0].semilogy(c["s"], c["loss"], "tab:blue", lw=0.9, label="constant lr 3: train")
+            axs[0].semilogy(c["st"], c["test"], "tab:blue", ls="--", lw=0.9, label="constant lr 3: test")
+        for b in r["changes"]:
+            axs[0].axvline(b, color="0.7", lw=0.5)
+        axs[0].set_title("rank-2 task, GD: loss (replica %d)" % r["replica"])
+        axs[0].set_xlabel("step")
+        axs[0].legend(fontsize=6)
+        axs[1].semilogy(r["sl"], r["lr"], "k", lw=1, label=r"lr $\eta$")
+        axs[1].semilogy(r["sc"], r["crit"], "tab:orange", marker=".", ms=2, lw=0.8,
+                        label=r"$\eta_{crit} = n/\lambda_{max}(K)$ (schedule)")
+        if c:
+            axs[1].semilogy(c["sc"], c["crit"], "tab:blue", lw=0.8, label=r"$\eta_{crit}$ (control)")
+        axs[1].set_title("lr raised above $\\eta_{crit}$; each catapult raises $\\eta_{crit}$")
+        axs[1].set_xlabel("step")
+        axs[1].legend(fontsize=6)
+        for q in sched:
+            axs[2].plot(q["sa"], q["align"], "tab:orange", lw=0.9, alpha=0.8)
+        for q in ctrl.values():
+            axs[2].plot(q["sa"], q["align"], "tab:blue", lw=0.9, alpha=0.8)
+        for b in r["changes"]:
+            axs[2].axvline(b, color="0.7", lw=0.5)
+        axs[2].set_ylim(0, 1)
+        axs[2].set_title("AGOP alignment cos(G, G*): schedule (orange)\nvs constant lr 3 (blue), all replicas")
+        axs[2].set_xlabel("step")
+        fig.tight_layout()
+        save(fig, fig_out, "003_repeated.png")
+        plt.close(fig)
+
+
+def study_003_sgd(st, ck, fig_out=None):
+    t = st.table()
+    n = int(st.sweep["data"]["n_train"]) if st.sweep else 0
+    by = {}
+    for i in t["id"]:
+        i = int(i)
+        p = st.params(i)
+        ps = st.point_series(i)
+        b = int(p["optimizer.batch_size"])
+        lr = float(t["lr"][i])
+        sc, crit = ps["ntk/critical_lr"]
+        if b < n:
+            sb, bc = ps["ntk/batch_critical_lr"]
+            cnt = float(ps["ntk/batch_catapults"][1][-1])
+            ev = len(sb)
+        else:  # GD: the batch is the training set
+            bc = crit
+            cnt = float(np.sum(lr > crit))
+            ev = len(sc)
+        by.setdefault(b, []).append(dict(
+            status=int(t["status"][i]), frac=cnt / ev, count=cnt, evaluated=ev, steps=int(t["steps"][i]),
+            align=float(ps["agop/alignment"][1][-1]), test=float(ps["test_loss"][1][-1]),
+            train=float(ps["loss"][1][-1]), bcrit_med=float(np.median(bc)), crit0=float(crit[0]), lr=lr,
+            id=i, sa=ps["agop/alignment"][0], a=ps["agop/alignment"][1]))
+    bs = sorted(by)
+    ck.ok(len(bs) >= 2, "sgd: at least two batch sizes ran")
+    if len(bs) < 2:
+        return
+    m = {}
+    for b in bs:
+        rr = by[b]
+        ck.ok(all(r["status"] == DONE for r in rr), "sgd batch %d: every replica done" % b)
+        m[b] = {k: float(np.mean([r[k] for r in rr])) for k in ("frac", "count", "align", "test", "train", "bcrit_med")}
+        m[b]["est_count"] = m[b]["frac"] * rr[0]["steps"]
+        ck.fact("sgd batch %d (mean of %d replicas)" % (b, len(rr)),
+                {"catapult steps / evaluated": round(m[b]["frac"], 3), "est. catapults": round(m[b]["est_count"]),
+                 "median eta_crit(batch)": round(m[b]["bcrit_med"], 2), "AGOP alignment": round(m[b]["align"], 3),
+                 "test loss": round(m[b]["test"], 3), "train loss": float("%.3g" % m[b]["train"])})
+    lr, c0 = by[bs[0]][0]["lr"], by[bs[0]][0]["crit0"]
+    ck.fact("sgd lr / eta_crit(training set, step 0)", round(lr / c0, 3))
+    lo, hi = bs[0], bs[-1]
+    ck.ok(m[lo]["frac"] > m[hi]["frac"] + 0.2,
+          "sgd: more catapult steps with batch %d (%.2f) than %d (%.2f)" % (lo, m[lo]["frac"], hi, m[hi]["frac"]))
+    ck.ok(all(m[bs[j]]["frac"] >= m[bs[j + 1]]["frac"] - 0.05 for j in range(len(bs) - 1)),
+          "sgd: the catapult fraction does not grow with the batch size")
+    if n and hi >= n:
+        ck.ok(m[hi]["count"] == 0, "sgd: GD at eta_crit/2 never exceeds eta_crit")
+    ck.ok(m[lo]["align"] > m[hi]["align"] + 0.1,
+          "sgd: AGOP alignment batch %d (%.3f) > batch %d (%.3f) + 0.1" % (lo, m[lo]["align"], hi, m[hi]["align"]))
+    ck.ok(m[lo]["test"] < 0.85 * m[hi]["test"],
+          "sgd: test loss batch %d (%.3f) < 0.85 x batch %d (%.3f)" % (lo, m[lo]["test"], hi, m[hi]["test"]))
+    if fig_out:
+        plt = plt_setup()
+        fig, axs = plt.subplots(1, 3, figsize=(10, 2.8))
+        x = np.array(bs, dtype=float)
+        axs[0].semilogx(x, [m[b]["frac"] for b in bs], "o-k")
+        axs[0].set_ylabel(r"fraction of steps with $\eta > \eta_{crit}(X_{batch})$")
+        axs[0].set_title("catapult steps (lr = $\\eta_{crit}/2$ = %g)" % lr)
+        a2 = axs[1]
+        a2.semilogx(x, [m[b]["align"] for b in bs], "o-", color="tab:orange", label="AGOP alignment")
+        a2.semilogx(x, [m[b]["test"] for b in bs], "s--", color="tab:blue", label="test loss")
+        for b in bs:
+            for r in by[b]:
+                a2.plot(b, r["align"], ".", color="tab:orange", ms=3)
+                a2.plot(b, r["test"], ".", color="tab:blue", ms=3)
+        a2.set_title("end of training (mean; dots: replicas)")
+        a2.legend(fontsize=6)
+        cm = plt.get_cmap("viridis")
+        for k, b in enumerate(bs):
+            r = by[b][0]
+            axs[2].plot(r["sa"], r["a"], color=cm(k / max(1, len(bs) - 1)), label="batch %d" % b)
+        axs[2].set_ylim(0, 1)
+        axs[2].set_title("AGOP alignment over training (replica 0)")
+        axs[2].legend(fontsize=6)
+        for a in axs[:2]:
+            a.set_xlabel("batch size")
+        axs[2].set_xlabel("step")
+        fig.tight_layout()
+        save(fig, fig_out, "003_sgd_batch.png")
+        plt.close(fig)
 
 
 # ---------------------------------------------------------------- 002 acceleration
