@@ -180,7 +180,9 @@ def steps_section(w):
 
 
 def store_stats(path):
-    """summary, attrs, payload bytes (series data) and file bytes of a dynsweep store."""
+    """summary, attrs, payload bytes (series data: steps + values) and file bytes of a
+    dynsweep store (format 1-2: the datasets under /points; 3: the records of
+    /series/index)."""
     f = h5py.File(path, "r")
     s = f["summary"][:]
     attrs = {k: f.attrs[k] for k in f.attrs}
@@ -193,6 +195,11 @@ def store_stats(path):
             nds[0] += 1
     if "points" in f:
         f["points"].visititems(visit)
+    if "series" in f and "index" in f["series"]:  # format 3: sweep-wide tables
+        x = f["series/index"][...]
+        x = x[(x["point"] >= 0) & (x["kind"] >= 0)]
+        payload[0] = int((x["n"] * 8 * (1 + x["ncols"])).sum())  # steps + values
+        nds[0] = 2 * len(x)  # the step and value arrays of each series
     f.close()
     return s, attrs, payload[0], nds[0], os.path.getsize(path)
 
@@ -302,7 +309,8 @@ def run_wall(w, name, attrs):
 def sched_store_section(w):
     print()
     print("scheduler and store (every dynsweep run of this benchmark). wall = the store's wall_s "
-          "+ ds_store_finish/close (the final publish,\n which dynsweep's wall_s leaves out); "
+          "+ ds_store_finish/close (the final publish,\n which wall_s left out before store format 3 "
+          "and now includes: counted twice, a few tens of ms); "
           "rank 0 CPU = rank0_cpu_s / wall; write s = wall time of rank 0's ds_store_* calls\n"
           "(perf uprobes, outermost calls; * = dynsweep's own publish_s + journal_s)")
     hdr = ("%-13s %6s %8s %10s %9s %10s %11s %7s %9s %8s" % (

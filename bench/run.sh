@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh -- dynsweep against a PyTorch float64 reference, in one run (issue 7).
 #
-#   bench/run.sh [--quick] [--csv FILE] [--out DIR] [--no-torch]
+#   bench/run.sh [--quick] [--csv FILE] [--out DIR] [--no-torch] [--store-only]
 #
 #   --quick     12 step cases, 180 small points, the demo without the PyTorch
 #               side, 1000 empty points (~1 min on a quiet 2-core machine; the
@@ -10,6 +10,9 @@
 #   --out DIR   keep the work files (stores, case CSVs, perf data) in DIR
 #               (default: a fresh /tmp/dynsweep-bench.XXXX, removed at the end)
 #   --no-torch  dynsweep side only
+#   --store-only  only the scheduler and store figures: dynsweep -n 3 on the
+#               empty points, small_points and the demo (no steps, no PyTorch,
+#               no memory run; ~1 min)
 #
 # What it measures (docs/performance.md explains each figure):
 #   1. training steps: dynsweep-bench --compare draws data and initial weights,
@@ -37,13 +40,14 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DS_BUILD:-$ROOT/build-bench}
 PY=/usr/bin/python3
-QUICK=0 CSV=$ROOT/bench/results.csv OUT="" TORCH=1 NOTORCH_WHY="python3-torch is not installed"
+QUICK=0 CSV=$ROOT/bench/results.csv OUT="" TORCH=1 NOTORCH_WHY="python3-torch is not installed" STORE_ONLY=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
     --csv) CSV=$(realpath -m "$2"); shift ;;
     --out) OUT=$(realpath -m "$2"); shift ;;
     --no-torch) TORCH=0 NOTORCH_WHY="skipped (--no-torch)" ;;
+    --store-only) STORE_ONLY=1 TORCH=0 NOTORCH_WHY="skipped (--store-only)" ;;
     -h|--help) sed -n '2,/^set /p' "$0" | grep '^#'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -88,6 +92,7 @@ fi
 cat /proc/loadavg > "$OUT/loadavg_start"
 
 # ---- 1. training steps -----------------------------------------------------------
+if [ $STORE_ONLY -eq 0 ]; then
 say "1. training steps: dynsweep (C)"
 mkdir -p "$OUT/steps"
 BQ=""; [ $QUICK -eq 1 ] && BQ="--quick"
@@ -101,6 +106,7 @@ if [ $TORCH -eq 1 ]; then
   BENCH_BUDGET=$([ $QUICK -eq 1 ] && echo 0.1 || echo 0.3) $PY "$ROOT/bench/torch_ref.py" steps "$OUT/steps"
 fi
 rm -f "$OUT"/steps/case_*.bin
+fi
 
 # ---- perf uprobes on the store calls of rank 0 (store write time) -------------
 # entry and return of every ds_store_* call the scheduler makes; report.py
@@ -165,8 +171,10 @@ fi
 run_ds empty "$EMPTY"
 
 # ---- 5. memory -------------------------------------------------------------------
-say "5. memory: a width-1024 point"
-run_ds mem "$ROOT/bench/sweeps/mem_point.yaml"
+if [ $STORE_ONLY -eq 0 ]; then
+  say "5. memory: a width-1024 point"
+  run_ds mem "$ROOT/bench/sweeps/mem_point.yaml"
+fi
 
 # ---- the table and the CSV --------------------------------------------------------
 say "results"

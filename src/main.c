@@ -65,9 +65,12 @@ static const char *usage_run =
     "  -o, --output STORE          the store to create or continue (required)\n"
     "  --checkpoint-every SECONDS  workers checkpoint running points this often (300; 0 off)\n"
     "  --publish-every SECONDS     publish the store at most this often (2; publishing\n"
-    "                              is also kept below ~2% of the wall time)\n"
+    "                              is also kept below ~1% of the wall time)\n"
     "  --drain-timeout SECONDS     after a drain signal, wait this long for running\n"
     "                              points to checkpoint, then end the job (25)\n"
+    "  --rank-memory MB            per-rank memory budget for ranks_per_point: auto\n"
+    "                              (1024): the smallest power-of-two team whose share\n"
+    "                              of a point's estimated memory fits\n"
     "  -q, --quiet                 no progress output\n"
     "  -v, --verbose               one progress line per finished point\n"
     "Progress: a bar on a terminal, else a log line every 10 s (stderr of rank 0).\n"
@@ -199,11 +202,12 @@ static double seconds_arg(const char *s) {
 static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
   int quiet = 0, verbose = 0;
-  double ckpt = 300, publish = 2, drain = 25;
+  double ckpt = 300, publish = 2, drain = 25, rank_mem = 1024;
   for (int i = 0; i < argc; i++) {
     double *num = !strcmp(argv[i], "--checkpoint-every") ? &ckpt
                 : !strcmp(argv[i], "--publish-every")    ? &publish
                 : !strcmp(argv[i], "--drain-timeout")    ? &drain
+                : !strcmp(argv[i], "--rank-memory")      ? &rank_mem
                                                          : NULL;
     if (num) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a number of seconds", argv[i - 1]);
@@ -241,7 +245,8 @@ static int cmd_run(int argc, char **argv) {
              (long long)ds_sweep_npoints(&sw), size, ds_blas_kernel());
     ds_run_opts o = {.store_path = out, .quiet = quiet, .verbose = verbose && !quiet,
                      .library_versions = libs, .checkpoint_every = ckpt,
-                     .publish_every = publish, .drain_timeout = drain, .drained = &drained};
+                     .publish_every = publish, .drain_timeout = drain, .drained = &drained,
+                     .rank_mem_mb = rank_mem};
     rc = ds_sched_run(&sw, &o, MPI_COMM_WORLD);
     ds_sweep_free(&sw);
   }

@@ -56,4 +56,18 @@ else
   check "a user's OPENBLAS_CORETYPE is respected with a warning" \
     bash -c "echo '$out' | grep -q 'OpenBLAS kernel: Prescott' && echo '$out' | grep -q 'warning: OpenBLAS kernel Prescott was requested'"
 fi
+
+# the re-exec (here: to pin OpenBLAS to 1 thread) keeps the process name
+# (it used to exec /proc/self/exe, so ps/top/perf showed "exe")
+comm=none
+env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" \
+  -o "$T/comm.h5" >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 1 500); do
+  if grep -qz '^DYNSWEEP_EXECED=1' "/proc/$pid/environ" 2>/dev/null; then comm=$(cat "/proc/$pid/comm"); break; fi
+  sleep 0.01
+done
+wait $pid || true
+check "after the re-exec the process is still named $(basename "$DYNSWEEP") (got: $comm)" \
+  test "$comm" = "$(basename "$DYNSWEEP")"
 report

@@ -23,6 +23,9 @@ deep_check() {
   if [ "$HAVE_H5PY" = 1 ]; then "$PY" "$DS_SRC/tests/store_check.py" "$@"
   else h5dump -H "$1" >/dev/null; fi
 }
+# same_points A B: the series of every point equal bit for bit, whatever the
+# order the points finished in (tests/store_diff.py; replaces h5diff /points)
+same_points() { "$PY" "$DS_SRC/tests/store_diff.py" "$1" "$2"; }
 # kill_session SID: SIGKILL every live process of the session SID leads
 # (a job started with `setsid mpirun ...`: mpirun and its ranks, which Open
 # MPI puts in process groups of their own but not in sessions of their own)

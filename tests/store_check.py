@@ -2,27 +2,28 @@
 (used by tests/durability.sh, tests/resume.sh, tests/faults.sh).
 
 Every finished point (done, diverged, failed) in /summary must have its
-/points/<id> group complete: series_names, every series' step and value with
-consistent lengths and ncols. With REFERENCE (a store of an uninterrupted run
+series written (format 3: rows in /series/index; 1-2: the /points/<id> group),
+every series' step and value with consistent lengths and ncols. With REFERENCE (a store of an uninterrupted run
 of the same sweep), every finished point's row and series must equal the
 reference bit for bit. Points are matched by id. Exit 0 if all is well,
 else prints the problems and exits 1."""
+import os
 import sys
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from dynsweep_store import read_points  # noqa: E402
+
 FINAL = (1, 2, 3)
 
 
-def series(g):
+def series(lst):
     out = {}
-    for name in g.attrs["series_names"]:
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        v = g[name + "/value"]
-        step = g[name + "/step"][...]
-        val = v[...]
-        ncols = int(v.attrs["ncols"])
+    for name, _, _, step, val in lst:
+        step, val = np.asarray(step), np.asarray(val)
+        ncols = 1 if val.ndim == 1 else val.shape[1]
         if val.shape[0] != step.shape[0]:
             raise ValueError("series %s: %d steps but %d values" % (name, step.shape[0], val.shape[0]))
         if (val.ndim == 1) != (ncols == 1) or (val.ndim == 2 and val.shape[1] != ncols):
@@ -44,18 +45,19 @@ def main():
         if f["grid/axis_values"].shape[0] != len(s):
             problems.append("grid and summary disagree")
         rs = ref["summary"][...] if ref is not None else None
+        pts = read_points(f)
+        rpts = read_points(ref) if ref is not None else None
         nfinal = 0
         for row in s:
             pid, st = int(row["id"]), int(row["status"])
             if st not in FINAL:
                 continue
             nfinal += 1
-            name = "%06d" % pid
-            if name not in f["points"]:
-                problems.append("point %d is %d but has no /points group" % (pid, st))
+            if pid not in pts:
+                problems.append("point %d is %d but has no series written" % (pid, st))
                 continue
             try:
-                got = series(f["points"][name])
+                got = series(pts[pid])
             except (KeyError, ValueError) as e:
                 problems.append("point %d: %s" % (pid, e))
                 continue
@@ -66,7 +68,7 @@ def main():
                       "replica", "width", "depth", "lr", "init_scale"):
                 if np.asarray(row[k]).tobytes() != np.asarray(rrow[k]).tobytes():
                     problems.append("point %d: summary %s %r != reference %r" % (pid, k, row[k], rrow[k]))
-            want = series(ref["points"][name])
+            want = series(rpts.get(pid, []))
             if list(got) != list(want):
                 problems.append("point %d: series %s != reference %s" % (pid, list(got), list(want)))
                 continue

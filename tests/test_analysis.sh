@@ -101,9 +101,12 @@ check "... shows the named columns" bash -c "head -1 '$T/ls5' | grep -q 'train.s
 "${A[@]}" export "$S" --series sv/W2 --where 'lr=0.05' --params train.tol -o "$T/sv2.csv"
 check "export -o wrote the file" test -s "$T/sum.csv"
 $PY - "$S" "$T" <<'EOF' > "$T/py.txt" 2>&1 && ok "export: CSV/TSV match h5py exactly" || { cat "$T/py.txt"; bad "export: CSV/TSV match h5py"; }
-import csv, math, sys, h5py, numpy as np
+import csv, math, os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "tools"))
+from dynsweep_store import read_points
 S, T = sys.argv[1:]
 f = h5py.File(S, "r"); s = f["summary"][...]
+P = {pid: {x[0]: (np.asarray(x[3]), np.asarray(x[4])) for x in lst} for pid, lst in read_points(f).items()}
 names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
 mtname = {0: "linear", 1: "relu"}
 stname = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
@@ -136,9 +139,8 @@ if [int(r["id"]) for r in tsv] != lin: fail("tsv --where model.type=linear ids")
 lt = list(csv.DictReader(open(T + "/loss.tsv", newline=""), delimiter="\t"))
 if list(lt[0].keys())[:3] != ["point", "step", "value"]: fail("loss header %s" % list(lt[0].keys()))
 n = 0
-for key in f["points"]:
-    g = f["points"][key]; pid = int(key)
-    st, va = g["loss/step"][...], g["loss/value"][...]
+for pid in sorted(P):
+    st, va = P[pid]["loss"]
     got = [r for r in lt if int(r["point"]) == pid]
     if len(got) != len(st): fail("point %d: %d loss rows, store has %d" % (pid, len(got), len(st)))
     for r, a, b in zip(got, st, va):
@@ -153,9 +155,9 @@ fr = list(csv.DictReader(open(T + "/fro.csv", newline="")))
 if list(fr[0].keys())[:4] != ["point", "step", "value_0", "value_1"]: fail("fro header")
 for r in fr:
     pid = int(r["point"]); d = int(s["depth"][pid])
-    g = f["points/%06d/layer_fro" % pid]
-    k = list(g["step"][...]).index(int(r["step"]))
-    v = g["value"][...].reshape(len(g["step"]), -1)[k]
+    gst, gva = P[pid]["layer_fro"]
+    k = list(gst).index(int(r["step"]))
+    v = gva.reshape(len(gst), -1)[k]
     if not same(float(r["value_0"]), v[0]): fail("fro value_0 point %d" % pid)
     if d == 1 and r["value_1"] != "": fail("fro value_1 of a depth-1 point not empty")
     if d == 2 and not same(float(r["value_1"]), v[1]): fail("fro value_1 point %d" % pid)
@@ -168,8 +170,15 @@ if any(r["train.tol"] != "0.001" for r in sv): fail("--params train.tol")
 print("sv/W2 csv ok:", len(sv), "rows of", len(pts), "points")
 EOF
 cat "$T/py.txt"
-# h5dump agrees too (17 significant digits): loss of point 5
-h5dump -m %.17g -d /points/000005/loss/value "$S" > "$T/h5d.txt"
+# h5dump agrees too (17 significant digits): loss of point 5, its slice of
+# /series/value (start and count from /series/index)
+sc=$($PY -c "
+import h5py, sys
+f = h5py.File('$S', 'r'); x = f['series/index'][...]
+names = list(f['series/names'].asstr()[...])
+r = [r for r in x if r['point'] == 5 and r['kind'] >= 0 and names[r['kind']] == 'loss'][0]
+print(int(r['value_start']), int(r['n']) * int(r['ncols']))")
+h5dump -m %.17g -d /series/value -s "${sc% *}" -c "${sc#* }" "$S" > "$T/h5d.txt"
 awk -F'\t' '$1 == 5 {print $3}' "$T/loss.tsv" > "$T/exp.txt"
 check "export loss of point 5 = h5dump -m %.17g ($(wc -l < "$T/exp.txt") values)" $PY -c "
 import re, sys

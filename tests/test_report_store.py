@@ -15,7 +15,30 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
-from dynsweep_store import Store, StoreError  # noqa: E402
+from dynsweep_store import Store, StoreError, read_points  # noqa: E402
+
+
+def add_series3(g, pid, name, step, value, unit, definition):
+    """Appends a scalar series of point pid to the /series tables (format 3)."""
+    ser = g["series"]
+    kinds = list(zip(*(ser[d].asstr()[...] for d in ("names", "units", "definitions"))))
+    if (name, unit, definition) in kinds:
+        k = kinds.index((name, unit, definition))
+    else:
+        k = len(kinds)
+        for d, v in (("names", name), ("units", unit), ("definitions", definition)):
+            ser[d].resize((k + 1,))
+            ser[d][k] = v
+    s0, v0, i0 = ser["step"].shape[0], ser["value"].shape[0], ser["index"].shape[0]
+    ser["step"].resize((s0 + len(step),))
+    ser["step"][s0:] = step
+    ser["value"].resize((v0 + len(value),))
+    ser["value"][v0:] = value
+    row = np.zeros(1, dtype=ser["index"].dtype)
+    row["point"], row["kind"], row["ncols"], row["n"] = pid, k, 1, len(step)
+    row["step_start"], row["value_start"] = s0, v0
+    ser["index"].resize((i0 + 1,))
+    ser["index"][i0:i0 + 1] = row
 
 fails = 0
 
@@ -62,13 +85,14 @@ def check_store(path, outdir):
                                                       4: "running"}[int(x)] for x in s["status"]])
     # series keyed by parameters
     ser = st.series("loss")
-    written = sorted(int(k) for k in f["points"])
+    P = read_points(f)
+    written = sorted(P)
     check("series('loss') covers every written point (%d)" % len(written),
           sorted(p["id"] for p, _, _ in ser) == written)
     ok = True
     for p, step, val in ser:
-        g = f["points/%06d/loss" % p["id"]]
-        ok &= same(step, g["step"][...]) and same(val, g["value"][...])
+        g = {x[0]: x for x in P[p["id"]]}["loss"]
+        ok &= same(step, g[3]) and same(val, g[4])
         i = p["id"]
         ok &= p["replica"] == int(s["replica"][i])
         for j, n in enumerate(names):
@@ -79,8 +103,7 @@ def check_store(path, outdir):
     check("series('sv/W1', where=lr,status) selects %d points" % len(want),
           [p["id"] for p, _, _ in sub] == want and all(v.ndim == 2 for _, _, v in sub))
     check("point_series has every recorded series",
-          list(st.point_series(written[0])) == [x.decode() if isinstance(x, bytes) else x
-                                                for x in f["points/%06d" % written[0]].attrs["series_names"]])
+          list(st.point_series(written[0])) == [x[0] for x in P[written[0]]])
     check("attrs: format and sweep name", st.attrs["format"] == "dynsweep-store" and
           st.attrs["sweep_name"] == f.attrs["sweep_name"])
     check("sweep_yaml is the stored text", st.sweep_yaml == f["sweep/yaml"].asstr()[()])
@@ -104,20 +127,12 @@ def check_store(path, outdir):
     shutil.copy(path, eig)
     with h5py.File(eig, "r+") as g:
         s = g["summary"][...]
-        for key in g["points"]:
-            grp = g["points"][key]
-            lr = float(s["lr"][int(key)])
+        for pid in sorted(read_points(g)):
+            lr = float(s["lr"][pid])
             step = np.arange(0, 200, 10, dtype=np.int64)
             for name, scale in (("hessian_top", 2.0 / lr), ("ntk_top", 64.0 / lr)):
-                sub = grp.create_group(name)
-                sub["step"] = step
-                sub["value"] = scale * (1 - 0.5 * np.exp(-step / 50.0))
-                sub["value"].attrs["unit"] = "1"
-                sub["value"].attrs["definition"] = "synthetic test data"
-                sub["value"].attrs["ncols"] = np.int32(1)
-            names = [x.decode() if isinstance(x, bytes) else x for x in grp.attrs["series_names"]]
-            grp.attrs["series_names"] = np.array(names + ["hessian_top", "ntk_top"],
-                                                 dtype=h5py.string_dtype())
+                add_series3(g, pid, name, step, scale * (1 - 0.5 * np.exp(-step / 50.0)), "1",
+                            "synthetic test data")
     st2 = Store(eig)
     check("synthetic store: series_names include hessian_top, ntk_top",
           {"hessian_top", "ntk_top"} <= set(st2.series_names()))

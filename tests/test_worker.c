@@ -212,6 +212,42 @@ static void check_batch_ntk(const char *yaml, ds_team *team) {
   ds_sweep_free(&sw);
 }
 
+/* Full-batch GD: the "batch" NTK is the training-set NTK, so its critical lr
+ * equals ntk/critical_lr at every step. */
+static void check_batch_ntk_full(ds_team *team) {
+  const char *yaml =
+      "name: gdntk\nseed: 8\n"
+      "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
+      "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
+      "loss: {type: mse, reduction: mean}\noptimizer: {type: gd, lr: 0.5}\ntrain: {steps: 40}\n"
+      "record: {every: 20, series: [loss], spectra: {ntk: {every: 4}, batch_ntk: {every: 2}}}\n";
+  ds_sweep sw;
+  ds_point p;
+  ds_traj tr;
+  ds_point_result r;
+  if (ds_sweep_parse("gdntk", yaml, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+  ds_sweep_point(&sw, 0, &p);
+  run(&sw, &p, team, NULL, &tr, &r);
+  int kc = ds_traj_find(&tr, "ntk/batch_critical_lr"), kf = ds_traj_find(&tr, "ntk/critical_lr");
+  CHECK(kc >= 0 && kf >= 0, "series missing");
+  if (kc >= 0 && kf >= 0) {
+    const ds_series *c = &tr.s[kc], *f = &tr.s[kf];
+    CHECK(c->n == 21 && f->n == 11, "records: batch %lld (want 21), full %lld (want 11)",
+          (long long)c->n, (long long)f->n);
+    int matched = 0;
+    for (int64_t i = 0; i < c->n; i++)
+      for (int64_t j = 0; j < f->n; j++)
+        if (c->step[i] == f->step[j]) {
+          matched++;
+          CHECK(ds_close_rel(c->val[i], f->val[j], 1e-12), "step %lld: batch %.17g, full %.17g",
+                (long long)c->step[i], c->val[i], f->val[j]);
+        }
+    CHECK(matched == 11, "%d common steps", matched);
+  }
+  ds_traj_free(&tr);
+  ds_sweep_free(&sw);
+}
+
 int main(void) {
   MPI_Init(NULL, NULL);
   ds_team team;
@@ -259,6 +295,17 @@ int main(void) {
            "record: {every: 20, per_decade: 0, series: [loss], spectra: {ntk: {every: 1}}}\n");
   check_config("sgd-batch-ntk", buf, &team);
   check_batch_ntk(buf, &team);
+  /* the same on its own cadence, without the full-set NTK: every step counted */
+  snprintf(buf, sizeof buf,
+           "name: sgdntk\nseed: 7\ngrid: {lr: [1.5, 0.3]}\n"
+           "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
+           "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
+           "loss: {type: mse, reduction: mean}\noptimizer: {type: sgd, batch_size: 6}\n"
+           "train: {steps: 300, diverge_above: 1e30}\n"
+           "record: {every: 20, per_decade: 0, series: [loss], spectra: {batch_ntk: {every: 1}}}\n");
+  check_config("sgd-batch-ntk-own", buf, &team);
+  check_batch_ntk(buf, &team);
+  check_batch_ntk_full(&team);
   check_outcomes(&team);
   ds_team_free(&team);
   int code = ds_check_report("test_worker");

@@ -26,6 +26,9 @@ except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-h5py python3-numpy)")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from dynsweep_store import read_points  # noqa: E402
+
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 
 
@@ -146,8 +149,8 @@ record: {{every: 1, per_decade: 0, series: [loss]}}
                 subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"],
                                check=True)
                 with h5py.File(store, "r") as f:
-                    steps_ds = f["points/000000/loss/step"][:]
-                    ours = f["points/000000/loss/value"][:]
+                    pts = read_points(f, [0])
+                    _, _, _, steps_ds, ours = [x for x in pts[0] if x[0] == "loss"][0]
                 ref = torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed)
                 ok_steps = np.array_equal(steps_ds, np.arange(steps + 1))
                 rel = np.max(np.abs(ours - ref) / np.abs(ref))

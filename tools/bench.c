@@ -11,6 +11,7 @@
  *
  *   dynsweep-bench [--csv FILE] [--quick]
  *   dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]
+ *   dynsweep-bench --shapes W N
  *
  * --compare DIR: the C half of bench/run.sh's comparison with PyTorch. For
  * every case of the grid (deep linear / deep ReLU nets, widths 4..2048,
@@ -25,6 +26,10 @@
  * definitions with the C figures to DIR/cases.csv and the DGEMM reference to
  * DIR/env.csv. Losses of the first and the k-th step go to the CSV so the
  * Python side can check it computed the same thing.
+ *
+ * --shapes W N: each GEMM of a training step of W x W layers on N samples
+ * timed alone (NN with beta 0 and 1, NT, TN, and TN done as copy + NN), in
+ * GFLOP/s and % of DGEMM: what a step can reach at most (docs/performance.md).
  *
  * OPENBLAS_CORETYPE=Prescott dynsweep-bench shows the generic kernel. */
 #include <cblas.h>
@@ -274,6 +279,57 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   return last == last ? DS_OK : ds_fail(DS_ENUM, "bench: loss is NaN");
 }
 
+/* ---- --shapes W N: the GEMMs of one W x W layer on N samples, alone ------
+ * The evidence for "the step runs at its GEMMs' rate": each product of a
+ * training step timed in isolation (best of 5 runs of reps calls, process CPU
+ * time), next to the variants layers.c chooses between. */
+static int bench_shapes(int d, int n, double dgemm_ref) {
+  size_t dn = (size_t)d * n;
+  double *W = malloc((size_t)d * d * sizeof *W), *Wt = malloc((size_t)d * d * sizeof *Wt),
+         *A = malloc(dn * sizeof *A), *Z = malloc(dn * sizeof *Z), *G = malloc((size_t)d * d * sizeof *G);
+  if (!W || !Wt || !A || !Z || !G) return ds_fail(DS_ENOMEM, "bench: out of memory");
+  ds_rng r;
+  ds_rng_init(&r, 3, 0, 0, DS_STREAM_TEST);
+  for (size_t k = 0; k < (size_t)d * d; k++) W[k] = ds_rng_normal(&r);
+  for (size_t k = 0; k < dn; k++) A[k] = ds_rng_normal(&r), Z[k] = ds_rng_normal(&r);
+  static const char *names[] = {"Z = W A        (NN, beta 0)", "Z = W A + Z    (NN, beta 1)",
+                                "dW = dZ A^T    (NT, beta 0)", "dA = W^T dZ    (TN, beta 0)",
+                                "dA = (W^T) dZ  (copy + NN) "};
+  double flops = 2.0 * d * (double)d * n;
+  int reps = (int)(2e7 / (flops + 2e4));
+  reps = reps < 3 ? 3 : reps;
+  printf("GEMMs of a %d x %d layer on n = %d samples (%.0f flop each, %d calls per run):\n", d, d,
+         n, flops, reps);
+  for (int c = 0; c < 5; c++) {
+    double best = 1e300;
+    for (int run = 0; run < 5; run++) {
+      double t0 = cpu_now();
+      for (int k = 0; k < reps; k++) {
+        if (c == 0 || c == 1)
+          cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, n, d, 1.0, W, d, A, d,
+                      c == 1 ? 1.0 : 0.0, Z, d);
+        else if (c == 2)
+          cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, n, 1.0, Z, d, A, d, 0.0, G, d);
+        else if (c == 3)
+          cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, d, n, d, 1.0, W, d, Z, d, 0.0, A, d);
+        else {
+          for (int i = 0; i < d; i++)
+            for (int q = 0; q < d; q++) Wt[q + (size_t)i * d] = W[i + (size_t)q * d];
+          cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, n, d, 1.0, Wt, d, Z, d, 0.0,
+                      A, d);
+        }
+      }
+      double dt = (cpu_now() - t0) / reps;
+      best = dt < best ? dt : best;
+    }
+    double g = flops / best * 1e-9;
+    printf("  %s %10.3f us %8.1f GFLOP/s %6.1f%% DGEMM\n", names[c], best * 1e6, g,
+           100.0 * g / dgemm_ref);
+  }
+  free(W), free(Wt), free(A), free(Z), free(G);
+  return DS_OK;
+}
+
 /* --width W / --net linear|relu: only those cases (re-running, profiling) */
 static int g_only_width = 0, g_only_act = -1;
 
@@ -315,7 +371,7 @@ int main(int argc, char **argv) {
   ds_blas_ensure_fast_kernel(argv);
   const char *csv = NULL;
   const char *compare = NULL;
-  int quick = 0;
+  int quick = 0, shapes_w = 0, shapes_n = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
     else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) compare = argv[++i];
@@ -323,10 +379,19 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc)
       g_only_act = strcmp(argv[++i], "relu") == 0 ? DS_ACT_RELU : DS_ACT_LINEAR;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--shapes") == 0 && i + 2 < argc) {
+      shapes_w = atoi(argv[++i]);
+      shapes_n = atoi(argv[++i]);
+      if (shapes_w < 1 || shapes_n < 1) {
+        fprintf(stderr, "dynsweep-bench: --shapes W N needs W, N >= 1\n");
+        return 2;
+      }
+    }
     else {
       fprintf(stderr, "usage: dynsweep-bench [--csv FILE] [--quick]\n"
                       "       dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]"
-                      "   (see bench/run.sh)\n");
+                      "   (see bench/run.sh)\n"
+                      "       dynsweep-bench --shapes W N   (the GEMMs of a W x W layer, n = N)\n");
       return 2;
     }
   }
@@ -336,7 +401,7 @@ int main(int argc, char **argv) {
   printf("OpenBLAS config        : %s\n", ds_blas_config());
   printf("BLAS threads           : %d\n", openblas_get_num_threads());
 
-  double (*clk)(void) = compare ? cpu_now : ds_now;
+  double (*clk)(void) = compare || shapes_w ? cpu_now : ds_now;
   double g1024 = bench_dgemm_clock(1024, quick ? 3 : 5, clk);
   double g2048 = quick && !compare ? 0.0 : bench_dgemm_clock(2048, 3, clk);
   double ref = g1024 > g2048 ? g1024 : g2048;
@@ -344,6 +409,11 @@ int main(int argc, char **argv) {
   if (g2048 > 0) printf("DGEMM n=2048           : %.1f GFLOP/s\n", g2048);
   printf("reference (best DGEMM) : %.1f GFLOP/s%s\n\n", ref,
          compare ? " (process CPU time)" : "");
+  if (shapes_w) {
+    int rc = bench_shapes(shapes_w, shapes_n, ref);
+    if (rc != DS_OK) fprintf(stderr, "dynsweep-bench: %s\n", ds_errmsg());
+    return rc == DS_OK ? 0 : ds_exit_code(rc);
+  }
   if (compare) {
     int rc = bench_compare(compare, quick, g1024, g2048);
     if (rc != DS_OK) {

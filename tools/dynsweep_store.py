@@ -37,8 +37,9 @@ except ImportError:  # pragma: no cover - decoding falls back to numeric codes
     yaml = None
 
 # 1: docs/store.md as first written; 2: the crash-safe store (same layout plus run
-# bookkeeping attributes and /checkpoints).
-KNOWN_FORMAT_VERSIONS = (1, 2)
+# bookkeeping attributes and /checkpoints); 3: the series of all points in
+# sweep-wide tables under /series instead of one group per point under /points.
+KNOWN_FORMAT_VERSIONS = (1, 2, 3)
 STATUS_NAMES = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
 STATUS_CODES = {v: k for k, v in STATUS_NAMES.items()}
 ALIASES = {"width": "model.width", "depth": "model.depth", "lr": "optimizer.lr",
@@ -50,6 +51,69 @@ SUMMARY_FIELDS = ("id", "combo", "replica", "width", "depth", "lr", "init_scale"
 
 class StoreError(Exception):
     """Not a dynsweep store, or a store this module cannot read."""
+
+
+class _Series3:
+    """/series of a version-3 store (docs/store.md): index rows grouped by point."""
+
+    def __init__(self, f):
+        g = f["series"]
+        self.names = [_s(x) for x in g["names"].asstr()[...]]
+        self.units = [_s(x) for x in g["units"].asstr()[...]]
+        self.defs = [_s(x) for x in g["definitions"].asstr()[...]]
+        self.index = g["index"][...]
+        self.step = g["step"]
+        self.value = g["value"]
+        self.rows = {}
+        for i, pid in enumerate(self.index["point"].tolist()):
+            if pid >= 0:
+                self.rows.setdefault(pid, []).append(i)
+
+    def point(self, pid):
+        """[(name, unit, definition, step, value)] of point pid in recorded order,
+        None if it was not written."""
+        if pid not in self.rows:
+            return None
+        out = []
+        for i in self.rows[pid]:
+            r = self.index[i]
+            k, nc, n = int(r["kind"]), int(r["ncols"]), int(r["n"])
+            if k < 0:
+                continue
+            s0, v0 = int(r["step_start"]), int(r["value_start"])
+            step = self.step[s0:s0 + n]
+            val = self.value[v0:v0 + n * nc]
+            if nc > 1:
+                val = val.reshape(n, nc)
+            out.append((self.names[k], self.units[k], self.defs[k], step, val))
+        return out
+
+
+def read_points(f, ids=None):
+    """{point id: [(name, unit, definition, step, value)]} of the written points of an
+    open store file (any format version), ids: only those."""
+    out = {}
+    if "series" in f and "index" in f["series"]:
+        s3 = _Series3(f)
+        for pid in (s3.rows if ids is None else ids):
+            got = s3.point(int(pid))
+            if got is not None:
+                out[int(pid)] = got
+        return out
+    pts = f["points"] if "points" in f else {}
+    keys = list(pts) if ids is None else ["%06d" % int(i) for i in ids]
+    for key in keys:
+        if key not in pts:
+            continue
+        g = pts[key]
+        lst = []
+        for n in g.attrs.get("series_names", []):
+            n = _s(n)
+            v = g[n + "/value"]
+            lst.append((n, _s(v.attrs.get("unit", "")), _s(v.attrs.get("definition", "")),
+                        g[n + "/step"][...], v[...]))
+        out[int(key)] = lst
+    return out
 
 
 def _s(x):
@@ -114,7 +178,7 @@ class Store:
                 raise StoreError("%s: not a dynsweep store (format attribute %r)" % (self.path, fmt))
             ver = int(_s(f.attrs.get("format_version", 0)))
             if ver not in KNOWN_FORMAT_VERSIONS:
-                raise StoreError("%s: store format_version %d is not known (this reader: 1, 2)"
+                raise StoreError("%s: store format_version %d is not known (this reader: 1, 2, 3)"
                                  % (self.path, ver))
             attrs = {k: _s(v) for k, v in f.attrs.items()}
             text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""
@@ -312,6 +376,14 @@ class Store:
         """Names of the series recorded by any written point (recorded order, union)."""
         def fn(f):
             names = []
+            if "series" in f and "index" in f["series"]:
+                s3 = _Series3(f)
+                for pid in sorted(s3.rows):
+                    for i in s3.rows[pid]:
+                        k = int(s3.index[i]["kind"])
+                        if k >= 0 and s3.names[k] not in names:
+                            names.append(s3.names[k])
+                return names
             if "points" not in f:
                 return names
             for key in f["points"]:
@@ -326,17 +398,9 @@ class Store:
     def point_series(self, point_id):
         """{series name: (step int64 array, value array (n,) or (n, ncols))} of one point;
         {} if the point was not written yet."""
-        key = "points/%06d" % int(point_id)
-
         def fn(f):
-            if key not in f:
-                return {}
-            g = f[key]
-            out = {}
-            for n in g.attrs.get("series_names", []):
-                n = _s(n)
-                out[n] = (g[n + "/step"][...], g[n + "/value"][...])
-            return out
+            got = read_points(f, [int(point_id)]).get(int(point_id), [])
+            return {n: (step, val) for n, _, _, step, val in got}
         return _read(self.path, fn)
 
     def series(self, name, where=None):
@@ -347,21 +411,25 @@ class Store:
 
         def fn(f):
             out = []
-            pts = f["points"] if "points" in f else {}
+            got = read_points(f, ids)
             for i, pid in zip(rows, ids):
-                key = "%06d" % pid
-                if key not in pts:
-                    continue
-                g = pts[key]
-                if name + "/value" not in g:
-                    continue
-                out.append((self.params(i), g[name + "/step"][...], g[name + "/value"][...]))
+                for n, _, _, step, val in got.get(pid, []):
+                    if n == name:
+                        out.append((self.params(i), step, val))
+                        break
             return out
         return _read(self.path, fn)
 
     def series_unit(self, name):
         """(unit, definition) of a series from the first point that has it, or (None, None)."""
         def fn(f):
+            if "series" in f and "index" in f["series"]:
+                s3 = _Series3(f)
+                used = set(int(k) for k in s3.index["kind"][s3.index["point"] >= 0])
+                for k, n in enumerate(s3.names):
+                    if n == name and k in used:
+                        return s3.units[k], s3.defs[k]
+                return None, None
             for key in f.get("points", {}):
                 g = f["points"][key]
                 if name + "/value" in g:

@@ -178,7 +178,12 @@ typedef struct {
   int64_t steps;        /* max steps */
   double tol;           /* stop (done) when train loss < tol; 0 = never */
   double diverge_above; /* diverged when loss > this or not finite */
+  int ranks_per_point;  /* worker team size of the point (>= 1); 0 = auto (ds_point_team_size) */
+  int distributed;      /* DS_DIST_AUTO/ON/OFF: train on the team's grid (dtrain.h) */
 } ds_train_spec;
+/* train.distributed: auto = on when the team has > 1 rank, the widest layer has
+ * >= DS_DIST_AUTO_WIDTH units and the point is supported (docs/spectra.md). */
+enum { DS_DIST_AUTO = 0, DS_DIST_ON = 1, DS_DIST_OFF = 2, DS_DIST_AUTO_WIDTH = 512 };
 
 /* When a diagnostic is computed: step 0, the last step, every k steps, k
  * log-spaced steps per decade, and/or each step whose loss rose above the
@@ -203,6 +208,8 @@ typedef struct {
   ds_cadence agop;        /* AGOP (1/n) sum grad_x f grad_x f^T and its alignment with the reference */
   ds_cadence activations; /* ReLU nets: top-k singular values of each Z^sigma_l, nonlinearity ratio */
   ds_cadence escape;      /* escape-speed proxy -Tr[G^T f_theta~(X)], theta~ = sqrt(L) theta/||theta|| */
+  ds_cadence batch_ntk;   /* SGD: NTK of the step's minibatch: batch critical lr, catapult count
+                             (unset: evaluated with every ntk record) */
   int top_k;              /* eigenvalues kept for hessian / ntk (default 5) */
   int lanczos_iters;      /* Lanczos iterations (default 40) */
   int hessian_full_max;   /* parameter-count limit for hessian_full (default 4000) */
@@ -280,6 +287,13 @@ int64_t ds_sweep_npoints(const ds_sweep *s);
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out);
 /* Estimated floating-point operations of a whole point (training + records). */
 double ds_point_cost(const ds_point_cfg *c);
+/* Estimated peak memory of one point on one rank (bytes): parameters,
+ * gradient and optimiser state, data, activations, SVD workspaces and the
+ * diagnostics' matrices (docs/sweep-spec.md, "Teams"). */
+double ds_point_mem_bytes(const ds_point_cfg *c);
+/* Team size of a point: train.ranks_per_point, or for auto (0) the smallest
+ * power of two t with ds_point_mem_bytes / t <= rank_mem_bytes. */
+int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes);
 /* Estimated bytes the point's trajectory occupies in the store. */
 double ds_point_store_bytes(const ds_point_cfg *c);
 /* Canonical text of a configuration option value, e.g. for "model.type". */

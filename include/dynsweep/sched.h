@@ -25,6 +25,8 @@ typedef struct {
                                resume from their last checkpoint) */
   int *drained;             /* out, every rank: 1 if the run stopped on a drain
                                signal with points left */
+  double rank_mem_mb;       /* per-rank memory budget (MB) for train.ranks_per_point:
+                               auto; <= 0 = 1024 */
 } ds_run_opts;
 
 /* Installs the drain-signal handlers (SIGTERM, SIGUSR1: finish or checkpoint

@@ -45,6 +45,7 @@ typedef struct {
   double peak_ratio;       /* max_{t>=1} L_t / L_0 */
   int32_t plateaus;        /* plateaus in the recorded loss */
   int64_t plateau_end;     /* step the last plateau ended, -1 if none */
+  int32_t team_size;       /* ranks in the team that ran it (0 pending) */
 } ds_summary_row;
 
 typedef struct {
@@ -126,11 +127,18 @@ int ds_store_write_row(ds_store *s, const ds_summary_row *row);
 int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len);
 /* The last published checkpoint of point id (malloc'd; DS_EINPUT if none). */
 int ds_store_read_ckpt(ds_store *s, int64_t id, char **blob, size_t *len);
-/* fsyncs the journal if records were appended since the last sync (group
- * commit: rank 0 calls it when it has no message waiting). */
+/* fsyncs the journal now if records were appended since the last sync. */
 int ds_store_sync(ds_store *s);
+/* Group commit: fsyncs the journal if records are waiting and the last
+ * fsync is at least DS_STORE_COMMIT_S old (rank 0 calls it whenever it is
+ * idle and at every tick). A finished point is durable against a machine
+ * crash after the next group commit (<= ~0.75 s); against a kill of the
+ * processes it is durable as soon as it is journaled (the page cache
+ * survives the process). */
+#define DS_STORE_COMMIT_S 0.5
+int ds_store_commit(ds_store *s);
 /* Publishes when due: at least every_s seconds after the last publish and
- * at least 50x the last publish's cost (so publishing stays <= ~2% of wall
+ * at least 100x the last publish's cost (so publishing stays <= ~1% of wall
  * time). force = 1: now. Nothing to publish: no-op. */
 int ds_store_publish(ds_store *s, int force);
 void ds_store_set_publish_every(ds_store *s, double every_s);
@@ -148,6 +156,7 @@ typedef struct {
   double journal_s;        /* seconds spent appending + fsyncing the journal */
   double journal_bytes;    /* bytes appended to the journal */
   int64_t journal_records;
+  int64_t journal_syncs;   /* fsyncs of the journal */
   double file_bytes;       /* size of the published file */
 } ds_store_stats;
 void ds_store_get_stats(const ds_store *s, ds_store_stats *st);

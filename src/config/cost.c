@@ -131,6 +131,11 @@ static double spectra_cost(const ds_point_cfg *c) {
   }
   if (cad_on(&sp->escape)) /* a forward pass at the rescaled parameters */
     total += ds_cadence_evals(&sp->escape, c->train.steps) * (2.0 * n * W + 4.0 * P);
+  if (cad_on(&sp->batch_ntk)) { /* the NTK of a b-sample batch: kb backward passes, K_b, its eigen */
+    double b = c->optimizer.batch_size > 0 ? c->optimizer.batch_size : n, kb = dL * b;
+    total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) *
+             (2.0 * b * W + kb * 4.0 * W + 2.0 * kb * kb * P + 9.0 * kb * kb * kb);
+  }
   return total;
 }
 
@@ -155,6 +160,7 @@ static double spectra_bytes(const ds_point_cfg *c) {
   total += ds_cadence_evals(&sp->agop, c->train.steps) * row(1);
   if (L > 1) total += ds_cadence_evals(&sp->activations, c->train.steps) * ((L - 1) * row(k) + row(L - 1));
   total += ds_cadence_evals(&sp->escape, c->train.steps) * row(1);
+  total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) * 2 * row(1);
   return total;
 }
 
@@ -197,4 +203,57 @@ double ds_point_store_bytes(const ds_point_cfg *c) {
   if (s & DS_REC_LAYER_FRO) per_rec += 8.0 + 8.0 * c->model.depth; /* one row per layer set */
   if (s & DS_REC_LAYER_SV) per_rec += c->model.depth * (8.0 + 8.0 * c->record.top_k); /* sv/W<l> */
   return rec * per_rec + spectra_bytes(c);
+}
+
+/* ---- memory and team size (train.ranks_per_point: auto) ---- */
+
+/* Optimiser state vectors of nparams each. */
+static double mem_opt_state(ds_opt_kind k) {
+  switch (k) {
+  case DS_OPT_MOMENTUM:
+  case DS_OPT_NESTEROV:
+  case DS_OPT_ADAGRAD:
+  case DS_OPT_RMSPROP: return 1;
+  case DS_OPT_ADADELTA:
+  case DS_OPT_ADAM: return 2;
+  default: return 0;
+  }
+}
+
+/* In doubles: theta, gradient and optimiser state (plus w0 for lin/quad);
+ * the data; three buffers per layer of d_l x batch (pre-activation,
+ * activation, backward) and the test forward pass; the SVD copy and
+ * workspace of the largest layer; and for the diagnostics: the NTK Jacobian
+ * (kn x P) and three kn x kn matrices (K, K0, eigenvectors), iters Lanczos
+ * vectors of P, the full Hessian (two P x P), the AGOP (d_in x d_in). */
+double ds_point_mem_bytes(const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  int dims[65], L = spec_dims(c, dims);
+  if (L == 0) return 0;
+  double P = ds_point_nparams(c), n = c->data.n_train, nt = c->data.n_test;
+  double d0 = dims[0], dL = dims[L], kn = dL * n, b = cost_batch(c);
+  double words = P * (2.0 + mem_opt_state(c->optimizer.type) + (c->model.approx != DS_APPROX_NONE));
+  words += (n + nt) * (d0 + dL);
+  double act = 0, big = 0;
+  for (int l = 0; l <= L; l++) act += dims[l];
+  words += 3.0 * act * (b > nt ? b : nt);
+  for (int l = 1; l <= L; l++) {
+    double sz = (double)dims[l] * dims[l - 1];
+    big = sz > big ? sz : big;
+  }
+  if ((c->record.series & DS_REC_LAYER_SV) || cad_on(&sp->layers)) words += 2.0 * big;
+  if (cad_on(&sp->ntk)) words += kn * P + 3.0 * kn * kn;
+  if (cad_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * P;
+  if (cad_on(&sp->hessian_full)) words += 2.0 * P * P;
+  if (cad_on(&sp->agop)) words += 2.0 * d0 * d0;
+  if (cad_on(&sp->batch_ntk) || (cad_on(&sp->ntk) && b < n)) words += dL * b * (P + dL * b);
+  return 8.0 * words;
+}
+
+int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes) {
+  if (c->train.ranks_per_point > 0) return c->train.ranks_per_point;
+  double m = ds_point_mem_bytes(c);
+  int t = 1;
+  while (rank_mem_bytes > 0 && m / t > rank_mem_bytes && t < (1 << 20)) t *= 2;
+  return t;
 }

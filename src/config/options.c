@@ -34,6 +34,7 @@ static const char *const reductions[] = {"sum", "half_sum", "mean", "half_mean",
 static const char *const opt_types[] = {"gd",      "sgd",      "momentum", "nesterov",
                                         "adagrad", "adadelta", "rmsprop",  "adam", NULL};
 static const char *const sched_kinds[] = {"constant", "piecewise", "adaptive_norm", NULL};
+static const char *const dist_kinds[] = {"auto", "on", "off", NULL};
 const char *const ds_series_names[] = {"loss",      "test_loss", "grad_norm", "param_norm",
                                        "layer_fro", "layer_sv",  "loss_gap",  "lr", NULL};
 const char *const ds_reduction_help =
@@ -189,6 +190,14 @@ const ds_option ds_options[] = {
      "stop early once the train loss is below tol (0 = never)", 0, 0},
     {"train.diverge_above", NULL, DS_OT_DOUBLE, OFF(train.diverge_above), 0, NOMAX, 1, NULL, 1e6,
      "1e6", "declare divergence when the loss exceeds this or is not finite", 0, 0},
+    {"train.ranks_per_point", "ranks_per_point", DS_OT_INT, OFF(train.ranks_per_point), 1, INT_MAX, 0,
+     NULL, 1, "1", "ranks in the worker team that runs the point (its BLACS grid), or auto: the "
+     "smallest power of two whose per-rank share of the point's estimated memory fits "
+     "--rank-memory", 0, 0},
+    {"train.distributed", NULL, DS_OT_ENUM, OFF(train.distributed), 0, 0, 0, dist_kinds,
+     DS_DIST_AUTO, "auto", "train on the team's process grid (weights and activations block-cyclic, "
+     "pdgemm): on, off, or auto = on when the team has > 1 rank and the widest layer has >= 512 "
+     "units (and the point is supported: not e2e/approx/cross_entropy/record.spectra)", 0, 0},
     /* ---- record ---- */
     {"record.series", NULL, DS_OT_SERIES, OFF(record.series), 0, 0, 0, ds_series_names,
      ALL_SERIES, "the first six", "series to record", 0, 0},
@@ -207,6 +216,7 @@ const ds_option ds_options[] = {
     CADENCE(agop, "AGOP alignment"),
     CADENCE(activations, "activation singular values (ReLU nets)"),
     CADENCE(escape, "escape-speed proxy"),
+    CADENCE(batch_ntk, "SGD: NTK of the step's minibatch (batch critical lr, catapult count)"),
     {"record.spectra.top_k", NULL, DS_OT_INT, OFF(record.spectra.top_k), 1, 4096, 0, NULL, 5, "5",
      "top-k kept by the diagnostics: singular values (layers, activations), eigenvalues (hessian, ntk)",
      0, 0},
@@ -245,6 +255,12 @@ int ds_opt_is_list(const ds_option *o) {
 
 int ds_opt_is_scalar(const ds_option *o) {
   return o->type != DS_OT_SERIES && o->type != DS_OT_PATH && !ds_opt_is_list(o);
+}
+
+/* A word that stands for the value 0 of an integer option, or NULL: "auto"
+ * for train.ranks_per_point (0 itself is refused by the range check). */
+static const char *opt_word0(const ds_option *o) {
+  return o->off == OFF(train.ranks_per_point) && o->type == DS_OT_INT ? "auto" : NULL;
 }
 
 /* The scalar type of one element of a list option (the option's own type otherwise). */
@@ -323,7 +339,8 @@ void ds_opt_format(const ds_option *o, double v, char *buf, int n) {
   switch (opt_elem_type(o)) {
   case DS_OT_INT:
   case DS_OT_INT64: /* a value outside long long (an out-of-range input) prints as a double */
-    if (fabs(v) < 9.2e18) snprintf(buf, (size_t)n, "%lld", (long long)v);
+    if (opt_word0(o) && v == 0) snprintf(buf, (size_t)n, "%s", opt_word0(o));
+    else if (fabs(v) < 9.2e18) snprintf(buf, (size_t)n, "%lld", (long long)v);
     else ds_fmt_double(v, buf, n);
     break;
   case DS_OT_DOUBLE: ds_fmt_double(v, buf, n); break;
@@ -417,7 +434,8 @@ int ds_opt_check_range(const char *file, const ds_option *o, double v, int line,
   if (o->min_excl)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be > %s, got %s", file, line, col, o->path, lo, got);
   if (o->max >= (et == DS_OT_INT ? (double)INT_MAX : 1e18))
-    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be >= %s, got %s", file, line, col, o->path, lo, got);
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be >= %s%s, got %s", file, line, col, o->path, lo,
+                   opt_word0(o) ? " or auto" : "", got);
   return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be in %s..%s, got %s", file, line, col, o->path, lo,
                  hi, got);
 }
@@ -456,6 +474,7 @@ int ds_opt_parse_scalar(const char *file, const ds_option *o, const ds_yn *v, do
   if (o->type == DS_OT_SERIES) return ds_opt_parse_series(file, o, v, val);
   if (o->type == DS_OT_ENUM) return opt_parse_enum(file, o, v, val);
   if (v->kind != DS_YN_SCALAR) goto bad_type;
+  if (opt_word0(o) && !strcmp(v->str, opt_word0(o))) return *val = 0, DS_OK; /* "auto" */
   ds_opt_type et = opt_elem_type(o);
   switch (et) {
   case DS_OT_BOOL:
@@ -481,6 +500,7 @@ bad_type:
   return opt_type_error(file, o, v,
                         opt_elem_type(o) == DS_OT_BOOL     ? "true or false"
                         : opt_elem_type(o) == DS_OT_DOUBLE ? "a number"
+                        : opt_word0(o)                         ? "an integer or auto"
                                                            : "an integer");
 }
 

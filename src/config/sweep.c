@@ -1025,10 +1025,50 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                      "record.spectra.ntk_max = %d; use fewer training samples or raise ntk_max (K is a "
                      "%.0f x %.0f matrix)", c->data.d_out, c->data.n_train, kn, sp->ntk_max, kn, kn);
   }
+  if (sw_cad_on(&sp->batch_ntk)) {
+    DS_TRY(sw_check_exact_model(x, idx, c, "batch_ntk",
+                                SW_AT(SW_CAD("batch_ntk"), "model.type", "model.approx")));
+    int b = c->optimizer.batch_size; /* full batch: the whole training set */
+    if (b <= 0 || b > c->data.n_train) b = c->data.n_train;
+    double kb = (double)c->data.d_out * b;
+    if (kb > sp->ntk_max)
+      return sw_xerr(x, idx, SW_AT(SW_CAD("batch_ntk"), "record.spectra.ntk_max", "optimizer.batch_size",
+                                   "data.d_out"),
+                     "record.spectra.batch_ntk: the batch NTK has d_out * batch_size = %d * %d = %.0f "
+                     "rows, more than record.spectra.ntk_max = %d; use a smaller batch or raise ntk_max",
+                     c->data.d_out, b, kb, sp->ntk_max);
+  }
   return DS_OK;
 }
 
 /* Every constraint of one combo. */
+/* train.distributed: on is refused for what the distributed trainer does not
+ * do (src/spectra/dtrain.c); auto quietly falls back to one rank for those. */
+static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  if (c->train.distributed != DS_DIST_ON) return DS_OK;
+  const ds_spectra_spec *sp = &c->record.spectra;
+  if (c->model.type == DS_MODEL_E2E)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "model.type"),
+                   "train.distributed: on is not supported with model.type e2e (the end-to-end "
+                   "update is one-rank); use off or auto");
+  if (c->model.approx != DS_APPROX_NONE)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "model.approx"),
+                   "train.distributed: on is not supported with model.approx %s; use off or auto",
+                   sw_choice("model.approx", c->model.approx));
+  if (c->loss.type == DS_LOSS_CE)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "loss.type"),
+                   "train.distributed: on supports loss.type mse and lp, not cross_entropy (its "
+                   "softmax spans a whole output column); use off or auto");
+  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full,
+                             &sp->ntk, &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
+  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
+    if (sw_cad_on(cad[i]))
+      return sw_xerr(x, idx, SW_AT("train.distributed"),
+                     "train.distributed: on does not compute record.spectra diagnostics (they need "
+                     "the whole theta on one rank); turn them off, or use off or auto");
+  return DS_OK;
+}
+
 static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   ds_point_cfg raw; /* the values as written, before anything is derived */
   sw_apply_axes(x->s, &x->raw_base, idx, &raw);
@@ -1042,6 +1082,7 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   DS_TRY(sw_check_data(x, idx, c));
   DS_TRY(sw_check_loss_optim(x, idx, c));
   DS_TRY(sw_check_spectra(x, idx, c));
+  DS_TRY(sw_check_dist(x, idx, c));
   return DS_OK;
 }
 
@@ -1095,7 +1136,8 @@ static uint64_t sw_hash(const ds_sweep *s) {
     const ds_option *o = &ds_options[i];
     if (s->rank_auto && !strcmp(o->path, "data.rank")) snprintf(buf, sizeof buf, "auto");
     else ds_opt_format_cfg(o, &s->base, buf, sizeof buf);
-    if (!strncmp(o->path, "record.spectra.", 15)) {
+    if (!strncmp(o->path, "record.spectra.", 15) || !strcmp(o->path, "train.ranks_per_point") ||
+        !strcmp(o->path, "train.distributed")) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */
       char dbuf[4096];

@@ -10,6 +10,27 @@
 void ds_nn_linear_forward(double *Z, const double *W, const double *b, const double *A,
                           int dout, int din, int n, double alpha);
 
+/* Where the bias is added after a beta = 0 GEMM instead of being its initial
+ * C (ds_nn_linear_forward_relu): din <= this (one K block of the GEMM) and
+ * alpha = 1. */
+#define DS_NN_BIAS_AFTER_MAX_K 32
+int ds_nn_bias_after(int din);
+
+/* Z = alpha W Ain + b 1^T, then A = max(Z, 0) when A is not NULL (A != Z);
+ * bitwise the same as ds_nn_linear_forward + ds_nn_relu_forward, faster for
+ * small layers with a bias (see layers.c). */
+void ds_nn_linear_forward_relu(double *Z, double *A, const double *W, const double *b,
+                               const double *Ain, int dout, int din, int n, double alpha);
+
+/* Z += b 1^T, and A = max(Z, 0) when A is not NULL, in one pass
+ *   Z (d x n, in place), b (d) -> A (d x n) */
+void ds_nn_bias_add_relu(double *Z, double *A, const double *b, int d, int n);
+
+/* dA = W^T dZ of small layers (dout <= 15, din <= 64) is an NN GEMM on a
+ * transposed copy of W (see layers.c). */
+#define DS_NN_TN_MAX_DOUT 15
+#define DS_NN_TN_MAX_DIN 64
+
 /* dW = alpha dZ A^T (skipped when dW is NULL); dA = alpha W^T dZ (skipped when dA is NULL)
  *   dZ (dout x n), W (dout x din), A (din x n) -> dW (dout x din), dA (din x n)
  * The bias gradient is done by ds_nn_bias_backward or fused in ds_nn_relu_backward. */

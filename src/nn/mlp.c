@@ -150,9 +150,10 @@ const double *ds_mlp_forward(const ds_mlp *m, const double *theta, const double 
   for (int l = 1; l <= L; l++) {
     const double *b = m->bias ? theta + m->b_off[l - 1] : NULL;
     /* Z_l (d_l x n) = W_l (d_l x d_{l-1}) A_{l-1} (d_{l-1} x n) + b_l 1^T */
-    ds_nn_linear_forward(w->Z[l], theta + m->w_off[l - 1], b, w->A[l - 1], m->dims[l],
-                         m->dims[l - 1], n, ds_nn_alpha(m, l));
-    if (m->act == DS_ACT_RELU && l < L) ds_nn_relu_forward(w->A[l], w->Z[l], m->dims[l], n);
+    /* A_l = relu(Z_l) in the same pass as the bias where it pays (layers.c) */
+    double *A = m->act == DS_ACT_RELU && l < L ? w->A[l] : NULL;
+    ds_nn_linear_forward_relu(w->Z[l], A, theta + m->w_off[l - 1], b, w->A[l - 1], m->dims[l],
+                              m->dims[l - 1], n, ds_nn_alpha(m, l));
   }
   w->A[L] = w->Z[L];
   return w->Z[L];

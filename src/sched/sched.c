@@ -13,7 +13,11 @@
  * A result with status pending means the worker stopped the point (drain
  * signal) after checkpointing it: rank 0 stops handing out work.
  *
- * Points go out longest-estimated-first to whichever worker asks. Rank 0
+ * Workers form teams (train.ranks_per_point; plan_teams): only a team's
+ * leader (its lowest world rank) talks to rank 0 and passes the assignment
+ * on to its members over the team communicator (work()).
+ * Points go out longest-estimated-first to whichever worker asks (a team
+ * gets only points of its size). Rank 0
  * waits with MPI_Iprobe and an exponential sleep back-off (Open MPI's
  * blocking receives busy-poll and would burn a core), is the only rank that
  * touches the store, fsyncs the journal when it has nothing else to do and
@@ -101,7 +105,20 @@ typedef struct {
   double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
   int fatal, draining, tty, nothing_to_do;
   char fatal_msg[1024];
+  /* teams (train.ranks_per_point) */
+  int nworkers;          /* world ranks 1..size-1 */
+  int *tsize;            /* team size of each row */
+  struct tclass *cls;    /* one queue per team size (multi-rank runs), or NULL */
+  int ncls;
+  int *lead_size;        /* world rank -> size of the team it leads (0: not a leader) */
 } sched;
+
+/* The queued rows of one team size, longest first, and its teams. */
+typedef struct tclass {
+  int size, teams;
+  int64_t *q, n, head;
+  double cost;
+} tclass;
 
 static int is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
 
@@ -172,6 +189,158 @@ int64_t ds_sched_map_rows(const ds_sweep *sw, const double *vals, const ds_summa
   return mapped;
 }
 
+/* ---- teams (train.ranks_per_point) ------------------------------------------------ */
+
+static double rank_mem_bytes(const ds_run_opts *o) {
+  return (o->rank_mem_mb > 0 ? o->rank_mem_mb : 1024.0) * 1048576.0;
+}
+
+/* Team size a point runs on with nworkers worker ranks: its ranks_per_point,
+ * auto capped at the largest power of two <= nworkers; 1 with -n 1. */
+static int point_team(const ds_run_opts *o, const ds_point_cfg *c, int nworkers) {
+  if (nworkers < 1) return 1;
+  int t = ds_point_team_size(c, rank_mem_bytes(o));
+  if (c->train.ranks_per_point == 0)
+    while (t > nworkers) t /= 2;
+  return t;
+}
+
+/* Rank 0, before anything is created: every team size the sweep needs must
+ * fit the worker ranks at the same time (one team of each size). */
+static int check_teams(sched *s) {
+  const ds_sweep *sw = s->sw;
+  int W = s->nworkers, nsz = 0, sizes[64], maxreq = 1, capped = 0, cap_to = 0;
+  int64_t np = ds_sweep_npoints(sw), maxpt = 0;
+  double cap_mem = 0;
+  int axis = 0;
+  for (int a = 0; a < sw->naxes; a++) axis |= !strcmp(sw->axes[a].path, "train.ranks_per_point");
+  if (!axis && sw->base.train.ranks_per_point > 0 && np > 1) np = 1; /* one size for all */
+  for (int64_t i = 0; i < np; i++) {
+    ds_point p;
+    DS_TRY(ds_sweep_point(sw, i, &p));
+    int req = ds_point_team_size(&p.cfg, rank_mem_bytes(s->o));
+    if (req > maxreq) maxreq = req, maxpt = i;
+    if (W < 1) continue;
+    if (p.cfg.train.ranks_per_point > 0 && req > W)
+      return ds_fail(DS_EINPUT, "%s: ranks_per_point %d (point %lld) needs a team of %d worker "
+                     "ranks, but this run has only %d (ranks 1..%d of %d); run with -n %d or more",
+                     sw->path, req, (long long)i, req, W, W, W + 1, req + 1);
+    int t = point_team(s->o, &p.cfg, W);
+    if (t < req && !capped) capped = req, cap_to = t, cap_mem = ds_point_mem_bytes(&p.cfg);
+    int k = 0;
+    while (k < nsz && sizes[k] != t) k++;
+    if (k == nsz && nsz == 64)
+      return ds_fail(DS_EINPUT, "%s: ranks_per_point: more than 64 different team sizes", sw->path);
+    if (k == nsz) sizes[nsz++] = t;
+  }
+  if (W < 1) {
+    if (maxreq > 1)
+      ds_warn("ranks_per_point: point %lld asks for a team of %d ranks, but with -n 1 rank 0 runs "
+              "every point itself on a team of 1", (long long)maxpt, maxreq);
+    return DS_OK;
+  }
+  int need = 0;
+  char list[256] = "";
+  for (int k = 0; k < nsz; k++) {
+    need += sizes[k];
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof list - l, "%s%d", k ? (k + 1 == nsz ? " and " : ", ") : "", sizes[k]);
+  }
+  if (need > W)
+    return ds_fail(DS_EINPUT, "%s: ranks_per_point needs teams of %s ranks at the same time (%d "
+                   "worker ranks for one team of each size), but this run has only %d (ranks 1..%d "
+                   "of %d); run with -n %d or more", sw->path, list, need, W, W, W + 1, need + 1);
+  if (capped)
+    ds_warn("ranks_per_point: auto wants a team of %d ranks for an estimated %.0f MB per point "
+            "(--rank-memory %.0f MB per rank), more than the %d worker ranks; those points run on "
+            "teams of %d", capped, cap_mem / 1048576.0, rank_mem_bytes(s->o) / 1048576.0, W, cap_to);
+  return DS_OK;
+}
+
+/* Rank 0, after the queue is built: splits worker ranks 1..size-1 into
+ * teams. One team for every size the queue needs, then the remaining ranks
+ * go, a team at a time, to the size with the most estimated cost per rank
+ * (never more teams of a size than it has points). Ranks are given out
+ * consecutively, largest teams first. color[r] = team number of world rank
+ * r, -1 for rank 0 and idle ranks. Returns the number of teams. */
+static int plan_teams(sched *s, int size, int *color) {
+  for (int r = 0; r < size; r++) color[r] = -1;
+  s->lead_size = ds_calloc((size_t)size, sizeof *s->lead_size);
+  if (!s->lead_size) return -1;
+  int cap = 0;
+  for (int64_t j = s->qhead; j < s->qn; j++) {
+    int64_t id = s->queue[j];
+    int c = 0;
+    while (c < s->ncls && s->cls[c].size != s->tsize[id]) c++;
+    if (c == s->ncls) {
+      if (s->ncls == cap) {
+        cap = cap ? 2 * cap : 8;
+        tclass *g = realloc(s->cls, (size_t)cap * sizeof *g);
+        if (!g) return -1;
+        s->cls = g;
+      }
+      memset(&s->cls[c], 0, sizeof s->cls[c]);
+      s->cls[c].size = s->tsize[id];
+      s->ncls++;
+    }
+    s->cls[c].n++;
+    s->cls[c].cost += s->cost[id];
+  }
+  for (int c = 0; c < s->ncls; c++) {
+    s->cls[c].q = ds_calloc((size_t)s->cls[c].n, sizeof *s->cls[c].q);
+    if (!s->cls[c].q) return -1;
+    s->cls[c].n = 0;
+  }
+  for (int64_t j = s->qhead; j < s->qn; j++) { /* keep longest-first order */
+    int64_t id = s->queue[j];
+    for (int c = 0; c < s->ncls; c++)
+      if (s->cls[c].size == s->tsize[id]) s->cls[c].q[s->cls[c].n++] = id;
+  }
+  int left = size - 1, nteams = 0;
+  for (int c = 0; c < s->ncls; c++) {
+    if (s->cls[c].size > left) return -1; /* check_teams made sure it fits */
+    s->cls[c].teams = 1;
+    left -= s->cls[c].size;
+  }
+  for (;;) {
+    int best = -1;
+    double bl = -1;
+    for (int c = 0; c < s->ncls; c++) {
+      tclass *k = &s->cls[c];
+      if (k->size > left || k->teams >= k->n) continue;
+      double load = k->cost / ((double)k->teams * k->size);
+      if (load > bl) bl = load, best = c;
+    }
+    if (best < 0) break;
+    s->cls[best].teams++;
+    left -= s->cls[best].size;
+  }
+  int r = 1, big = 0;
+  for (int done = 0; done < s->ncls; done++) { /* largest size first */
+    int c = -1;
+    for (int k = 0; k < s->ncls; k++)
+      if (s->cls[k].teams > 0 && (c < 0 || s->cls[k].size > s->cls[c].size)) c = k;
+    for (int t = 0; t < s->cls[c].teams; t++, nteams++) {
+      s->lead_size[r] = s->cls[c].size;
+      for (int m = 0; m < s->cls[c].size; m++) color[r++] = nteams;
+    }
+    big |= s->cls[c].size > 1;
+    s->cls[c].teams = -s->cls[c].teams; /* mark placed */
+  }
+  for (int c = 0; c < s->ncls; c++) s->cls[c].teams = -s->cls[c].teams;
+  if (big && !s->o->quiet) {
+    char msg[512] = "";
+    for (int c = 0; c < s->ncls; c++) {
+      size_t l = strlen(msg);
+      snprintf(msg + l, sizeof msg - l, "%s%d team(s) of %d rank(s) for %lld point(s)", c ? ", " : "",
+               s->cls[c].teams, s->cls[c].size, (long long)s->cls[c].n);
+    }
+    ds_log("teams: %s", msg);
+    if (left) ds_log("teams: %d worker rank(s) idle (no team size fits them)", left);
+  }
+  return nteams;
+}
+
 static double *g_cost; /* for qsort */
 static int by_cost_desc(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -187,8 +356,11 @@ static int alloc_rows(sched *s, int64_t n) {
   s->blob = ds_calloc(m, sizeof *s->blob);
   s->bloblen = ds_calloc(m, sizeof *s->bloblen);
   s->queue = ds_calloc(m, sizeof *s->queue);
+  free(s->tsize);
+  s->tsize = ds_calloc(m, sizeof *s->tsize);
   if (!s->rows) s->rows = ds_calloc(m, sizeof *s->rows);
-  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->rows ? DS_OK : DS_ENOMEM;
+  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->tsize && s->rows ? DS_OK
+                                                                                     : DS_ENOMEM;
 }
 
 static void free_sched(sched *s) {
@@ -199,6 +371,10 @@ static void free_sched(sched *s) {
   free(s->cost);
   free(s->rows);
   free(s->queue);
+  free(s->tsize);
+  for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
+  free(s->cls);
+  free(s->lead_size);
 }
 
 /* Queue every unfinished row, longest first; count the finished ones. */
@@ -207,6 +383,7 @@ static int build_queue(sched *s) {
     ds_point p;
     DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
     s->cost[i] = p.cost;
+    s->tsize[i] = point_team(s->o, &p.cfg, s->nworkers);
     const ds_summary_row *r = &s->rows[i];
     if (is_final(r->status)) {
       s->nfinal++;
@@ -229,8 +406,24 @@ static int64_t next_point(sched *s) {
   return s->queue[s->qhead++];
 }
 
+/* The next point for a team of tsz ranks: the longest of that size. */
+static int64_t next_point_for(sched *s, int tsz) {
+  if (s->fatal || s->draining || g_stop) return -1;
+  for (int c = 0; c < s->ncls; c++) {
+    tclass *k = &s->cls[c];
+    if (k->size == tsz) return k->head < k->n ? k->q[k->head++] : -1;
+  }
+  return -1;
+}
+
 /* A point a worker stopped goes back to the front of the queue. */
 static void requeue(sched *s, int64_t id) {
+  for (int c = 0; s->cls && id >= 0 && id < s->n && c < s->ncls; c++) {
+    tclass *k = &s->cls[c];
+    if (k->size != s->tsize[id]) continue;
+    if (k->head > 0) k->q[--k->head] = id;
+    return;
+  }
   if (s->qhead > 0) s->queue[--s->qhead] = id;
 }
 
@@ -645,6 +838,7 @@ static void mark_running(sched *s, int64_t id, int rank) {
 /* Periodic work of rank 0: drain signal, publish, progress. */
 static void tick(sched *s) {
   if (g_stop && !s->draining) start_drain(s, "drain signal");
+  if (!s->fatal && ds_store_commit(s->store) != DS_OK) set_fatal(s);
   if (!s->fatal && ds_store_publish(s->store, 0) != DS_OK) set_fatal(s);
   progress(s, NULL, 0);
 }
@@ -714,19 +908,30 @@ static void init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
 /* ---- rank 0 ---------------------------------------------------------------------------- */
 
 /* Waits for a message without burning a core: probe, then sleep with an
- * exponential back-off from 50 us to 20 ms. Before sleeping, the journal is
- * fsynced (group commit). Returns 0 after ~0.25 s without a message, so the
+ * exponential back-off from 50 us to at most 20 ms. Before sleeping, the
+ * journal gets its group commit (fsync at most every 0.5 s, ds_store_commit).
+ * Returns 0 after ~0.25 s without a message, so the
  * caller can do its periodic work. */
 static int wait_message(sched *s, MPI_Comm comm, MPI_Status *st) {
-  double nap = 50e-6, t0 = ds_now();
+  /* the longest nap follows the message rate: a quarter of the typical gap
+   * between messages (points of a few ms: naps of ~0.1-1 ms, so a worker
+   * does not wait for rank 0 to wake up), 20 ms for long points */
+  static double last_msg, gap = 1.0;
+  double nap = 50e-6, t0 = ds_now(), cap = gap / 4;
+  cap = cap < 50e-6 ? 50e-6 : cap > 20e-3 ? 20e-3 : cap;
   for (;;) {
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, st);
-    if (flag) return 1;
-    if (!s->fatal && ds_store_sync(s->store) != DS_OK) set_fatal(s);
+    if (flag) {
+      double now = ds_now();
+      if (last_msg > 0) gap = 0.9 * gap + 0.1 * (now - last_msg);
+      last_msg = now;
+      return 1;
+    }
+    if (!s->fatal && ds_store_commit(s->store) != DS_OK) set_fatal(s); /* group commit */
     if (ds_now() - t0 > 0.25) return 0;
     ds_sleep(nap);
-    nap = nap * 2 < 20e-3 ? nap * 2 : 20e-3;
+    nap = nap * 2 < cap ? nap * 2 : cap;
   }
 }
 
@@ -757,13 +962,17 @@ static int recv_result(MPI_Comm comm, int src, ds_point_result *res, ds_traj *tr
 }
 
 static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
-  int64_t id = next_point(s);
+  int64_t id = s->cls ? next_point_for(s, s->lead_size[dst]) : next_point(s);
   int64_t hdr[3] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0};
   if (id >= 0 && !s->blob[id]) hdr[2] = 0;
   MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
   if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
-  if (id >= 0) mark_running(s, id, dst);
-  else (*active)--;
+  if (id >= 0) {
+    s->rows[id].team_size = s->tsize[id];
+    mark_running(s, id, dst);
+  } else {
+    (*active)--;
+  }
 }
 
 /* Drain or store failure with workers still busy past the deadline: publish
@@ -835,6 +1044,7 @@ static void serve_alone(sched *s) {
     ds_traj tr;
     ds_ckpt ck;
     ckpt_ctx c = {MPI_COMM_SELF, id, s};
+    s->rows[id].team_size = 1; /* -n 1: whatever ranks_per_point asked for */
     mark_running(s, id, 0);
     init_ckpt(&ck, s->o, &c, 1, s->blob[id], s->bloblen[id]);
     run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
@@ -847,48 +1057,84 @@ static void serve_alone(sched *s) {
 
 /* ---- workers -------------------------------------------------------------------------- */
 
-static int work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank) {
+/* Team members other than the leader: checkpoints go through the leader. */
+static int save_none(void *arg, int64_t point, const char *blob, size_t len) {
+  (void)arg, (void)point, (void)blob, (void)len;
+  return 0;
+}
+
+/* A worker team over tcomm (team rank 0 = its leader, the lowest world
+ * rank). Only the leader talks to rank 0; it passes each assignment (and the
+ * checkpoint to resume from) to the members, every member runs the point,
+ * the leader alone sends checkpoints and the result. */
+static int work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm) {
   ds_team team;
-  int rc = ds_team_init(&team, MPI_COMM_SELF); /* team size 1 */
+  int trank;
+  MPI_Comm_rank(tcomm, &trank);
+  int rc = ds_team_init(&team, tcomm);
   char terr[256];
   snprintf(terr, sizeof terr, "%s", rc == DS_OK ? "" : ds_errmsg());
+  if (trank != 0 && rc != DS_OK) return DS_OK; /* the leader fails each point with terr */
+  int lead = trank == 0, multi = rc == DS_OK && team.size > 1;
   int zero = 0;
-  MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
+  if (lead) MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
   for (;;) {
-    int64_t hdr[3];
-    MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
-    if (hdr[0] < 0) break;
+    int64_t hdr[4] = {-1, -1, 0, 0}; /* id, sweep index, blob length, run it */
     char *blob = NULL;
     int blen = 0;
-    if (hdr[2] > 0) blob = recv_bytes(comm, 0, TAG_BLOB, &blen);
+    if (lead) {
+      MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+      if (hdr[0] >= 0 && hdr[2] > 0) blob = recv_bytes(comm, 0, TAG_BLOB, &blen);
+      hdr[2] = blob ? blen : 0;
+      hdr[3] = rc == DS_OK && !g_stop; /* the leader decides for the team */
+    }
+    if (multi) {
+      MPI_Bcast(hdr, 4, MPI_INT64_T, 0, team.comm);
+      if (hdr[0] >= 0 && hdr[3] && hdr[2] > 0) {
+        if (!lead) blob = malloc((size_t)hdr[2]);
+        int ok = blob != NULL, all = 0;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, team.comm);
+        if (all) MPI_Bcast(blob, (int)hdr[2], MPI_BYTE, 0, team.comm);
+        else hdr[3] = -1; /* out of memory somewhere: fail the point on every member */
+        blen = (int)hdr[2];
+      }
+    }
+    if (hdr[0] < 0) break;
     ds_point_result res;
     ds_traj tr;
-    if (rc == DS_OK && !g_stop) {
+    if (hdr[3] > 0) {
       ds_ckpt ck;
       ckpt_ctx c = {comm, hdr[0], NULL};
       init_ckpt(&ck, o, &c, 0, blob, blob ? (size_t)blen : 0);
+      if (!lead) {
+        ck.save = save_none;
+        ck.stop = NULL;
+      }
       run_one(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
     } else { /* stopping: hand the point back; or team setup failed */
       memset(&res, 0, sizeof res);
       ds_traj_init(&tr);
       res.id = hdr[0];
       res.rank = rank;
-      res.status = rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
-      snprintf(res.reason, sizeof res.reason, "%s", rc == DS_OK ? "" : terr);
+      res.status = hdr[3] == 0 && rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
+      snprintf(res.reason, sizeof res.reason, "%s",
+               rc != DS_OK ? terr : hdr[3] < 0 ? "out of memory for the checkpoint on a team member" : "");
     }
     free(blob);
-    char *buf;
-    size_t len;
-    if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
-      ds_traj_free(&tr);
-      ds_traj_init(&tr);
-      res.status = DS_ST_FAILED;
-      snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
-      ds_traj_pack(&tr, &buf, &len);
+    if (lead) {
+      char *buf;
+      size_t len;
+      if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
+        ds_traj_free(&tr);
+        ds_traj_init(&tr);
+        res.status = DS_ST_FAILED;
+        snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
+        ds_traj_pack(&tr, &buf, &len);
+      }
+      MPI_Send(&res, sizeof res, MPI_BYTE, 0, TAG_RESULT, comm);
+      MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_TRAJ, comm);
+      free(buf);
     }
-    MPI_Send(&res, sizeof res, MPI_BYTE, 0, TAG_RESULT, comm);
-    MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_TRAJ, comm);
-    free(buf);
     ds_traj_free(&tr);
   }
   if (rc == DS_OK) ds_team_free(&team);
@@ -930,6 +1176,8 @@ static int wrap_up(sched *s, int size, double cpu, double wall) {
   }
   if (!complete)
     ds_store_set_run(s->store, s->fatal ? "stopped" : "drained", (double)time(NULL), s->final0);
+  /* ds_store_finish publishes the last results; the wall_s and rank0_cpu_s
+   * it records include that publish up to the closing of the file */
   int frc = ds_store_finish(s->store, complete ? end : NULL, s->prev_cpu + cpu, s->prev_wall + wall);
   if (frc != DS_OK && !s->fatal) set_fatal(s);
   ds_store_stats st;
@@ -966,9 +1214,11 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   char *hosts = gather_hosts(comm, rank, size);
   sched s = {.sw = sw, .o = o};
   s.tty = isatty(2);
+  s.nworkers = size - 1;
   if (rank == 0) {
     s.t0 = ds_now();
-    rc = prepare(&s, hosts ? hosts : "", size);
+    rc = check_teams(&s); /* before anything is created */
+    if (rc == DS_OK) rc = prepare(&s, hosts ? hosts : "", size);
     if (rc != DS_OK && s.store) {
       ds_store_close(s.store);
       s.store = NULL;
@@ -986,19 +1236,34 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     if (nothing) return DS_OK;
     return rank == 0 ? rc : ds_fail(start[0], "rank 0 could not start the sweep");
   }
-  int drained = 0;
+  int drained = 0, nteams = 0;
+  MPI_Comm tcomm = MPI_COMM_NULL;
+  if (size > 1) { /* teams: rank 0 plans, every worker joins its team's communicator */
+    int *color = ds_calloc((size_t)size, sizeof *color);
+    if (!color) MPI_Abort(comm, 1); /* a few ints; the collectives below need every rank */
+    if (rank == 0 && (nteams = plan_teams(&s, size, color)) < 0) {
+      ds_fail(DS_ENOMEM, "out of memory planning the worker teams");
+      set_fatal(&s);
+      nteams = 0;
+      for (int r = 0; r < size; r++) color[r] = -1;
+    }
+    MPI_Bcast(color, size, MPI_INT, 0, comm);
+    MPI_Comm_split(comm, color[rank] < 0 ? MPI_UNDEFINED : color[rank], rank, &tcomm);
+    free(color);
+  }
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
     s.t0 = s.last_prog = ds_now();
     if (size == 1) serve_alone(&s);
-    else rc = serve(&s, comm, size - 1);
+    else rc = serve(&s, comm, nteams);
     double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.t0;
     drained = s.nfinal < s.n && !s.fatal;
     int wrc = wrap_up(&s, size, cpu, wall);
     if (rc == DS_OK) rc = wrc;
-  } else {
-    rc = work(sw, o, comm, rank);
+  } else if (tcomm != MPI_COMM_NULL) {
+    rc = work(sw, o, comm, rank, tcomm);
   }
+  if (tcomm != MPI_COMM_NULL) MPI_Comm_free(&tcomm);
   int all[2] = {rc, drained};
   MPI_Bcast(all, 2, MPI_INT, 0, comm);
   free_sched(&s);

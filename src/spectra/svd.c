@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dynsweep/util.h"
+#include "dynsweep/dtrain.h"
 #include "spectra_priv.h"
 
 /* On the root: DS_ENUM if A has a NaN or infinity (ScaLAPACK would spin or
@@ -112,5 +113,30 @@ int ds_svd_values(ds_team *t, int m, int n, const double *A, int lda, double *s)
   if (rc != DS_OK) return ds_context(rc, "ds_svd_values %d x %d", m, n);
   if (k > 0 && MPI_Bcast(s, k, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
     return ds_fail(DS_EMPI, "ds_svd_values: MPI_Bcast failed");
+  return DS_OK;
+}
+
+/* The distributed variant (dtrain.h): pdgesvd on a local copy of A's blocks
+ * (same descriptor), no gather; a non-finite entry anywhere is DS_ENUM on
+ * every member. */
+int ds_svd_values_dmat(ds_team *t, const ds_dmat *A, double *s) {
+  int m = A->m, n = A->n, k = m < n ? m : n;
+  size_t cnt = (size_t)A->mloc * (size_t)A->nloc;
+  int bad = 0;
+  for (size_t q = 0; q < cnt; q++)
+    if (!isfinite(A->a[q])) bad = 1;
+  int rc = bad ? ds_fail(DS_ENUM, "ds_svd_values_dmat: the %d x %d matrix has a non-finite entry",
+                         m, n)
+               : DS_OK;
+  ds_dmat D = *A;
+  D.a = rc == DS_OK ? malloc((cnt ? cnt : 1) * sizeof(double)) : NULL;
+  if (rc == DS_OK && !D.a) rc = ds_fail(DS_ENOMEM, "ds_svd_values_dmat: out of memory");
+  if (rc == DS_OK && cnt) memcpy(D.a, A->a, cnt * sizeof(double));
+  rc = ds_team_agree(t, rc, m, n);
+  if (rc == DS_OK && k > 0) rc = ds_svd_run(t, &D, s);
+  free(D.a);
+  if (rc != DS_OK) return ds_context(rc, "ds_svd_values_dmat %d x %d", m, n);
+  if (k > 0 && MPI_Bcast(s, k, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
+    return ds_fail(DS_EMPI, "ds_svd_values_dmat: MPI_Bcast failed");
   return DS_OK;
 }

@@ -179,17 +179,32 @@ static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
   int64_t i = ds_store_row_index(s, r.id);
   if (i < 0) return ds_fail(DS_EIO, "%s: journal names point %" PRId64 ", which the store does "
                                     "not have", s->jpath, r.id);
-  if (type == DS_JR_ROW) {
-    if (ds_store_is_final(s->rows[i].status) && !ds_store_is_final(r.status)) return DS_OK;
-    DS_TRY(ds_store_h5_write_row(s, &r));
-  } else {
+  /* the summary rows are written from s->rows (which already holds every
+   * journaled row) at the end of the publish: a ROW record needs nothing here */
+  if (type == DS_JR_RESULT) {
     ds_traj t;
     DS_TRY(ds_traj_unpack(p + sizeof r, len - sizeof r, &t));
     int rc = ds_store_h5_write_point(s, &r, &t);
     ds_traj_free(&t);
     DS_TRY(rc);
   }
+  return DS_OK;
+}
+
+/* Resume: folds the journal's rows into s->rows (a RESULT always, a ROW
+ * unless it would turn a finished row back into an unfinished one). */
+static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
+  ds_store *s = arg;
+  ds_summary_row r;
+  if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
+  memcpy(&r, p, sizeof r);
+  r.reason[sizeof r.reason - 1] = 0;
+  int64_t i = ds_store_row_index(s, r.id);
+  if (i < 0) return DS_OK; /* reported by the publish that replays it */
+  if (type == DS_JR_ROW && ds_store_is_final(s->rows[i].status) && !ds_store_is_final(r.status))
+    return DS_OK;
   s->rows[i] = r;
+  ds_store_mark_dirty(s, i);
   return DS_OK;
 }
 
@@ -202,18 +217,20 @@ static int ds_store_open_tmp(ds_store *s) {
   H5Pclose(fapl);
   if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open the copy for writing");
   s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
-  s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
-  if (s->summary < 0 || s->points < 0)
-    return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open /summary and /points");
-  return DS_OK;
+  s->series = H5Gopen2(s->file, "series", H5P_DEFAULT);
+  if (s->summary < 0 || s->series < 0)
+    return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open /summary and /series");
+  return ds_store_h5_begin(s);
 }
 
 /* Closes the HDF5 file being written; -1 if it did not close cleanly. */
 static int ds_store_close_tmp(ds_store *s) {
+  ds_store_h5_abort(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
+  if (s->series >= 0) H5Gclose(s->series);
   int bad = s->file >= 0 && H5Fclose(s->file) < 0;
-  s->file = s->summary = s->points = -1;
+  s->file = s->summary = s->points = s->series = -1;
   return bad ? -1 : 0;
 }
 
@@ -227,12 +244,18 @@ static int ds_store_publish_tmp(ds_store *s) {
     memcpy(r, s->ext_rows, (size_t)s->npoints * sizeof *r);
     free(s->rows);
     s->rows = r;
+    unsigned char *w = ds_calloc(s->npoints ? (size_t)s->npoints : 1, 1);
+    if (!w) return DS_ENOMEM;
+    if (s->written) memcpy(w, s->written, (size_t)s->ext_old_np);
+    free(s->written);
+    s->written = w;
   }
   int64_t end = 0, n = 0;
   DS_TRY(ds_journal_scan(s->jfd, ds_store_apply, s, &end, &n));
   if (end != s->jend)
     return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
                    s->jpath, (long long)end, (long long)s->jend);
+  DS_TRY(ds_store_h5_end(s));
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
   snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
@@ -253,11 +276,12 @@ static int ds_store_publish_tmp(ds_store *s) {
 int ds_store_publish(ds_store *s, int force) {
   if (!s || !s->writable) return DS_OK;
   double t0 = ds_now();
-  if (!s->jrecs && !s->attrs_dirty && !s->ext_meta) return DS_OK;
+  if (!s->jrecs && !s->attrs_dirty && !s->ext_meta && s->dirty_hi <= s->dirty_lo) return DS_OK;
   if (!force && t0 < s->next_publish) return DS_OK;
   ds_store_silence_hdf5();
   ds_store_close_handles(s);
   int64_t old_np = s->npoints;
+  s->ext_old_np = old_np;
   int rc = ds_store_copy(s->path, s->tmppath);
   struct stat pst;
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
@@ -280,6 +304,7 @@ int ds_store_publish(ds_store *s, int force) {
   }
   s->gen++;
   s->attrs_dirty = 0;
+  s->dirty_lo = s->dirty_hi = 0;
   DS_TRY(ds_journal_reset(s));
   DS_TRY(ds_store_open_handles(s));
   double cost = ds_now() - t0;
@@ -289,7 +314,7 @@ int ds_store_publish(ds_store *s, int force) {
   s->st.publish_s += cost;
   s->st.last_publish_s = cost;
   if (stat(s->path, &st) == 0) s->st.file_bytes = (double)st.st_size;
-  double gap = 50 * cost > s->publish_every ? 50 * cost : s->publish_every;
+  double gap = 100 * cost > s->publish_every ? 100 * cost : s->publish_every;
   s->next_publish = ds_now() + gap;
   return DS_OK;
 }
@@ -391,7 +416,8 @@ int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summar
   if (!s->rows) rc = DS_ENOMEM;
   if (rc == DS_OK) {
     if (meta->npoints) memcpy(s->rows, rows, (size_t)meta->npoints * sizeof *s->rows);
-    rc = ds_store_create_file(s, meta, rows);
+    s->written = ds_calloc(meta->npoints ? (size_t)meta->npoints : 1, 1);
+    rc = s->written ? ds_store_create_file(s, meta, rows) : DS_ENOMEM;
   }
   if (rc == DS_OK) {
     s->gen = 1;
@@ -406,6 +432,7 @@ int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summar
     return rc;
   }
   s->next_publish = ds_now() + s->publish_every;
+  s->fresh = 1;
   *out = s;
   return DS_OK;
 }
@@ -420,10 +447,15 @@ static int ds_store_load(ds_store *s) {
     s->uuid = ds_store_new_uuid(); /* a version-1 store: gets one at the next publish */
   if (ds_store_get_i64(s->file, "generation", &s->gen) < 0) s->gen = 0;
   H5Eclear2(H5E_DEFAULT);
+  if (s->version < DS_STORE_FORMAT_VERSION)
+    return ds_fail(DS_EINPUT, "%s: store format_version %lld was written by an older dynsweep "
+                   "(series under /points); this dynsweep reads it (ls, show, export, status) but "
+                   "cannot add to it: finish the sweep with the dynsweep that made it, or start a "
+                   "new store", s->path, (long long)s->version);
   int64_t n = 0;
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
-  return DS_OK;
+  return ds_store_load_written(s);
 }
 
 int ds_store_resume(const char *path, ds_store **out) {
@@ -448,7 +480,7 @@ int ds_store_resume(const char *path, ds_store **out) {
   int mine = valid && h.uuid == s->uuid && h.row_size == sizeof(ds_summary_row);
   if (mine && h.base_gen == s->gen) {
     int64_t end = 0, n = 0;
-    rc = ds_journal_scan(s->jfd, NULL, NULL, &end, &n);
+    rc = ds_journal_scan(s->jfd, ds_store_fold, s, &end, &n);
     s->jend = end;
     s->jrecs = n;
     if (rc == DS_OK && n > 0) rc = ds_store_publish(s, 1); /* replay */
@@ -505,7 +537,10 @@ int ds_store_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *
   r.reason[sizeof r.reason - 1] = 0;
   int rc = ds_journal_append(s, DS_JR_RESULT, &r, sizeof r, buf, len);
   free(buf);
-  if (rc == DS_OK) s->rows[idx] = r;
+  if (rc == DS_OK) {
+    s->rows[idx] = r;
+    ds_store_mark_dirty(s, idx);
+  }
   return rc;
 }
 
@@ -515,8 +550,11 @@ int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
   if (ds_store_is_final(s->rows[idx].status) && !ds_store_is_final(row->status)) return DS_OK;
   ds_summary_row r = *row;
   r.reason[sizeof r.reason - 1] = 0;
-  DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
+  /* "running" is not journaled: after a kill a resume makes running rows
+   * pending anyway; it reaches STORE with the next publish */
+  if (r.status != DS_ST_RUNNING) DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
   s->rows[idx] = r;
+  ds_store_mark_dirty(s, idx);
   return DS_OK;
 }
 
@@ -530,11 +568,19 @@ int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
 int ds_store_sync(ds_store *s) {
   if (!s || !s->writable || !s->jsync) return DS_OK;
   double t0 = ds_now();
-  if (fsync(s->jfd) != 0)
+  if (fdatasync(s->jfd) != 0) /* the data and the file size; not the times */
     return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
   s->jsync = 0;
-  s->st.journal_s += ds_now() - t0;
+  s->last_sync = ds_now();
+  s->st.journal_s += s->last_sync - t0;
+  s->st.journal_syncs++;
   return DS_OK;
+}
+
+int ds_store_commit(ds_store *s) {
+  if (!s || !s->writable || !s->jsync) return DS_OK;
+  if (ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
+  return ds_store_sync(s);
 }
 
 void ds_store_set_publish_every(ds_store *s, double every_s) {
@@ -545,6 +591,12 @@ void ds_store_set_publish_every(ds_store *s, double every_s) {
 
 void ds_store_set_run(ds_store *s, const char *state, double session_start_unix, int64_t done0) {
   if (!s || !s->writable) return;
+  /* a store created by this writer already holds these attributes (the
+   * session started when it was created): no publish just for them */
+  if (s->fresh && state && !strcmp(state, s->run_state) && done0 == s->session_done0 &&
+      session_start_unix > s->session_start - 2 && session_start_unix < s->session_start + 2)
+    return;
+  s->fresh = 0;
   snprintf(s->run_state, sizeof s->run_state, "%s", state ? state : "");
   s->session_start = session_start_unix;
   s->session_done0 = done0;
@@ -562,6 +614,8 @@ int ds_store_finish(ds_store *s, const char *end_time, double rank0_cpu_s, doubl
   s->cpu_s = rank0_cpu_s;
   s->wall_s = wall_s;
   s->have_totals = 1;
+  s->fin_t0 = ds_now(); /* the publish below adds its own time to the totals */
+  s->fin_c0 = ds_cpu_time();
   if (end_time) { /* complete; NULL: only the totals of an unfinished session */
     snprintf(s->end_time, sizeof s->end_time, "%s", end_time);
     s->finished = 1;

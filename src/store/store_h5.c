@@ -103,7 +103,7 @@ static const ds_store_field ds_store_fields[] = {
     F(steps, 'I'),       F(final_loss, 'd'), F(min_loss, 'd'),      F(final_test_loss, 'd'),
     F(diverged_step, 'I'), F(wall_s, 'd'),   F(rank, 'i'),          F(reason, 's'),
     F(outcome, 'i'),     F(event_step, 'I'), F(peak_ratio, 'd'),    F(plateaus, 'i'),
-    F(plateau_end, 'I')};
+    F(plateau_end, 'I'), F(team_size, 'i')};
 #undef F
 #define DS_STORE_NFIELDS (sizeof ds_store_fields / sizeof ds_store_fields[0])
 
@@ -381,3 +381,23 @@ int64_t ds_store_row_index(const ds_store *s, int64_t id) {
 void ds_store_point_name(int64_t id, char *buf, size_t n) {
   snprintf(buf, n, "%06" PRId64, id);
 }
+
+/* /series/index row (version 3): native layout in memory, packed
+ * little-endian in the file (40 bytes). */
+static hid_t ds_store_idx_type(int packed) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, packed ? 40 : sizeof(ds_store_idx));
+  hid_t i64 = packed ? H5T_STD_I64LE : H5T_NATIVE_INT64, i32 = packed ? H5T_STD_I32LE : H5T_NATIVE_INT32;
+  if (t < 0) return -1;
+  if (H5Tinsert(t, "point", packed ? 0 : offsetof(ds_store_idx, point), i64) < 0 ||
+      H5Tinsert(t, "kind", packed ? 8 : offsetof(ds_store_idx, kind), i32) < 0 ||
+      H5Tinsert(t, "ncols", packed ? 12 : offsetof(ds_store_idx, ncols), i32) < 0 ||
+      H5Tinsert(t, "n", packed ? 16 : offsetof(ds_store_idx, n), i64) < 0 ||
+      H5Tinsert(t, "step_start", packed ? 24 : offsetof(ds_store_idx, step_start), i64) < 0 ||
+      H5Tinsert(t, "value_start", packed ? 32 : offsetof(ds_store_idx, value_start), i64) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+hid_t ds_store_idx_memtype(void) { return ds_store_idx_type(0); }
+hid_t ds_store_idx_filetype(void) { return ds_store_idx_type(1); }

@@ -8,7 +8,18 @@
 #include "dynsweep/store.h"
 
 #define DS_STORE_FORMAT "dynsweep-store"
-#define DS_STORE_FORMAT_VERSION 2
+#define DS_STORE_FORMAT_VERSION 3
+/* Oldest format this dynsweep reads (read-only; resuming needs version 3). */
+#define DS_STORE_FORMAT_READ_MIN 1
+/* version 3: the series of all points in sweep-wide tables under /series */
+typedef struct {
+  int64_t point;       /* point id; -1: superseded by a rewrite of the point */
+  int32_t kind;        /* row of /series/names, units, definitions */
+  int32_t ncols;       /* values per record */
+  int64_t n;           /* records */
+  int64_t step_start;  /* first record in /series/step */
+  int64_t value_start; /* first value in /series/value (n * ncols values, row-major) */
+} ds_store_idx;
 #define DS_STORE_REASON_LEN 96
 
 /* A reader has the file open read-only in file/summary/points. A writer
@@ -23,6 +34,16 @@ struct ds_store {
   hid_t row_mem;    /* in-memory compound type of ds_summary_row */
   int64_t npoints;
   int64_t *ids;     /* ids[i] = id of summary row i */
+  int64_t version;  /* format_version of the open file */
+  hid_t series;     /* /series group (version 3), -1 otherwise */
+  /* reader cache of /series (version 3): index rows, kinds */
+  ds_store_idx *idx;
+  int64_t nidx;
+  int64_t *pfirst;  /* per summary row: its first /series/index row, -1 */
+  int64_t *pnext;   /* per index row: the next row of the same point, -1 */
+  char **knames, **kunits, **kdefs;
+  int64_t nkinds;
+  int idx_loaded;
   /* ---- writer only ---- */
   char *jpath, *tmppath;     /* STORE.journal, STORE.tmp */
   int jfd;                   /* journal, flock'ed (the writer lock) */
@@ -31,6 +52,11 @@ struct ds_store {
   int64_t jend;              /* logical end of the journal (bytes) */
   int64_t jrecs;             /* records since the last publish */
   int jsync;                 /* appended since the last fsync */
+  double last_sync;          /* ds_now() of the last journal fsync (group commit) */
+  int64_t ext_old_np;         /* rows before the extension being published */
+  int64_t dirty_lo, dirty_hi; /* summary rows [lo, hi) changed since the last publish */
+  unsigned char *written;    /* per summary row: the point has series in /series */
+  struct ds_store_batch *batch; /* series being appended by a publish */
   ds_summary_row *rows;      /* current rows (published + journaled), npoints */
   int attrs_dirty;           /* run attributes changed since the last publish */
   char run_state[16];
@@ -38,7 +64,9 @@ struct ds_store {
   int64_t session_done0;
   char end_time[40];
   double cpu_s, wall_s;
+  double fin_t0, fin_c0;     /* ds_store_finish: its start (wall, CPU), 0 before */
   int finished, have_totals;
+  int fresh;                 /* created by this writer, run attributes as in the file */
   const ds_store_meta *ext_meta;   /* extension being published */
   const ds_summary_row *ext_rows;
   ds_store_stats st;
@@ -47,11 +75,17 @@ struct ds_store {
 /* store_write.c: layout and point writing on the open (writable) handles. */
 int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows);
 int ds_store_h5_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
-int ds_store_h5_write_row(ds_store *s, const ds_summary_row *row);
 int ds_store_h5_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len);
 int ds_store_h5_drop_ckpt(ds_store *s, int64_t id);
 int ds_store_h5_extend(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows);
 int ds_store_h5_run_attrs(ds_store *s);
+/* publish: begin (load /series sizes and kinds), end (append the batch, write
+ * the dirty summary rows); ds_store_mark_dirty widens the dirty row range. */
+int ds_store_h5_begin(ds_store *s);
+int ds_store_h5_end(ds_store *s);
+void ds_store_h5_abort(ds_store *s);
+void ds_store_mark_dirty(ds_store *s, int64_t idx);
+int ds_store_load_written(ds_store *s);
 int ds_store_take_ids(ds_store *s, const ds_summary_row *rows);
 int ds_store_check_meta(const char *path, const ds_store_meta *m, const ds_summary_row *rows);
 int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
@@ -62,6 +96,11 @@ double ds_store_unix_now(void);
 int ds_store_check_file(const char *path); /* exists, regular, HDF5 */
 int ds_store_open_handles(ds_store *s);  /* opens s->path read-only into s */
 void ds_store_close_handles(ds_store *s);
+void ds_store_drop_cache(ds_store *s);
+hid_t ds_store_idx_memtype(void);
+hid_t ds_store_idx_filetype(void);
+/* Reads the whole /series/index (version 3) into a malloc'd array. */
+int ds_store_read_index(ds_store *s, ds_store_idx **out, int64_t *n);
 int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n);
 
 /* journal.c: STORE.journal. Records: 1 RESULT (row + packed traj), 2 ROW

@@ -59,9 +59,11 @@ static int ds_store_check_format(ds_store *s) {
   }
   if (ds_store_get_i64(s->file, "format_version", &ver) < 0)
     return ds_store_h5fail(DS_EINPUT, s->path, "no format_version attribute");
-  if (ver < 1 || ver > DS_STORE_FORMAT_VERSION)
+  if (ver < DS_STORE_FORMAT_READ_MIN || ver > DS_STORE_FORMAT_VERSION)
     return ds_fail(DS_EINPUT, "%s: store format_version %" PRId64 " is not supported (this "
-                              "dynsweep reads version %d)", s->path, ver, DS_STORE_FORMAT_VERSION);
+                              "dynsweep reads versions %d to %d)", s->path, ver,
+                   DS_STORE_FORMAT_READ_MIN, DS_STORE_FORMAT_VERSION);
+  s->version = ver;
   return DS_OK;
 }
 
@@ -90,8 +92,13 @@ static int ds_store_open_layout(ds_store *s) {
   DS_TRY(ds_store_check_format(s));
   s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
   if (s->summary < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /summary");
-  s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
-  if (s->points < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /points");
+  if (s->version >= 3) {
+    s->series = H5Gopen2(s->file, "series", H5P_DEFAULT);
+    if (s->series < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /series");
+  } else {
+    s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
+    if (s->points < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /points");
+  }
   if (s->row_mem < 0) s->row_mem = ds_store_row_memtype();
   if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
   free(s->ids);
@@ -109,8 +116,25 @@ int ds_store_open_handles(ds_store *s) {
 void ds_store_close_handles(ds_store *s) {
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
+  if (s->series >= 0) H5Gclose(s->series);
   if (s->file >= 0) H5Fclose(s->file);
-  s->summary = s->points = s->file = -1;
+  s->summary = s->points = s->series = s->file = -1;
+  ds_store_drop_cache(s);
+}
+
+void ds_store_drop_cache(ds_store *s) {
+  free(s->idx);
+  free(s->pfirst);
+  free(s->pnext);
+  s->idx = NULL;
+  s->pfirst = s->pnext = NULL;
+  s->nidx = 0;
+  ds_store_free_strs(s->knames, s->nkinds);
+  ds_store_free_strs(s->kunits, s->nkinds);
+  ds_store_free_strs(s->kdefs, s->nkinds);
+  s->knames = s->kunits = s->kdefs = NULL;
+  s->nkinds = 0;
+  s->idx_loaded = 0;
 }
 
 int ds_store_open(const char *path, ds_store **out) {
@@ -237,9 +261,127 @@ static int ds_store_read_point(ds_store *s, hid_t pg, const char *pname, ds_traj
   return rc;
 }
 
+/* ---- version 3: /series tables ---------------------------------------------- */
+
+int ds_store_read_index(ds_store *s, ds_store_idx **out, int64_t *n) {
+  *out = NULL;
+  *n = 0;
+  hid_t d = s->series >= 0 ? H5Dopen2(s->series, "index", H5P_DEFAULT) : -1;
+  hid_t t = ds_store_idx_memtype();
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  ds_store_idx *x = cnt >= 0 ? malloc((cnt ? (size_t)cnt : 1) * sizeof *x) : NULL;
+  int ok = x && t >= 0 && (cnt == 0 || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (d >= 0) H5Dclose(d);
+  if (!ok) {
+    free(x);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /series/index");
+  }
+  *out = x;
+  *n = (int64_t)cnt;
+  return DS_OK;
+}
+
+static int ds_store_load_series(ds_store *s) {
+  if (s->idx_loaded) return DS_OK;
+  ds_store_drop_cache(s);
+  DS_TRY(ds_store_read_index(s, &s->idx, &s->nidx));
+  const char *names[3] = {"names", "units", "definitions"};
+  char **v[3] = {NULL, NULL, NULL};
+  int64_t n[3] = {0, 0, 0};
+  int ok = 1;
+  for (int i = 0; ok && i < 3; i++) {
+    hid_t d = H5Dopen2(s->series, names[i], H5P_DEFAULT);
+    ok = d >= 0 && ds_store_get_strs_dset(d, &v[i], &n[i]) >= 0;
+    if (d >= 0) H5Dclose(d);
+  }
+  s->knames = v[0], s->kunits = v[1], s->kdefs = v[2];
+  s->nkinds = n[0];
+  if (!ok || n[1] != n[0] || n[2] != n[0]) {
+    for (int i = 0; i < 3; i++) ds_store_free_strs(v[i], n[i]);
+    s->knames = s->kunits = s->kdefs = NULL;
+    s->nkinds = 0;
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /series names, units and definitions");
+  }
+  size_t np = s->npoints ? (size_t)s->npoints : 1;
+  s->pfirst = malloc(np * sizeof *s->pfirst);
+  s->pnext = malloc((s->nidx ? (size_t)s->nidx : 1) * sizeof *s->pnext);
+  int64_t *last = malloc(np * sizeof *last);
+  if (!s->pfirst || !s->pnext || !last) {
+    free(last);
+    return DS_ENOMEM;
+  }
+  for (int64_t r = 0; r < s->npoints; r++) s->pfirst[r] = last[r] = -1;
+  for (int64_t i = 0; i < s->nidx; i++) { /* chain each point's rows in order */
+    int64_t r = s->idx[i].point >= 0 ? ds_store_row_index(s, s->idx[i].point) : -1;
+    s->pnext[i] = -1;
+    if (r < 0) continue;
+    if (last[r] < 0) s->pfirst[r] = i;
+    else s->pnext[last[r]] = i;
+    last[r] = i;
+  }
+  free(last);
+  s->idx_loaded = 1;
+  return DS_OK;
+}
+
+/* Reads count elements from offset start of /series/<name>. */
+static int ds_store_read_part(hid_t g, const char *name, hid_t mtype, int64_t start, int64_t count,
+                              void *buf) {
+  if (count == 0) return 0;
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  hid_t fs = d >= 0 ? H5Dget_space(d) : -1;
+  hsize_t st = (hsize_t)start, cnt = (hsize_t)count;
+  hid_t ms = H5Screate_simple(1, &cnt, NULL);
+  int ok = fs >= 0 && ms >= 0 && start >= 0 &&
+           H5Sget_simple_extent_npoints(fs) >= (hssize_t)(start + count) &&
+           H5Sselect_hyperslab(fs, H5S_SELECT_SET, &st, NULL, &cnt, NULL) >= 0 &&
+           H5Dread(d, mtype, ms, fs, H5P_DEFAULT, buf) >= 0;
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (d >= 0) H5Dclose(d);
+  return ok ? 0 : -1;
+}
+
+static int ds_store_read_traj3(ds_store *s, int64_t id, ds_traj *out) {
+  DS_TRY(ds_store_load_series(s));
+  int64_t found = 0, r = ds_store_row_index(s, id);
+  for (int64_t i = r >= 0 ? s->pfirst[r] : -1; i >= 0; i = s->pnext[i]) {
+    const ds_store_idx *x = &s->idx[i];
+    found = 1;
+    if (x->kind < 0) continue; /* a point written with no series */
+    if (x->kind >= s->nkinds || x->ncols < 1 || x->n < 0)
+      return ds_fail(DS_EIO, "%s: /series/index row %lld is corrupt", s->path, (long long)i);
+    int k = ds_traj_add(out, s->knames[x->kind], x->ncols, s->kunits[x->kind], s->kdefs[x->kind]);
+    if (k < 0) return -k;
+    ds_series *ser = &out->s[k];
+    size_t n = (size_t)x->n;
+    ser->step = malloc((n ? n : 1) * sizeof *ser->step);
+    ser->val = malloc((n ? n * x->ncols : 1) * sizeof *ser->val);
+    if (!ser->step || !ser->val) return DS_ENOMEM;
+    ser->n = ser->cap = x->n;
+    if (ds_store_read_part(s->series, "step", H5T_NATIVE_INT64, x->step_start, x->n, ser->step) < 0 ||
+        ds_store_read_part(s->series, "value", H5T_NATIVE_DOUBLE, x->value_start, x->n * x->ncols,
+                           ser->val) < 0)
+      return ds_store_h5fail(DS_EIO, s->path, "cannot read series %s of point %" PRId64,
+                             s->knames[x->kind], id);
+  }
+  if (!found)
+    return ds_fail(DS_EINPUT, "%s: point %" PRId64 " has no trajectory (not written yet)", s->path,
+                   id);
+  return DS_OK;
+}
+
 int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out) {
   char name[32];
   ds_traj_init(out);
+  if (s->version >= 3) {
+    int rc = ds_store_read_traj3(s, id, out);
+    if (rc != DS_OK) ds_traj_free(out);
+    return rc;
+  }
   ds_store_point_name(id, name, sizeof name);
   htri_t ex = H5Lexists(s->points, name, H5P_DEFAULT);
   if (ex < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot look up /points/%s", name);

@@ -1,6 +1,6 @@
 /* store_write.c -- the HDF5 content of a store (rank 0 only): root
- * attributes, /sweep, /grid, the /summary table, one /points/<id> group per
- * finished point and /checkpoints/<id> blobs. Serial HDF5 (sec2 driver), no
+ * attributes, /sweep, /grid, the /summary table, the sweep-wide /series tables
+ * (format 3) and /checkpoints/<id> blobs. Serial HDF5 (sec2 driver), no
  * MPI. These functions write through the open handles of the file being
  * published (STORE.tmp, see publish.c); the layout is in docs/store.md. */
 #include <errno.h>
@@ -54,9 +54,12 @@ int ds_store_h5_run_attrs(ds_store *s) {
            ds_store_put_f64(f, "session_start_unix", s->session_start) >= 0 &&
            ds_store_put_i64(f, "session_done0", s->session_done0) >= 0;
   if (ok && s->finished) ok = ds_store_put_str(f, "end_time", s->end_time) >= 0;
+  /* totals include the finishing publish so far (all but closing, fsync and
+   * rename of the file: a few ms) */
+  double fw = s->fin_t0 > 0 ? ds_now() - s->fin_t0 : 0, fc = s->fin_t0 > 0 ? ds_cpu_time() - s->fin_c0 : 0;
   if (ok && s->have_totals)
-    ok = ds_store_put_f64(f, "rank0_cpu_s", s->cpu_s) >= 0 &&
-         ds_store_put_f64(f, "wall_s", s->wall_s) >= 0;
+    ok = ds_store_put_f64(f, "rank0_cpu_s", s->cpu_s + fc) >= 0 &&
+         ds_store_put_f64(f, "wall_s", s->wall_s + fw) >= 0;
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
 }
 
@@ -104,18 +107,6 @@ static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const 
   if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   ok = ok && d >= 0 &&
        (count == 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
-  if (d >= 0) H5Dclose(d);
-  if (sp >= 0) H5Sclose(sp);
-  return ok ? 0 : -1;
-}
-
-static int ds_store_write_i64_dset(hid_t loc, const char *name, hsize_t n, const int64_t *v,
-                                   hid_t dcpl) {
-  hid_t sp = H5Screate_simple(1, &n, NULL), d = -1;
-  int ok = sp >= 0;
-  if (ok) d = H5Dcreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  ok = ok && d >= 0 &&
-       (n == 0 || H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
   return ok ? 0 : -1;
@@ -206,6 +197,8 @@ int ds_store_check_meta(const char *path, const ds_store_meta *m,
   return DS_OK;
 }
 
+static int ds_store_create_series(ds_store *s);
+
 /* The whole layout of a new store in the open, empty s->file. */
 int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
   s->row_mem = ds_store_row_memtype();
@@ -215,8 +208,8 @@ int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary
   DS_TRY(ds_store_write_sweep(s, m, 0));
   DS_TRY(ds_store_write_grid(s, m, 0));
   DS_TRY(ds_store_write_summary(s, rows));
-  s->points = H5Gcreate2(s->file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (s->points < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /points");
+  s->version = DS_STORE_FORMAT_VERSION;
+  DS_TRY(ds_store_create_series(s));
   hid_t c = H5Gcreate2(s->file, "checkpoints", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (c < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /checkpoints");
   H5Gclose(c);
@@ -249,12 +242,12 @@ ds_store *ds_store_alloc(const char *path) {
     free(s);
     return NULL;
   }
-  s->file = s->summary = s->points = s->row_mem = -1;
+  s->file = s->summary = s->points = s->row_mem = s->series = -1;
   s->jfd = -1;
   return s;
 }
 
-/* ---- points ---------------------------------------------------------------- */
+/* ---- points: the sweep-wide series tables (format version 3) ------------------ */
 
 /* A series name is one or more '/'-separated non-empty components, none of
  * them "." or "..". */
@@ -273,67 +266,6 @@ static int ds_store_check_series_name(const char *name) {
   return 0;
 }
 
-/* Creates the groups of "a/b/c" (all components) under pg, reusing any
- * that exist (e.g. "sv" shared by "sv/W1" and "sv/W2"). Returns the series
- * group or -1. */
-static hid_t ds_store_series_group(hid_t pg, const char *name, hid_t gcpl) {
-  char prefix[64];
-  size_t len = strlen(name);
-  for (size_t i = 0; i <= len; i++) {
-    if (name[i] != '/' && name[i] != 0) continue;
-    memcpy(prefix, name, i);
-    prefix[i] = 0;
-    if (name[i] == 0) return H5Gcreate2(pg, prefix, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    htri_t ex = H5Lexists(pg, prefix, H5P_DEFAULT);
-    if (ex < 0) return -1;
-    if (!ex) {
-      hid_t g = H5Gcreate2(pg, prefix, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-      if (g < 0) return -1;
-      H5Gclose(g);
-    }
-  }
-  return -1;
-}
-
-/* Creation property lists for a point's groups and datasets. */
-typedef struct {
-  hid_t group, step, value;
-} ds_store_plists;
-
-static int ds_store_plists_open(ds_store_plists *pl) {
-  pl->group = ds_store_gcpl(2);
-  pl->step = ds_store_dcpl(1);
-  pl->value = ds_store_dcpl(0);
-  return pl->group >= 0 && pl->step >= 0 && pl->value >= 0 ? 0 : -1;
-}
-
-static void ds_store_plists_close(ds_store_plists *pl) {
-  if (pl->group >= 0) H5Pclose(pl->group);
-  if (pl->step >= 0) H5Pclose(pl->step);
-  if (pl->value >= 0) H5Pclose(pl->value);
-}
-
-/* <series>/step (int64, n) and <series>/value (float64, n or n x ncols). */
-static int ds_store_write_series(ds_store *s, hid_t pg, const ds_store_plists *pl,
-                                 const ds_series *ser) {
-  hid_t g = ds_store_series_group(pg, ser->name, pl->group);
-  if (g < 0) return -1;
-  hsize_t dims[2] = {(hsize_t)ser->n, (hsize_t)ser->ncols};
-  int ok = ds_store_write_i64_dset(g, "step", dims[0], ser->step, pl->step) >= 0 &&
-           ds_store_write_f64_dset(g, "value", ser->ncols == 1 ? 1 : 2, dims, ser->val,
-                                   pl->value) >= 0;
-  hid_t v = ok ? H5Dopen2(g, "value", H5P_DEFAULT) : -1;
-  char unit[sizeof ser->unit + 1], def[sizeof ser->definition + 1];
-  snprintf(unit, sizeof unit, "%.*s", (int)sizeof ser->unit, ser->unit);
-  snprintf(def, sizeof def, "%.*s", (int)sizeof ser->definition, ser->definition);
-  ok = ok && v >= 0 && ds_store_put_str(v, "unit", unit) >= 0 &&
-       ds_store_put_str(v, "definition", def) >= 0 &&
-       ds_store_put_i32(v, "ncols", ser->ncols) >= 0;
-  if (v >= 0) H5Dclose(v);
-  H5Gclose(g);
-  return ok ? 0 : -1;
-}
-
 static int ds_store_check_traj(const ds_store *s, int64_t id, const ds_traj *t) {
   for (int i = 0; t && i < t->n; i++) {
     const ds_series *ser = &t->s[i];
@@ -345,39 +277,6 @@ static int ds_store_check_traj(const ds_store *s, int64_t id, const ds_traj *t) 
                      ser->name);
   }
   return DS_OK;
-}
-
-/* Writes the point group pg's content; -1 on HDF5 failure (name in *what). */
-static int ds_store_fill_point(ds_store *s, hid_t pg, const ds_traj *t, const char **what) {
-  int ns = t ? t->n : 0;
-  const char **names = ds_calloc(ns ? ns : 1, sizeof *names);
-  ds_store_plists pl = {-1, -1, -1};
-  int ok = names && ds_store_plists_open(&pl) >= 0;
-  for (int i = 0; ok && i < ns; i++) names[i] = t->s[i].name;
-  *what = "series_names";
-  ok = ok && ds_store_put_strs(pg, "series_names", names, ns) >= 0;
-  for (int i = 0; ok && i < ns; i++) {
-    *what = t->s[i].name;
-    ok = ds_store_write_series(s, pg, &pl, &t->s[i]) >= 0;
-  }
-  free(names);
-  ds_store_plists_close(&pl);
-  return ok ? 0 : -1;
-}
-
-static int ds_store_update_row(ds_store *s, int64_t idx, const ds_summary_row *row) {
-  ds_summary_row r = *row;
-  hsize_t start = (hsize_t)idx, one = 1;
-  r.reason[DS_STORE_REASON_LEN - 1] = 0;
-  hid_t fs = H5Dget_space(s->summary), ms = H5Screate_simple(1, &one, NULL);
-  int ok = fs >= 0 && ms >= 0 &&
-           H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) >= 0 &&
-           H5Dwrite(s->summary, s->row_mem, ms, fs, H5P_DEFAULT, &r) >= 0;
-  if (fs >= 0) H5Sclose(fs);
-  if (ms >= 0) H5Sclose(ms);
-  return ok ? DS_OK
-            : ds_store_h5fail(DS_EIO, s->path, "cannot update /summary row of point %" PRId64,
-                              row->id);
 }
 
 static int ds_store_row_for(ds_store *s, const ds_summary_row *row, int64_t *idx) {
@@ -393,37 +292,297 @@ int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *
   return ds_store_check_traj(s, row->id, traj);
 }
 
-/* /points/<id>: replaces an older group; a failed write leaves no group. */
-int ds_store_h5_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
-  int64_t idx = -1;
-  char name[32];
-  const char *what = "";
-  DS_TRY(ds_store_row_for(s, row, &idx));
-  DS_TRY(ds_store_check_traj(s, row->id, traj));
-  ds_store_point_name(row->id, name, sizeof name);
-  htri_t ex = H5Lexists(s->points, name, H5P_DEFAULT);
-  if (ex > 0 && H5Ldelete(s->points, name, H5P_DEFAULT) < 0)
-    return ds_store_h5fail(DS_EIO, s->path, "cannot delete old /points/%s", name);
-  hid_t gcpl = ds_store_gcpl(traj && traj->n > 2 ? (unsigned)traj->n : 2);
-  hid_t pg = ex >= 0 && gcpl >= 0 ? H5Gcreate2(s->points, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
-  if (gcpl >= 0) H5Pclose(gcpl);
-  if (pg < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /points/%s", name);
-  int bad = ds_store_fill_point(s, pg, traj, &what) < 0;
-  H5Gclose(pg);
-  if (bad) {
-    int rc = ds_store_h5fail(DS_EIO, s->path, "cannot write /points/%s (%s)", name, what);
-    H5Ldelete(s->points, name, H5P_DEFAULT); /* no half-written point */
-    H5Eclear2(H5E_DEFAULT);
-    return rc;
-  }
-  DS_TRY(ds_store_update_row(s, idx, row));
-  return ds_store_h5_drop_ckpt(s, row->id);
+/* Chunk sizes (elements) of the extendible /series datasets: 16 KiB chunks of
+ * step and value keep the unused tail of the last chunk small for small
+ * stores; the chunk index (extensible array) stays small for large ones. */
+#define DS_SERIES_CHUNK 2048
+#define DS_INDEX_CHUNK 256
+#define DS_KINDS_CHUNK 32
+
+static hid_t ds_store_ext_dset(hid_t loc, const char *name, hid_t type, hsize_t chunk) {
+  hsize_t zero = 0, maxd = H5S_UNLIMITED;
+  hid_t sp = H5Screate_simple(1, &zero, &maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
+  if (sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+      H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+      (H5Tis_variable_str(type) > 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0))
+    d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (sp >= 0) H5Sclose(sp);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return d;
 }
 
-int ds_store_h5_write_row(ds_store *s, const ds_summary_row *row) {
+/* /series: names, units, definitions (one row per series kind), index (one
+ * row per written series of a point), step and value (all records). */
+static int ds_store_create_series(ds_store *s) {
+  hid_t g = H5Gcreate2(s->file, "series", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t str = ds_store_vlen_str(), it = ds_store_idx_filetype();
+  int ok = g >= 0 && str >= 0 && it >= 0;
+  const char *names[] = {"names", "units", "definitions"};
+  for (int i = 0; ok && i < 3; i++) {
+    hid_t d = ds_store_ext_dset(g, names[i], str, DS_KINDS_CHUNK);
+    ok = d >= 0;
+    if (d >= 0) H5Dclose(d);
+  }
+  hid_t d1 = ok ? ds_store_ext_dset(g, "index", it, DS_INDEX_CHUNK) : -1;
+  hid_t d2 = d1 >= 0 ? ds_store_ext_dset(g, "step", H5T_STD_I64LE, DS_SERIES_CHUNK) : -1;
+  hid_t d3 = d2 >= 0 ? ds_store_ext_dset(g, "value", H5T_IEEE_F64LE, DS_SERIES_CHUNK) : -1;
+  ok = ok && d3 >= 0;
+  if (d1 >= 0) H5Dclose(d1);
+  if (d2 >= 0) H5Dclose(d2);
+  if (d3 >= 0) H5Dclose(d3);
+  if (str >= 0) H5Tclose(str);
+  if (it >= 0) H5Tclose(it);
+  s->series = g;
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot create /series");
+}
+
+/* What a publish appends to /series, gathered from the journal records and
+ * written at the end with one write per dataset. */
+struct ds_store_batch {
+  hid_t d[6]; /* names, units, definitions, index, step, value */
+  int64_t nidx0, nstep0, nval0, nk0;
+  char **kn, **ku, **kd;
+  int64_t nk, kcap;
+  ds_store_idx *idx;
+  int64_t nidx, icap;
+  int64_t *step;
+  int64_t nstep, scap;
+  double *val;
+  int64_t nval, vcap;
+  int ckpts; /* /checkpoints may have entries to drop */
+};
+static const char *const ds_store_series_dsets[6] = {"names", "units", "definitions",
+                                                     "index", "step", "value"};
+
+static int64_t ds_store_dset_len(hid_t d) {
+  hid_t sp = H5Dget_space(d);
+  hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  if (sp >= 0) H5Sclose(sp);
+  return (int64_t)n;
+}
+
+static void ds_store_batch_free(struct ds_store_batch *b) {
+  if (!b) return;
+  for (int i = 0; i < 6; i++)
+    if (b->d[i] >= 0) H5Dclose(b->d[i]);
+  for (int64_t k = 0; k < b->nk; k++) free(b->kn[k]), free(b->ku[k]), free(b->kd[k]);
+  free(b->kn), free(b->ku), free(b->kd), free(b->idx), free(b->step), free(b->val);
+  free(b);
+}
+
+void ds_store_h5_abort(ds_store *s) {
+  ds_store_batch_free(s->batch);
+  s->batch = NULL;
+}
+
+/* Opens /series of the file being published and reads its kinds. */
+int ds_store_h5_begin(ds_store *s) {
+  ds_store_h5_abort(s);
+  struct ds_store_batch *b = ds_calloc(1, sizeof *b);
+  if (!b) return DS_ENOMEM;
+  for (int i = 0; i < 6; i++) b->d[i] = -1;
+  s->batch = b;
+  int ok = s->series >= 0;
+  for (int i = 0; ok && i < 6; i++) ok = (b->d[i] = H5Dopen2(s->series, ds_store_series_dsets[i], H5P_DEFAULT)) >= 0;
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot open /series");
+  b->nidx0 = ds_store_dset_len(b->d[3]);
+  b->nstep0 = ds_store_dset_len(b->d[4]);
+  b->nval0 = ds_store_dset_len(b->d[5]);
+  char **v[3] = {NULL, NULL, NULL};
+  int64_t n[3] = {0, 0, 0};
+  for (int i = 0; ok && i < 3; i++) ok = ds_store_get_strs_dset(b->d[i], &v[i], &n[i]) >= 0;
+  if (!ok || n[0] != n[1] || n[0] != n[2] || b->nidx0 < 0 || b->nstep0 < 0 || b->nval0 < 0) {
+    for (int i = 0; i < 3; i++) ds_store_free_strs(v[i], n[i]);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /series (damaged?)");
+  }
+  b->kn = v[0], b->ku = v[1], b->kd = v[2];
+  b->nk = b->nk0 = b->kcap = n[0];
+  H5G_info_t gi;
+  hid_t c = H5Gopen2(s->file, "checkpoints", H5P_DEFAULT);
+  b->ckpts = c < 0 || H5Gget_info(c, &gi) < 0 || gi.nlinks > 0;
+  if (c >= 0) H5Gclose(c);
+  H5Eclear2(H5E_DEFAULT);
+  return DS_OK;
+}
+
+static int ds_store_grow(void **p, int64_t *cap, int64_t need, size_t esize) {
+  if (need <= *cap) return 0;
+  int64_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, (size_t)c * esize);
+  if (!q) return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+static int64_t ds_store_kind(struct ds_store_batch *b, const char *name, const char *unit,
+                             const char *def) {
+  for (int64_t k = 0; k < b->nk; k++)
+    if (!strcmp(b->kn[k], name) && !strcmp(b->ku[k], unit) && !strcmp(b->kd[k], def)) return k;
+  if (b->nk == b->kcap) {
+    int64_t c = b->kcap ? 2 * b->kcap : 16;
+    char **a = realloc(b->kn, c * sizeof *a);
+    if (a) b->kn = a;
+    char **u = a ? realloc(b->ku, c * sizeof *u) : NULL;
+    if (u) b->ku = u;
+    char **d = u ? realloc(b->kd, c * sizeof *d) : NULL;
+    if (d) b->kd = d;
+    if (!d) return -1;
+    b->kcap = c;
+  }
+  b->kn[b->nk] = ds_strdup(name);
+  b->ku[b->nk] = ds_strdup(unit);
+  b->kd[b->nk] = ds_strdup(def);
+  if (!b->kn[b->nk] || !b->ku[b->nk] || !b->kd[b->nk]) {
+    free(b->kn[b->nk]), free(b->ku[b->nk]), free(b->kd[b->nk]);
+    return -1;
+  }
+  return b->nk++;
+}
+
+/* A rewrite of point id: its older index rows (in the file and in this
+ * batch) are marked superseded (point = -1). Rare (the scheduler writes a
+ * point once). */
+static int ds_store_supersede(ds_store *s, int64_t id) {
+  struct ds_store_batch *b = s->batch;
+  for (int64_t i = 0; i < b->nidx; i++)
+    if (b->idx[i].point == id) b->idx[i].point = -1;
+  if (b->nidx0 == 0) return DS_OK;
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
+  int64_t *pt = malloc((size_t)b->nidx0 * sizeof *pt);
+  int ok = t >= 0 && pt && H5Tinsert(t, "point", 0, H5T_NATIVE_INT64) >= 0 &&
+           H5Dread(b->d[3], t, H5S_ALL, H5S_ALL, H5P_DEFAULT, pt) >= 0;
+  for (int64_t i = 0; ok && i < b->nidx0; i++)
+    if (pt[i] == id) pt[i] = -1;
+  ok = ok && H5Dwrite(b->d[3], t, H5S_ALL, H5S_ALL, H5P_DEFAULT, pt) >= 0;
+  free(pt);
+  if (t >= 0) H5Tclose(t);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot rewrite /series/index");
+}
+
+/* Adds point row->id's series to the publish batch (summary rows are
+ * written from s->rows at the end of the publish). */
+int ds_store_h5_write_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj) {
   int64_t idx = -1;
+  struct ds_store_batch *b = s->batch;
   DS_TRY(ds_store_row_for(s, row, &idx));
-  return ds_store_update_row(s, idx, row);
+  DS_TRY(ds_store_check_traj(s, row->id, traj));
+  if (!b) return ds_fail(DS_EINTERNAL, "%s: write_point outside a publish", s->path);
+  if (s->written && s->written[idx]) DS_TRY(ds_store_supersede(s, row->id));
+  for (int i = 0; traj && i < traj->n; i++) {
+    const ds_series *ser = &traj->s[i];
+    char unit[sizeof ser->unit + 1], def[sizeof ser->definition + 1];
+    snprintf(unit, sizeof unit, "%.*s", (int)sizeof ser->unit, ser->unit);
+    snprintf(def, sizeof def, "%.*s", (int)sizeof ser->definition, ser->definition);
+    int64_t k = ds_store_kind(b, ser->name, unit, def);
+    int64_t nv = ser->n * ser->ncols;
+    if (k < 0 || ds_store_grow((void **)&b->idx, &b->icap, b->nidx + 1, sizeof *b->idx) < 0 ||
+        ds_store_grow((void **)&b->step, &b->scap, b->nstep + ser->n, sizeof *b->step) < 0 ||
+        ds_store_grow((void **)&b->val, &b->vcap, b->nval + nv, sizeof *b->val) < 0)
+      return ds_fail(DS_ENOMEM, "%s: out of memory publishing point %" PRId64, s->path, row->id);
+    ds_store_idx *x = &b->idx[b->nidx++];
+    x->point = row->id;
+    x->kind = (int32_t)k;
+    x->ncols = ser->ncols;
+    x->n = ser->n;
+    x->step_start = b->nstep0 + b->nstep;
+    x->value_start = b->nval0 + b->nval;
+    if (ser->n) {
+      memcpy(b->step + b->nstep, ser->step, (size_t)ser->n * sizeof *b->step);
+      memcpy(b->val + b->nval, ser->val, (size_t)nv * sizeof *b->val);
+    }
+    b->nstep += ser->n;
+    b->nval += nv;
+  }
+  if (!traj || traj->n == 0) { /* no series: one row of kind -1 says it was written */
+    if (ds_store_grow((void **)&b->idx, &b->icap, b->nidx + 1, sizeof *b->idx) < 0)
+      return ds_fail(DS_ENOMEM, "%s: out of memory publishing point %" PRId64, s->path, row->id);
+    b->idx[b->nidx++] = (ds_store_idx){row->id, -1, 1, 0, b->nstep0 + b->nstep, b->nval0 + b->nval};
+  }
+  if (s->written) s->written[idx] = 1;
+  return b->ckpts ? ds_store_h5_drop_ckpt(s, row->id) : DS_OK;
+}
+
+/* Appends n elements of buf to the 1-D dataset d (now n0 long). */
+static int ds_store_append(hid_t d, int64_t n0, int64_t n, hid_t mtype, const void *buf) {
+  if (n == 0) return 0;
+  hsize_t size = (hsize_t)(n0 + n), start = (hsize_t)n0, cnt = (hsize_t)n;
+  if (H5Dset_extent(d, &size) < 0) return -1;
+  hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &cnt, NULL);
+  int ok = fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
+           H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) >= 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  return ok ? 0 : -1;
+}
+
+/* Summary rows [lo, hi) from s->rows, one write. */
+static int ds_store_write_rows(ds_store *s, int64_t lo, int64_t hi) {
+  if (hi <= lo) return DS_OK;
+  hsize_t start = (hsize_t)lo, cnt = (hsize_t)(hi - lo);
+  ds_summary_row *r = malloc((size_t)cnt * sizeof *r);
+  if (!r) return DS_ENOMEM;
+  memcpy(r, s->rows + lo, (size_t)cnt * sizeof *r);
+  for (hsize_t i = 0; i < cnt; i++) r[i].reason[DS_STORE_REASON_LEN - 1] = 0;
+  hid_t fs = H5Dget_space(s->summary), ms = H5Screate_simple(1, &cnt, NULL);
+  int ok = fs >= 0 && ms >= 0 &&
+           H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
+           H5Dwrite(s->summary, s->row_mem, ms, fs, H5P_DEFAULT, r) >= 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  free(r);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot update /summary rows");
+}
+
+/* End of a publish: appends the batch to /series and writes the summary rows
+ * that changed. */
+int ds_store_h5_end(ds_store *s) {
+  struct ds_store_batch *b = s->batch;
+  int ok = 1;
+  if (b) {
+    hid_t str = ds_store_vlen_str(), it = ds_store_idx_memtype();
+    int64_t nk = b->nk - b->nk0;
+    ok = str >= 0 && it >= 0 &&
+         ds_store_append(b->d[0], b->nk0, nk, str, b->kn + b->nk0) >= 0 &&
+         ds_store_append(b->d[1], b->nk0, nk, str, b->ku + b->nk0) >= 0 &&
+         ds_store_append(b->d[2], b->nk0, nk, str, b->kd + b->nk0) >= 0 &&
+         ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
+         ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0 &&
+         ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
+    if (str >= 0) H5Tclose(str);
+    if (it >= 0) H5Tclose(it);
+    ds_store_h5_abort(s);
+  }
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot append to /series");
+  return ds_store_write_rows(s, s->dirty_lo, s->dirty_hi);
+}
+
+void ds_store_mark_dirty(ds_store *s, int64_t idx) {
+  if (s->dirty_hi <= s->dirty_lo) {
+    s->dirty_lo = idx;
+    s->dirty_hi = idx + 1;
+    return;
+  }
+  if (idx < s->dirty_lo) s->dirty_lo = idx;
+  if (idx + 1 > s->dirty_hi) s->dirty_hi = idx + 1;
+}
+
+/* Writer: which summary rows have series in the published file. */
+int ds_store_load_written(ds_store *s) {
+  free(s->written);
+  s->written = ds_calloc(s->npoints ? (size_t)s->npoints : 1, 1);
+  if (!s->written) return DS_ENOMEM;
+  if (s->version < 3) return DS_OK;
+  ds_store_idx *x = NULL;
+  int64_t n = 0;
+  DS_TRY(ds_store_read_index(s, &x, &n));
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = x[i].point >= 0 ? ds_store_row_index(s, x[i].point) : -1;
+    if (r >= 0) s->written[r] = 1;
+  }
+  free(x);
+  return DS_OK;
 }
 
 /* ---- checkpoints ------------------------------------------------------------ */
@@ -487,6 +646,10 @@ int ds_store_release(ds_store *s) {
   if (!s) return 0;
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
+  if (s->series >= 0) H5Gclose(s->series);
+  ds_store_h5_abort(s);
+  ds_store_drop_cache(s);
+  free(s->written);
   if (s->row_mem >= 0) H5Tclose(s->row_mem);
   if (s->file >= 0) bad = H5Fclose(s->file) < 0;
   if (s->jfd >= 0) close(s->jfd); /* releases the lock */

@@ -85,6 +85,14 @@ void ds_blas_ensure_fast_kernel(char **argv) {
   }
   setenv("DYNSWEEP_EXECED", "1", 1);
   unsetenv("DYNSWEEP_ASSUME_DETECTED");
-  execv("/proc/self/exe", argv);
+  /* exec the resolved path, not /proc/self/exe itself: the new process is
+   * named after the file it runs, so ps/top/perf would all show "exe" */
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len > 0 && (size_t)len < sizeof self - 1) {
+    self[len] = '\0';
+    execv(self, argv);
+  }
+  execv("/proc/self/exe", argv); /* the binary was replaced or deleted, or the path is too long */
   ds_warn("re-exec failed; running OpenBLAS kernel %s", ds_blas_kernel());
 }

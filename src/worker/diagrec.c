@@ -119,17 +119,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
                "eta_crit = 1/(c lambda_max(K)) for L = c sum (f-y)^2 (2/lambda_max for half_sum)"));
     DS_TRY(add(tr, &d->ix_ntk_change, "ntk/kernel_change", 1, "||K_t - K_0||_F / ||K_0||_F"));
     int b = c->optimizer.batch_size;
-    if (b > 0 && b < train->n) { /* SGD: the same on each step's batch */
-      d->batch_on = 1;
-      d->kb = m->dims[L] * b;
-      d->Kb = ds_calloc((size_t)d->kb * d->kb, sizeof(double));
-      if (!d->Kb) return DS_ENOMEM;
-      DS_TRY(add(tr, &d->ix_bcrit, "ntk/batch_critical_lr", 1,
-                 "eta_crit(X_batch) = 1/(c_b lambda_max(K_batch)), K_batch the NTK of the step's "
-                 "minibatch, c_b the loss coefficient for b samples"));
-      DS_TRY(add(tr, &d->ix_bcount, "ntk/batch_catapults", 1,
-                 "number of evaluated steps so far whose lr exceeded eta_crit(X_batch)"));
-    }
+    if (b > 0 && b < train->n) d->batch_on = 1; /* SGD: with every NTK record */
     int ns = sp->nsplit;
     if (ns > 0) {
       DS_TRY(add(tr, &d->ix_ntk_le, "ntk/loss_top", ns,
@@ -139,6 +129,22 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     } else {
       d->ix_ntk_le = d->ix_ntk_gt = -1;
     }
+  }
+  /* SGD: the NTK of the step's minibatch, on its own cadence (batch_ntk) or
+   * with every ntk record */
+  int b = c->optimizer.batch_size;
+  if (b <= 0 || b > train->n) b = train->n; /* full batch: the step's batch is the training set */
+  d->batch_own = cadence_on(&sp->batch_ntk);
+  if (d->batch_own) d->batch_on = 1;
+  if (d->batch_on) {
+    d->kb = m->dims[L] * b;
+    d->Kb = ds_calloc((size_t)d->kb * d->kb, sizeof(double));
+    if (!d->Kb) return DS_ENOMEM;
+    DS_TRY(add(tr, &d->ix_bcrit, "ntk/batch_critical_lr", 1,
+               "eta_crit(X_batch) = 1/(c_b lambda_max(K_batch)), K_batch the NTK of the step's "
+               "minibatch, c_b the loss coefficient for b samples"));
+    DS_TRY(add(tr, &d->ix_bcount, "ntk/batch_catapults", 1,
+               "number of evaluated steps so far whose lr exceeded eta_crit(X_batch)"));
   }
   if (cadence_on(&sp->agop)) {
     int d0 = m->dims[0];
@@ -279,7 +285,12 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
   }
   if (d->ntk_on && ds_cadence_due(&sp->ntk, t, T, last, rose)) {
     DS_TRY(rec_ntk(d, tr, team, t, m, theta, train, l, w, loss));
-    if (d->batch_on && batch && batch->Xb) DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch));
+    if (d->batch_on && !d->batch_own && batch && batch->Xb)
+      DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch));
+  }
+  if (d->batch_own && batch && ds_cadence_due(&sp->batch_ntk, t, T, last, rose)) {
+    ds_diag_batch full = {train->X, w, l, batch->lr}; /* full-batch GD: the whole set */
+    DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch->Xb ? batch : &full));
   }
   if (d->agop_on && ds_cadence_due(&sp->agop, t, T, last, rose)) {
     double align;

@@ -17,7 +17,7 @@ typedef struct {
   int ix_hess, iters, hk, ix_hfull;
   int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, nvec, have_K0;
   int ix_agop, *ix_act_sv, ix_act_ratio, ix_escape;
-  int batch_on, kb, ix_bcrit, ix_bcount; /* SGD: the NTK of each step's minibatch */
+  int batch_on, batch_own, kb, ix_bcrit, ix_bcount; /* SGD: the NTK of each step's minibatch */
   int64_t batch_catapults;                /* evaluated steps with lr > batch eta_crit */
   double *Kb;
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;

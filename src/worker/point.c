@@ -19,6 +19,7 @@
 #include <cblas.h>
 
 #include "dynsweep/data.h"
+#include "dynsweep/dtrain.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/optim.h"
 #include "dynsweep/store.h"
@@ -65,6 +66,12 @@ typedef struct {
   double prev_loss;    /* loss of step t-1 ("loss rose" events) */
   double loss0, peak;  /* step-0 loss and the largest later step loss (outcome) */
   int64_t peak_step;
+  /* train.distributed: weights, gradient, optimiser state and activations
+   * distributed over the team grid (dtrain.h); theta/grad above stay NULL */
+  int dist;
+  ds_team *team;
+  ds_dtrain dt;
+  ds_dtrain_work dwtrain, dwtest, dwbatch;
 } point_state;
 
 static void state_free(point_state *st) {
@@ -87,11 +94,23 @@ static void state_free(point_state *st) {
   free(st->Fbuf);
   free(st->ix.sv);
   ds_diagrec_free(&st->diag);
+  if (st->dist) {
+    ds_dtrain_work_free(&st->dt, &st->dwtrain);
+    ds_dtrain_work_free(&st->dt, &st->dwtest);
+    ds_dtrain_work_free(&st->dt, &st->dwbatch);
+    ds_dtrain_free(&st->dt);
+  }
 }
 
 /* Loss (and gradient when grad != NULL) of the model being trained. */
 static double model_loss(point_state *st, const double *X, const double *Y, const ds_loss *l,
                          ds_mlp_work *w, double *grad) {
+  if (st->dist) { /* w names the data set: its distributed workspace */
+    ds_dtrain_work *dw = w == &st->wtest ? &st->dwtest : w == &st->wbatch ? &st->dwbatch
+                                                                          : &st->dwtrain;
+    ds_dtrain_set_loss(&st->dt, l->type == DS_LOSS_LP ? DS_DT_LOSS_LP : DS_DT_LOSS_MSE, l->p, l->c);
+    return ds_dtrain_loss_grad(&st->dt, X, Y, dw, grad != NULL);
+  }
   if (st->use_approx) {
     if (grad) return ds_approx_loss_grad(&st->approx, st->theta, X, Y, l, grad, w);
     ds_approx_forward(&st->approx, st->theta, X, w, st->Fbuf);
@@ -147,6 +166,70 @@ static int e2e_initial(const ds_point_cfg *c, const int *dims, ds_rng *ri, doubl
   return rc;
 }
 
+/* ---- distributed training (train.distributed, dtrain.h) -------------------- */
+
+/* What the distributed trainer does not do for point c, or NULL. */
+static const char *dist_unsupported(const ds_point_cfg *c) {
+  if (c->model.type == DS_MODEL_E2E) return "model.type e2e";
+  if (c->model.approx != DS_APPROX_NONE) return "model.approx";
+  if (c->loss.type == DS_LOSS_CE) return "loss.type cross_entropy";
+  const ds_spectra_spec *sp = &c->record.spectra;
+  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full,
+                             &sp->ntk, &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
+  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
+    if (cad[i]->every > 0 || cad[i]->per_decade > 0 || cad[i]->on_loss_rise)
+      return "record.spectra diagnostics";
+  return NULL;
+}
+
+/* train.distributed: on; off; auto = a team of > 1 rank, a layer of at least
+ * DS_DIST_AUTO_WIDTH units and nothing unsupported. */
+static int dist_choose(const ds_point_cfg *c, const int *dims, const ds_team *team, int *dist) {
+  const char *why = dist_unsupported(c);
+  *dist = 0;
+  if (c->train.distributed == DS_DIST_OFF || !team) return DS_OK;
+  if (c->train.distributed == DS_DIST_ON) {
+    if (why) return ds_fail(DS_EINPUT, "train.distributed: on is not supported with %s", why);
+    *dist = 1;
+    return DS_OK;
+  }
+  int widest = 0;
+  for (int l = 0; l <= c->model.depth; l++) widest = dims[l] > widest ? dims[l] : widest;
+  *dist = team->size > 1 && widest >= DS_DIST_AUTO_WIDTH && !why;
+  return DS_OK;
+}
+
+/* The same outcome on every team member (the root's message if it failed). */
+static int team_agree(ds_team *tm, int rc) {
+  int worst = rc;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, tm->comm);
+  if (rc == DS_OK && worst != DS_OK)
+    return ds_fail(worst, "another member of the team failed (code %d)", worst);
+  return rc;
+}
+
+/* The team root builds the flat theta exactly as one rank would (same rng
+ * draws), and scatters it; only the root holds all of it, and only here. */
+static int dist_setup_model(point_state *st, const ds_point_cfg *c, ds_rng *ri) {
+  ds_team *tm = st->team;
+  const ds_mlp *m = &st->mlp;
+  ds_dtrain_spec spec = {m->depth, m->dims, m->act == DS_ACT_RELU, m->bias, m->train_output,
+                         m->param == DS_PARAM_NTK, 0};
+  DS_TRY(ds_dtrain_init(&st->dt, tm, &spec));
+  int rc = DS_OK;
+  double *full = NULL;
+  if (tm->rank == 0) {
+    full = ds_calloc(m->nparams, sizeof *full);
+    rc = !full ? DS_ENOMEM
+         : c->model.init == DS_INIT_FILE ? init_from_file(m, c->model.init_file, full)
+                                         : ds_mlp_init_weights(m, &c->model, ri, full);
+  }
+  rc = team_agree(tm, rc);
+  if (rc == DS_OK) rc = ds_dtrain_scatter(&st->dt, full, st->dt.theta);
+  free(full);
+  return rc;
+}
+
 static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, const int *dims) {
   const ds_point_cfg *c = &p->cfg;
   int L = c->model.depth;
@@ -161,6 +244,7 @@ static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, c
                         c->model.bias, L, dims, c->model.param, c->model.train_output));
   }
   size_t P = st->mlp.nparams;
+  if (st->dist) return dist_setup_model(st, c, &ri);
   st->theta = ds_calloc(P, sizeof(double));
   st->grad = ds_calloc(P, sizeof(double));
   if (!st->theta || !st->grad) return DS_ENOMEM;
@@ -186,12 +270,20 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     return ds_fail(DS_EINPUT, "data set is %d -> %d but the model is %d -> %d", st->train.d_in,
                    st->train.d_out, st->mlp.dims[0], dout);
   DS_TRY(ds_loss_setup(&st->loss_train, &c->loss, st->train.n));
-  DS_TRY(ds_mlp_work_init(&st->mlp, st->train.n, &st->wtrain));
-  if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtrain));
-  if (st->test.n > 0) {
-    DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
-    DS_TRY(ds_mlp_work_init(&st->mlp, st->test.n, &st->wtest));
-    if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtest));
+  if (st->dist) {
+    DS_TRY(ds_dtrain_work_init(&st->dt, st->train.n, 1, &st->dwtrain));
+    if (st->test.n > 0) {
+      DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
+      DS_TRY(ds_dtrain_work_init(&st->dt, st->test.n, 0, &st->dwtest));
+    }
+  } else {
+    DS_TRY(ds_mlp_work_init(&st->mlp, st->train.n, &st->wtrain));
+    if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtrain));
+    if (st->test.n > 0) {
+      DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
+      DS_TRY(ds_mlp_work_init(&st->mlp, st->test.n, &st->wtest));
+      if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wtest));
+    }
   }
   int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
   st->Fbuf = ds_calloc((size_t)dout * nmax, sizeof(double));
@@ -203,7 +295,8 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     st->batch = b;
     DS_TRY(ds_batcher_init(&st->bt, st->train.n, b, &rb));
     DS_TRY(ds_loss_setup(&st->loss_batch, &c->loss, b));
-    DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
+    if (st->dist) DS_TRY(ds_dtrain_work_init(&st->dt, b, 1, &st->dwbatch));
+    else DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
     if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wbatch));
     st->idx = ds_calloc(b, sizeof *st->idx);
     st->Xb = ds_calloc((size_t)st->train.d_in * b, sizeof(double));
@@ -216,7 +309,8 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
   return DS_OK;
 }
 
-static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj *tr) {
+static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj *tr,
+                 ds_team *team) {
   const ds_point_cfg *c = &p->cfg;
   int L = c->model.depth;
   int dims[DS_MAX_LIST + 2];
@@ -224,9 +318,11 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   ds_point_dims(c, dims);
   st->c = c;
   st->min_loss = INFINITY;
+  st->team = team;
+  DS_TRY(dist_choose(c, dims, team, &st->dist));
   DS_TRY(setup_model(sw, p, st, dims));
   DS_TRY(setup_data(sw, p, st));
-  DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->mlp.nparams));
+  DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->dist ? st->dt.nloc : st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
   DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));
   int maxd = 1;
@@ -237,6 +333,12 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
 }
 
 /* ---- recording ------------------------------------------------------------ */
+
+/* ||theta||_2 (an allreduce over the team when distributed). */
+static double theta_norm(point_state *st) {
+  if (st->dist) return sqrt(ds_dtrain_sumsq(&st->dt, st->dt.theta));
+  return cblas_dnrm2((int)st->mlp.nparams, st->theta, 1);
+}
 
 /* *loss is the step's loss; with minibatches it becomes the full training loss. */
 static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double *loss_io,
@@ -260,15 +362,19 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
   }
   if (ix->lr >= 0) DS_TRY(ds_traj_append(tr, ix->lr, t, &lr));
   if (ix->grad_norm >= 0) {
-    double g = cblas_dnrm2((int)P, st->grad, 1);
+    double g = st->dist ? sqrt(ds_dtrain_sumsq(&st->dt, st->dt.grad))
+                        : cblas_dnrm2((int)P, st->grad, 1);
     DS_TRY(ds_traj_append(tr, ix->grad_norm, t, &g));
   }
   if (ix->param_norm >= 0) {
-    double g = cblas_dnrm2((int)P, st->theta, 1);
+    double g = theta_norm(st);
     DS_TRY(ds_traj_append(tr, ix->param_norm, t, &g));
   }
   int L = m->depth;
-  if (ix->layer_fro >= 0) {
+  if (ix->layer_fro >= 0 && st->dist) {
+    ds_dtrain_layer_fro(&st->dt, st->rowbuf);
+    DS_TRY(ds_traj_append(tr, ix->layer_fro, t, st->rowbuf));
+  } else if (ix->layer_fro >= 0) {
     for (int l = 0; l < L; l++)
       st->rowbuf[l] = cblas_dnrm2(m->dims[l + 1] * m->dims[l], st->theta + m->w_off[l], 1);
     DS_TRY(ds_traj_append(tr, ix->layer_fro, t, st->rowbuf));
@@ -276,7 +382,10 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
   for (int l = 0; l < L; l++) {
     if (ix->sv[l] < 0) continue;
     int rows = m->dims[l + 1], cols = m->dims[l];
-    DS_TRY(ds_svd_values(team, rows, cols, st->theta + m->w_off[l], rows, st->svbuf));
+    if (st->dist) /* pdgesvd on the distributed W_l itself, no gather */
+      DS_TRY(ds_svd_values_dmat(team, &st->dt.W[l], st->svbuf));
+    else
+      DS_TRY(ds_svd_values(team, rows, cols, st->theta + m->w_off[l], rows, st->svbuf));
     DS_TRY(ds_traj_append(tr, ix->sv[l], t, st->svbuf));
   }
   return DS_OK;
@@ -294,24 +403,68 @@ typedef struct {
   int64_t peak_step, batch_catapults;
 } ckpt_header;
 
+/* Distributed: theta and the optimiser state (k vectors of nparams: the
+ * single-rank layout) gathered on the team root; NULL elsewhere. Collective. */
+static int dist_gather(point_state *st, double **theta, double **state, int64_t *nstate) {
+  ds_team *tm = st->team;
+  size_t P = st->mlp.nparams, k = ds_optim_nstate(st->c->optimizer.type, 1);
+  *theta = *state = NULL;
+  *nstate = (int64_t)(k * P);
+  int rc = DS_OK;
+  if (tm->rank == 0) {
+    *theta = ds_calloc(P, sizeof(double));
+    *state = ds_calloc(k * P, sizeof(double));
+    if (!*theta || !*state) rc = DS_ENOMEM;
+  }
+  rc = team_agree(tm, rc);
+  if (rc == DS_OK) rc = ds_dtrain_gather(&st->dt, st->dt.theta, *theta);
+  for (size_t j = 0; j < k && rc == DS_OK; j++)
+    rc = ds_dtrain_gather(&st->dt, st->opt.state + j * st->dt.nloc, *state ? *state + j * P : NULL);
+  if (rc != DS_OK || tm->rank != 0) {
+    free(*theta);
+    free(*state);
+    *theta = *state = NULL;
+  }
+  return rc;
+}
+
+/* Collective when distributed (every member gathers; the root saves). */
 static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, const ds_ckpt *ck,
                      double wall) {
+  const double *theta = st->theta, *ostate = st->opt.state;
+  int64_t nstate = (int64_t)st->opt.nstate;
+  double *gth = NULL, *gst = NULL;
+  if (st->dist) {
+    int grc = dist_gather(st, &gth, &gst, &nstate);
+    if (grc != DS_OK || st->team->rank != 0) return grc;
+    theta = gth, ostate = gst;
+  }
   char *tb;
   size_t tl;
-  DS_TRY(ds_traj_pack(tr, &tb, &tl));
+  int trc = ds_traj_pack(tr, &tb, &tl);
+  if (trc != DS_OK) {
+    free(gth);
+    free(gst);
+    return trc;
+  }
   int64_t nk0 = st->diag.have_K0 ? (int64_t)st->diag.kn * st->diag.kn : 0;
   ckpt_header h = {CKPT_MAGIC, 4, p->id, st->t, (int64_t)st->mlp.nparams,
-                   (int64_t)st->opt.nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
+                   nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
                    st->min_loss, wall, st->prev_loss, st->loss0, st->peak, st->peak_step,
                    st->diag.batch_catapults};
   size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl;
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
-  if (!b) { free(tb); return ds_fail(DS_ENOMEM, "out of memory for a %zu-byte checkpoint", n); }
+  if (!b) {
+    free(tb);
+    free(gth);
+    free(gst);
+    return ds_fail(DS_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
+  }
 #define PUT(src, len) (((len) != 0) ? (memcpy(q, (src), (len)), q += (len)) : q)
   PUT(&h, sizeof h);
-  PUT(st->theta, h.nparams * sizeof(double));
-  PUT(st->opt.state, h.nstate * sizeof(double));
+  PUT(theta, h.nparams * sizeof(double));
+  PUT(ostate, h.nstate * sizeof(double));
   if (nk0) PUT(st->diag.K0, nk0 * sizeof(double));
   if (st->batch) {
     PUT(&st->bt, sizeof st->bt);
@@ -320,12 +473,17 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   PUT(tb, tl);
 #undef PUT
   free(tb);
+  free(gth);
+  free(gst);
   int rc = ck->save(ck->arg, p->id, b, n);
   free(b);
   return rc ? ds_context(rc, "saving the checkpoint of point %lld", (long long)p->id) : DS_OK;
 }
 
-static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const char *b, size_t n) {
+/* theta (nparams) and the optimiser state (nstate) are written to theta_out,
+ * state_out: st's own on one rank, the root's full-size buffers on a team. */
+static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const char *b, size_t n,
+                        double *theta_out, double *state_out, int64_t nstate) {
   ckpt_header h;
   const char *q = b, *end = b + n;
   if (n < sizeof h) goto bad;
@@ -333,16 +491,16 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   q += sizeof h;
   int64_t nk0 = st->diag.ntk_on ? (int64_t)st->diag.kn * st->diag.kn : 0;
   if (h.magic != CKPT_MAGIC || h.version != 4 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
-      h.nparams != (int64_t)st->mlp.nparams || h.nstate != (int64_t)st->opt.nstate ||
+      h.nparams != (int64_t)st->mlp.nparams || h.nstate != nstate ||
       h.batch_n != (st->batch ? st->bt.n : 0))
     return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
                    (long long)p->id);
   size_t need = (h.nparams + h.nstate + h.nk0) * sizeof(double);
   if (st->batch) need += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   if ((size_t)(end - q) < need) goto bad;
-  memcpy(st->theta, q, h.nparams * sizeof(double));
+  memcpy(theta_out, q, h.nparams * sizeof(double));
   q += h.nparams * sizeof(double);
-  if (h.nstate) memcpy(st->opt.state, q, h.nstate * sizeof(double)); /* gd keeps no state */
+  if (h.nstate) memcpy(state_out, q, h.nstate * sizeof(double)); /* gd keeps no state */
   q += h.nstate * sizeof(double);
   st->opt.t = h.opt_t;
   if (h.nk0) {
@@ -383,6 +541,52 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   return rc;
 bad:
   return ds_fail(DS_EINPUT, "checkpoint of point %lld is truncated", (long long)p->id);
+}
+
+/* Distributed resume (collective): the team root reads the blob (if it has
+ * one) into full-size theta / state and scatters them; the step counters and
+ * the batcher go to every member. The recorded series are restored on the
+ * root only (the root reports the trajectory). */
+typedef struct {
+  int64_t t, opt_t, peak_step, batch_catapults;
+  double min_loss, wall_before, prev_loss, loss0, peak;
+} dist_scalars;
+
+static int ckpt_restore_dist(point_state *st, const ds_point *p, ds_traj *tr, const ds_ckpt *ck) {
+  ds_team *tm = st->team;
+  int has = tm->rank == 0 && ck && ck->resume;
+  MPI_Bcast(&has, 1, MPI_INT, 0, tm->comm);
+  if (!has) return DS_OK;
+  size_t P = st->mlp.nparams, k = ds_optim_nstate(st->c->optimizer.type, 1);
+  double *th = NULL, *os = NULL;
+  int rc = DS_OK;
+  if (tm->rank == 0) {
+    th = ds_calloc(P, sizeof *th);
+    os = ds_calloc(k * P, sizeof *os);
+    rc = th && os ? ckpt_restore(st, p, tr, ck->resume, ck->resume_len, th, os, (int64_t)(k * P))
+                  : DS_ENOMEM;
+  }
+  rc = team_agree(tm, rc);
+  if (rc == DS_OK) rc = ds_dtrain_scatter(&st->dt, th, st->dt.theta);
+  for (size_t j = 0; j < k && rc == DS_OK; j++)
+    rc = ds_dtrain_scatter(&st->dt, os ? os + j * P : NULL, st->opt.state + j * st->dt.nloc);
+  free(th);
+  free(os);
+  if (rc != DS_OK) return rc;
+  dist_scalars v = {st->t, st->opt.t, st->peak_step, st->diag.batch_catapults, st->min_loss,
+                    st->wall_before, st->prev_loss, st->loss0, st->peak};
+  MPI_Bcast(&v, sizeof v, MPI_BYTE, 0, tm->comm);
+  st->t = v.t, st->opt.t = v.opt_t, st->peak_step = v.peak_step;
+  st->diag.batch_catapults = v.batch_catapults, st->min_loss = v.min_loss;
+  st->wall_before = v.wall_before, st->prev_loss = v.prev_loss, st->loss0 = v.loss0;
+  st->peak = v.peak;
+  if (st->batch) {
+    int *perm = st->bt.perm;
+    MPI_Bcast(&st->bt, sizeof st->bt, MPI_BYTE, 0, tm->comm);
+    st->bt.perm = perm;
+    MPI_Bcast(perm, st->bt.n, MPI_INT, 0, tm->comm);
+  }
+  return DS_OK;
 }
 
 /* ---- the loop --------------------------------------------------------------- */
@@ -436,6 +640,8 @@ static void update(point_state *st, double lr) {
     const ds_mlp *m = &st->mlp;
     ds_e2e_step(st->theta, m->dims[1], m->dims[0], st->c->model.depth, st->grad, lr,
                 st->c->optimizer.weight_decay);
+  } else if (st->dist) { /* elementwise on the local parts */
+    ds_optim_step(&st->opt, st->dt.theta, st->dt.grad, lr);
   } else {
     ds_optim_step(&st->opt, st->theta, st->grad, lr);
   }
@@ -443,11 +649,13 @@ static void update(point_state *st, double lr) {
 
 /* Loss and gradient of step t: the whole training set or the step's batch. */
 static double step_loss_grad(point_state *st) {
+  double *grad = st->dist ? st->dt.grad : st->grad; /* dist: only a flag */
   if (!st->batch)
-    return model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, st->grad);
+    return model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, grad);
+  /* every team member draws the same batch (replicated data and batcher) */
   ds_batcher_next(&st->bt, st->idx);
   ds_dataset_gather(&st->train, st->idx, st->batch, st->Xb, st->Yb);
-  return model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, st->grad);
+  return model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, grad);
 }
 
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
@@ -460,8 +668,11 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
   res->id = p->id;
   res->diverged_step = -1;
   res->final_test_loss = NAN;
-  int rc = setup(sw, p, &st, tr);
-  if (rc == DS_OK && ck && ck->resume) rc = ckpt_restore(&st, p, tr, ck->resume, ck->resume_len);
+  int rc = setup(sw, p, &st, tr, team);
+  if (rc == DS_OK && st.dist) rc = ckpt_restore_dist(&st, p, tr, ck);
+  else if (rc == DS_OK && ck && ck->resume)
+    rc = ckpt_restore(&st, p, tr, ck->resume, ck->resume_len, st.theta, st.opt.state,
+                      (int64_t)st.opt.nstate);
   if (rc != DS_OK) {
     state_free(&st);
     return ds_context(rc, "point %lld", (long long)p->id);
@@ -473,21 +684,32 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
   for (t = start;; t++) {
     st.t = t;
     if (ck && ck->save && t > start) { /* state here is theta_t: a checkpoint resumes at step t */
+      /* 0: go on, 1: checkpoint, 2: checkpoint and stop. On a team of more
+       * than one rank the leader decides for all (the drain signal and the
+       * clock differ between ranks); its members get a ck whose save does
+       * nothing and no stop flag (src/sched/sched.c). */
       int stop = ck->stop && *ck->stop;
       double now = ds_now();
-      if (stop || (ck->every_steps > 0 && t % ck->every_steps == 0) ||
-          (ck->every_s > 0 && now - last_save >= ck->every_s)) {
+      int act = stop ? 2
+                : (ck->every_steps > 0 && t % ck->every_steps == 0) ||
+                          (ck->every_s > 0 && now - last_save >= ck->every_s) ? 1 : 0;
+      if (team->size > 1) MPI_Bcast(&act, 1, MPI_INT, 0, team->comm);
+      if (act) {
         rc = ckpt_save(&st, p, tr, ck, st.wall_before + now - t0);
         last_save = now;
+        if (team->size > 1) {
+          int bad = rc != DS_OK, any = 0;
+          MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, team->comm);
+          if (any && rc == DS_OK) rc = ds_fail(DS_EMPI, "a team member could not checkpoint");
+        }
         if (rc != DS_OK) break;
-        if (stop) {
+        if (act == 2) {
           res->status = DS_ST_PENDING;
           break;
         }
       }
     }
-    double norm = c->optimizer.schedule == DS_SCHED_ADAPTIVE_NORM
-                      ? cblas_dnrm2((int)st.mlp.nparams, st.theta, 1) : 0;
+    double norm = c->optimizer.schedule == DS_SCHED_ADAPTIVE_NORM ? theta_norm(&st) : 0;
     double lr = ds_schedule_lr(&c->optimizer, t, norm, c->model.depth);
     loss = step_loss_grad(&st);
     int diverged = !isfinite(loss) || loss > c->train.diverge_above;
