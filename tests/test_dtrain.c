@@ -13,6 +13,8 @@
  *    agree to 1e-10 (full batch GD and minibatch momentum);
  *  - a checkpoint written by the team resumes on one rank and vice versa,
  *    and ends where the uninterrupted run does;
+ *  - train.distributed: auto is bitwise "on" at width 512 on a team of > 1
+ *    rank and bitwise "off" at width 511 (and on one rank);
  *  - train.distributed: on with an unsupported setting is a file:line:col error. */
 #include <math.h>
 #include <stdlib.h>
@@ -264,6 +266,46 @@ static void check_worker(ds_team *team, ds_team *self, const char *name, const c
   ds_sweep_free(&s_off);
 }
 
+/* train.distributed: auto picks the team's grid from width 512 on (on a team
+ * of > 1 rank): its run is bitwise the one of "on" below that, of "off". */
+static int run_mode(ds_team *team, int width, const char *mode, ds_traj *tr,
+                    ds_point_result *r) {
+  char y[1024];
+  snprintf(y, sizeof y, "name: auto\nseed: 4\nmodel: {type: relu, width: %d, depth: 2, bias: true}\n"
+           "data: {kind: teacher, d_in: 8, d_out: 4, n_train: 40, n_test: 0}\n"
+           "loss: {type: mse, reduction: mean}\noptimizer: {type: gd, lr: 0.01}\n"
+           "train: {steps: 8, distributed: %s}\nrecord: {every: 1, series: [loss]}\n", width, mode);
+  ds_sweep s;
+  ds_point p;
+  if (ds_sweep_parse("auto.yaml", y, &s) != DS_OK) {
+    CHECK(0, "%s", ds_errmsg());
+    return 1;
+  }
+  ds_sweep_point(&s, 0, &p);
+  int rc = run(&s, &p, team, NULL, tr, r);
+  ds_sweep_free(&s);
+  return rc;
+}
+
+static void check_auto(ds_team *team) {
+  const int widths[2] = {512, 511};
+  for (int i = 0; i < 2; i++) {
+    ds_traj ta, tb;
+    ds_point_result ra, rb;
+    const char *same = team->size > 1 && widths[i] >= 512 ? "on" : "off";
+    if (run_mode(team, widths[i], "auto", &ta, &ra) == DS_OK &&
+        run_mode(team, widths[i], same, &tb, &rb) == DS_OK) {
+      int k = ds_traj_find(&ta, "loss"), q = ds_traj_find(&tb, "loss");
+      int ok = k >= 0 && q >= 0 && ta.s[k].n == 9 && tb.s[q].n == 9 &&
+               !memcmp(ta.s[k].val, tb.s[q].val, 9 * sizeof(double));
+      CHECK(ok, "width %d on %d ranks: auto is not bitwise the run of %s", widths[i], team->size,
+            same);
+    }
+    ds_traj_free(&ta);
+    ds_traj_free(&tb);
+  }
+}
+
 static void check_refused(const char *body, const char *want) {
   char y[2048];
   snprintf(y, sizeof y, "name: bad\nseed: 1\n%s", body);
@@ -303,6 +345,8 @@ int main(void) {
                "optimizer: {type: momentum, lr: 0.02, batch_size: 10, schedule: adaptive_norm}\n"
                "record: {every: 3, series: [loss, grad_norm, param_norm, layer_fro]}\n");
 
+  team.nb = 64;
+  check_auto(&team);
   check_refused("model: {type: e2e, width: 8, depth: 2}\ndata: {kind: teacher, d_in: 4, d_out: 2}\n"
                 "loss: {type: mse, reduction: sum}\ntrain: {distributed: on}\n",
                 "train.distributed: on is not supported with model.type e2e");

@@ -53,6 +53,7 @@ typedef struct {
 
 typedef struct {
   ds_team *team;
+  ds_team grid;        /* the grid the matrices live on (a copy of the team's) */
   int L, *dims, relu, bias, train_output, nb;
   double *alpha;       /* L entries */
   MPI_Comm row_comm;   /* my process row, rank = process column */

@@ -23,7 +23,7 @@ static const int ONE = 1, ZERO = 0;
 
 /* A view (or, with storage NULL, a fresh zeroed allocation) of an m x n
  * matrix with square blocks nb on the team grid. Local size mloc*nloc. */
-static int dt_desc(ds_team *t, int m, int n, int nb, double *storage, ds_dmat *D) {
+static int dt_desc(const ds_team *t, int m, int n, int nb, double *storage, ds_dmat *D) {
   memset(D, 0, sizeof *D);
   D->m = m;
   D->n = n;
@@ -65,6 +65,8 @@ int ds_dtrain_init(ds_dtrain *dt, ds_team *t, const ds_dtrain_spec *spec) {
   for (int l = 0; l <= L; l++)
     if (spec->dims[l] < 1) return ds_fail(DS_EINPUT, "dtrain: dims[%d] = %d", l, spec->dims[l]);
   dt->team = t;
+  dt->grid = *t; /* the team's grid (a 2 x 1 grid instead measured the same speed on 2 ranks) */
+  ds_team *g = &dt->grid;
   dt->L = L;
   dt->relu = spec->relu ? 1 : 0;
   dt->bias = spec->bias ? 1 : 0;
@@ -99,11 +101,11 @@ int ds_dtrain_init(ds_dtrain *dt, ds_team *t, const ds_dtrain_spec *spec) {
     dt->b_off[l - 1] = off;
     if (dt->bias) off += (size_t)dt->dims[l];
     ds_dmat D;
-    rc = dt_desc(t, dt->dims[l], dt->dims[l - 1], dt->nb, (double *)&dt->nb, &D);
+    rc = dt_desc(g, dt->dims[l], dt->dims[l - 1], dt->nb, (double *)&dt->nb, &D);
     wl[l - 1] = loc;
     loc += dt_size(&D);
     if (rc == DS_OK && dt->bias) {
-      rc = dt_desc(t, dt->dims[l], 1, dt->nb, (double *)&dt->nb, &D);
+      rc = dt_desc(g, dt->dims[l], 1, dt->nb, (double *)&dt->nb, &D);
       bl[l - 1] = loc;
       loc += dt_size(&D);
     }
@@ -116,12 +118,12 @@ int ds_dtrain_init(ds_dtrain *dt, ds_team *t, const ds_dtrain_spec *spec) {
     if (!dt->theta || !dt->grad) rc = DS_ENOMEM;
   }
   for (int l = 1; l <= L && rc == DS_OK; l++) {
-    rc = dt_desc(t, dt->dims[l], dt->dims[l - 1], dt->nb, dt->theta + wl[l - 1], &dt->W[l - 1]);
+    rc = dt_desc(g, dt->dims[l], dt->dims[l - 1], dt->nb, dt->theta + wl[l - 1], &dt->W[l - 1]);
     if (rc == DS_OK)
-      rc = dt_desc(t, dt->dims[l], dt->dims[l - 1], dt->nb, dt->grad + wl[l - 1], &dt->dW[l - 1]);
+      rc = dt_desc(g, dt->dims[l], dt->dims[l - 1], dt->nb, dt->grad + wl[l - 1], &dt->dW[l - 1]);
     if (rc == DS_OK && dt->bias) {
-      rc = dt_desc(t, dt->dims[l], 1, dt->nb, dt->theta + bl[l - 1], &dt->B[l - 1]);
-      if (rc == DS_OK) rc = dt_desc(t, dt->dims[l], 1, dt->nb, dt->grad + bl[l - 1], &dt->dB[l - 1]);
+      rc = dt_desc(g, dt->dims[l], 1, dt->nb, dt->theta + bl[l - 1], &dt->B[l - 1]);
+      if (rc == DS_OK) rc = dt_desc(g, dt->dims[l], 1, dt->nb, dt->grad + bl[l - 1], &dt->dB[l - 1]);
       if (rc == DS_OK) {
         dt->bfull[l - 1] = ds_calloc((size_t)dt->B[l - 1].mloc + 1, sizeof(double));
         if (!dt->bfull[l - 1]) rc = DS_ENOMEM;
@@ -130,7 +132,7 @@ int ds_dtrain_init(ds_dtrain *dt, ds_team *t, const ds_dtrain_spec *spec) {
   }
   free(wl);
   free(bl);
-  if (rc == DS_OK && MPI_Comm_split(t->comm, t->myrow, t->mycol, &dt->row_comm) != MPI_SUCCESS) {
+  if (rc == DS_OK && MPI_Comm_split(t->comm, g->myrow, g->mycol, &dt->row_comm) != MPI_SUCCESS) {
     dt->row_comm = MPI_COMM_NULL;
     rc = ds_fail(DS_EMPI, "dtrain: MPI_Comm_split of the process rows failed");
   }
@@ -175,30 +177,30 @@ int ds_dtrain_set_loss(ds_dtrain *dt, int type, double p, double c) {
 int ds_dtrain_work_init(const ds_dtrain *dt, int n, int grad, ds_dtrain_work *w) {
   memset(w, 0, sizeof *w);
   if (n < 1) return ds_fail(DS_EINPUT, "dtrain: workspace needs n >= 1 samples (got %d)", n);
-  ds_team *t = dt->team;
+  const ds_team *g = &dt->grid;
   int L = dt->L, nb = dt->nb;
   w->n = n;
   w->Z = ds_calloc((size_t)L + 1, sizeof *w->Z);
   w->A = ds_calloc((size_t)L + 1, sizeof *w->A);
   w->D = ds_calloc((size_t)L + 1, sizeof *w->D);
   int rc = w->Z && w->A && w->D ? DS_OK : DS_ENOMEM;
-  if (rc == DS_OK) rc = dt_desc(t, dt->dims[0], n, nb, NULL, &w->A0);
-  if (rc == DS_OK) rc = dt_desc(t, dt->dims[L], n, nb, NULL, &w->Y);
+  if (rc == DS_OK) rc = dt_desc(g, dt->dims[0], n, nb, NULL, &w->A0);
+  if (rc == DS_OK) rc = dt_desc(g, dt->dims[L], n, nb, NULL, &w->Y);
   int maxloc = 1;
   for (int l = 1; l <= L && rc == DS_OK; l++) {
-    rc = dt_desc(t, dt->dims[l], n, nb, NULL, &w->Z[l]);
+    rc = dt_desc(g, dt->dims[l], n, nb, NULL, &w->Z[l]);
     if (rc == DS_OK) {
-      if (dt->relu && l < L) rc = dt_desc(t, dt->dims[l], n, nb, NULL, &w->A[l]);
+      if (dt->relu && l < L) rc = dt_desc(g, dt->dims[l], n, nb, NULL, &w->A[l]);
       else w->A[l] = w->Z[l]; /* same storage */
     }
-    if (rc == DS_OK && grad) rc = dt_desc(t, dt->dims[l], n, nb, NULL, &w->D[l]);
+    if (rc == DS_OK && grad) rc = dt_desc(g, dt->dims[l], n, nb, NULL, &w->D[l]);
     if (rc == DS_OK && w->Z[l].mloc > maxloc) maxloc = w->Z[l].mloc;
   }
   if (rc == DS_OK) {
     w->rowsum = ds_calloc((size_t)maxloc, sizeof(double));
     if (!w->rowsum) rc = DS_ENOMEM;
   }
-  rc = ds_team_agree(t, rc, n, L);
+  rc = ds_team_agree(dt->team, rc, n, L);
   if (rc != DS_OK) ds_dtrain_work_free(dt, w);
   return rc;
 }
@@ -297,7 +299,7 @@ static void dt_bias_bcast(ds_dtrain *dt, int l) {
   const ds_dmat *B = &dt->B[l - 1];
   double *bf = dt->bfull[l - 1];
   if (B->mloc == 0) return;
-  if (dt->team->mycol == 0) memcpy(bf, B->a, (size_t)B->mloc * sizeof *bf);
+  if (dt->grid.mycol == 0) memcpy(bf, B->a, (size_t)B->mloc * sizeof *bf);
   MPI_Bcast(bf, B->mloc, MPI_DOUBLE, 0, dt->row_comm);
 }
 
@@ -312,7 +314,7 @@ static void dt_bias_grad(ds_dtrain *dt, int l, const ds_dmat *dZ, double *rowsum
       const double *c = dZ->a + (size_t)j * lld;
       for (int i = 0; i < mloc; i++) rowsum[i] += c[i];
     }
-  MPI_Reduce(rowsum, dt->team->mycol == 0 ? dB->a : NULL, mloc, MPI_DOUBLE, MPI_SUM, 0,
+  MPI_Reduce(rowsum, dt->grid.mycol == 0 ? dB->a : NULL, mloc, MPI_DOUBLE, MPI_SUM, 0,
              dt->row_comm);
 }
 
@@ -320,8 +322,8 @@ double ds_dtrain_loss_grad(ds_dtrain *dt, const double *X, const double *Y, ds_d
                            int grad) {
   ds_team *t = dt->team;
   int L = dt->L, n = w->n, one = t->size == 1;
-  dt_fill(t, &w->A0, X, dt->dims[0]);
-  dt_fill(t, &w->Y, Y, dt->dims[L]);
+  dt_fill(&dt->grid, &w->A0, X, dt->dims[0]);
+  dt_fill(&dt->grid, &w->Y, Y, dt->dims[L]);
   /* forward */
   for (int l = 1; l <= L; l++) {
     ds_dmat *Z = &w->Z[l];
