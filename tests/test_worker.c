@@ -182,14 +182,24 @@ static void check_outcomes(ds_team *team) {
 
 /* The catapult count is the number of steps whose lr exceeded that step's
  * batch critical lr, and the batch critical lr varies from batch to batch. */
+/* Parses yaml and runs its first point; 0 (checked) if the sweep is refused. */
+static int run_first(const char *name, const char *yaml, ds_team *team, ds_sweep *sw, ds_point *p,
+                     ds_traj *tr) {
+  ds_point_result r;
+  if (ds_sweep_parse(name, yaml, sw) != DS_OK) {
+    CHECK(0, "%s", ds_errmsg());
+    return 0;
+  }
+  ds_sweep_point(sw, 0, p);
+  run(sw, p, team, NULL, tr, &r);
+  return 1;
+}
+
 static void check_batch_ntk(const char *yaml, ds_team *team) {
   ds_sweep sw;
   ds_point p;
   ds_traj tr;
-  ds_point_result r;
-  if (ds_sweep_parse("sgdntk", yaml, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
-  ds_sweep_point(&sw, 0, &p);
-  run(&sw, &p, team, NULL, &tr, &r);
+  if (!run_first("sgdntk", yaml, team, &sw, &p, &tr)) return;
   int kc = ds_traj_find(&tr, "ntk/batch_critical_lr"), kn = ds_traj_find(&tr, "ntk/batch_catapults");
   CHECK(kc >= 0 && kn >= 0, "batch NTK series missing");
   if (kc >= 0 && kn >= 0) {
@@ -224,10 +234,7 @@ static void check_batch_ntk_full(ds_team *team) {
   ds_sweep sw;
   ds_point p;
   ds_traj tr;
-  ds_point_result r;
-  if (ds_sweep_parse("gdntk", yaml, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
-  ds_sweep_point(&sw, 0, &p);
-  run(&sw, &p, team, NULL, &tr, &r);
+  if (!run_first("gdntk", yaml, team, &sw, &p, &tr)) return;
   int kc = ds_traj_find(&tr, "ntk/batch_critical_lr"), kf = ds_traj_find(&tr, "ntk/critical_lr");
   CHECK(kc >= 0 && kf >= 0, "series missing");
   if (kc >= 0 && kf >= 0) {
