@@ -369,17 +369,17 @@ static void test_hessian(void) {
     ds_rng r;
     ds_rng_init(&r, 7, ci, 0, DS_STREAM_TEST);
     int it = P < 40 ? P : 40;
-    CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 5, it, &r, top) == DS_OK,
+    CHECK(ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 5, it, &r, top) == DS_OK,
           "%s: lanczos: %s", c->name, ds_errmsg());
     double scale = fmax(fabs(full[0]), fabs(full[P - 1]));
     for (int i = 0; i < 5; i++)
       CHECK(fabs(top[i] - full[P - 1 - i]) <= 1e-8 * scale, "%s: lanczos top %d: %.15g vs %.15g",
             c->name, i, top[i], full[P - 1 - i]);
     ds_rng_init(&r, 7, ci, 0, DS_STREAM_TEST);
-    ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 5, it, &r, top2);
+    ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 5, it, &r, top2);
     CHECK(memcmp(top, top2, sizeof top) == 0, "%s: lanczos deterministic given rng", c->name);
     ds_rng_init(&r, 8, ci, 0, DS_STREAM_TEST);
-    CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, P, P, &r, all) == DS_OK,
+    CHECK(ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, P, P, &r, all) == DS_OK,
           "%s: lanczos full: %s", c->name, ds_errmsg());
     double worst = 0;
     for (int i = 0; i < P; i++) worst = fmax(worst, fabs(all[i] - full[P - 1 - i]));
@@ -415,7 +415,7 @@ static void test_lanczos_large(void) {
         "full: %s", ds_errmsg());
   ds_rng r;
   ds_rng_init(&r, 5, 5, 5, DS_STREAM_TEST);
-  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 3, 40, &r, top) == DS_OK,
+  CHECK(ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 3, 40, &r, top) == DS_OK,
         "lanczos: %s", ds_errmsg());
   double scale = fmax(fabs(full[0]), full[P - 1]), worst = 0;
   for (int i = 0; i < 3; i++) worst = fmax(worst, fabs(top[i] - full[P - 1 - i]) / scale);
@@ -912,6 +912,12 @@ static void team_outputs(ds_team *t, double *o, size_t *sec, int *nsec) {
   sec[ns++] = q;
   q += (size_t)kn * topk;
   sec[ns++] = q;
+  ds_rng r; /* Lanczos: a team sums its members' sample shares of each HVP */
+  ds_rng_init(&r, 1, 1, 1, DS_STREAM_TEST);
+  CHECK(ds_diag_hessian_top(t, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 4, 30, &r, o + q) == DS_OK,
+        "teams lanczos: %s", ds_errmsg());
+  q += 4;
+  sec[ns++] = q;
   net_free(&N);
   /* e2e of a linear net */
   int dims[4] = {5, 8, 7, 4};
@@ -959,7 +965,7 @@ static void test_teams(void) {
     free(c);
   }
   if (wrank == 0)
-    printf("teams: %zu outputs (layers, activations, Hessian spectrum, NTK values and vectors, "
+    printf("teams: %zu outputs (layers, activations, Hessian spectrum, NTK values and vectors, Lanczos, "
            "e2e), team of %d vs 1: max diff %.2e (relative to each section's max)\n",
            sa[na], world.size, d);
   free(a);
@@ -981,12 +987,12 @@ static void test_errors(void) {
         "NaN weights: ntk DS_ENUM");
   ds_rng r;
   ds_rng_init(&r, 1, 1, 1, DS_STREAM_TEST);
-  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 2, 5, &r, top) == DS_ENUM,
+  CHECK(ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 2, 5, &r, top) == DS_ENUM,
         "NaN weights: lanczos DS_ENUM");
   CHECK(ds_diag_hessian_full(&world, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, out) == DS_ENUM,
         "NaN weights: full Hessian DS_ENUM");
   N.theta[bad] = 0.5;
-  CHECK(ds_diag_hessian_top(&N.m, N.theta, N.X, N.Y, &N.l, &N.w, 0, 5, &r, top) == DS_EINPUT,
+  CHECK(ds_diag_hessian_top(NULL, &N.m, N.theta, N.X, N.Y, &N.l, &N.w, 0, 5, &r, top) == DS_EINPUT,
         "k = 0 is DS_EINPUT");
   CHECK(ds_diag_layers(&world, &N.m, N.theta, -1, out) == DS_EINPUT, "k < 0 is DS_EINPUT");
   /* top-k beyond kn / nparams is NaN-padded */
@@ -1026,8 +1032,8 @@ static double bench_run(void *p) {
   case 0: ds_mlp_loss_grad_l(&N->m, N->theta, N->X, N->Y, &N->l, a->buf, &N->w); break;
   case 1: ds_diag_layers(&solo, &N->m, N->theta, 10, a->buf); break;
   case 2: ds_diag_activations(&solo, &N->m, N->theta, N->X, &N->w, 10, a->buf); break;
-  case 3: ds_diag_hessian_top(&N->m, N->theta, N->X, N->Y, &N->l, &N->w, 1, 20, &r, a->buf); break;
-  case 4: ds_diag_hessian_top(&N->m, N->theta, N->X, N->Y, &N->l, &N->w, 5, 40, &r, a->buf); break;
+  case 3: ds_diag_hessian_top(NULL, &N->m, N->theta, N->X, N->Y, &N->l, &N->w, 1, 20, &r, a->buf); break;
+  case 4: ds_diag_hessian_top(NULL, &N->m, N->theta, N->X, N->Y, &N->l, &N->w, 5, 40, &r, a->buf); break;
   case 5: ds_diag_ntk(&solo, &N->m, N->theta, N->X, &N->w, 10, a->buf, a->buf2, NULL); break;
   case 6: ds_diag_agop(&N->m, N->theta, N->X, &N->w, NULL, a->buf, &al); break;
   case 7: ds_diag_escape(&N->m, N->theta, N->X, N->Y, &N->l, &N->w); break;
@@ -1048,8 +1054,20 @@ static void bench(void) {
   printf("bench: %6s %8s %10s", "m", "P", "step[s]");
   for (int i = 1; i <= 7; i++) printf(" %9s", names[i]);
   printf(" %9s\n", names[9]);
-  int widths[] = {64, 128, 256, 512, 1024};
-  for (int wi = 0; wi < 5; wi++) {
+  /* DYNSWEEP_DIAG_BENCH_WIDTHS="2048" (comma-separated) replaces the list;
+   * m = 2048 needs ~12 GB (the NTK's 256 x P Jacobian, P = 4.3M, and the
+   * Lanczos basis) */
+  int widths[16] = {64, 128, 256, 512, 1024}, nw = 5;
+  const char *wl = getenv("DYNSWEEP_DIAG_BENCH_WIDTHS");
+  if (wl && *wl) {
+    nw = 0;
+    for (char *e; nw < 16 && *wl; wl = *e ? e + 1 : e) {
+      long v = strtol(wl, &e, 10);
+      if (e == wl || v < 1 || v > 65536) break;
+      widths[nw++] = (int)v;
+    }
+  }
+  for (int wi = 0; wi < nw; wi++) {
     int mw = widths[wi];
     net_case c = {"bench", DS_ACT_RELU, 1, 3, {32, mw, mw, 1}, DS_PARAM_NTK, 1, DS_LOSS_MSE,
                   DS_RED_HALF_MEAN, 256};

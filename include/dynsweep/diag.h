@@ -36,8 +36,12 @@ int ds_diag_data_maps(const double *X, const double *Y, int d_in, int d_out, int
 
 /* Top-k eigenvalues (descending, largest algebraic) of the loss Hessian at
  * theta by Lanczos with full reorthogonalisation on exact HVPs
- * (ds_mlp_loss_hvp), iters iterations, start vector from rng. */
-int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, const double *Y,
+ * (ds_mlp_loss_hvp), iters iterations, start vector from rng. On a team of
+ * more than one rank (t non-NULL) each member takes the HVP of its share of
+ * the n samples (columns of X, Y; l keeps the whole set's coefficient), the
+ * shares are summed on the team root and broadcast, so every member runs
+ * the same recurrence; t NULL or of size 1: one rank, all samples. */
+int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const double *X, const double *Y,
                         const ds_loss *l, ds_mlp_work *w, int k, int iters, ds_rng *rng,
                         double *evals);
 /* The whole Hessian spectrum (ascending, nparams values): H formed column by

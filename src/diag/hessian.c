@@ -39,9 +39,58 @@ static double random_start(ds_rng *rng, const double *Q, int P, int j, double *v
   return n1;
 }
 
-int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, const double *Y,
-                        const ds_loss *l, ds_mlp_work *w, int k, int iters, ds_rng *rng,
-                        double *evals) {
+/* The team's HVP: the members' sample shares (hv->wl over columns lo..hi),
+ * summed on the root and broadcast (not MPI_Allreduce: every member must get
+ * bitwise the same vector). */
+typedef struct {
+  ds_team *t;
+  int lo, hi;      /* this member's samples */
+  ds_mlp_work wl;  /* workspace for hi - lo samples */
+  double *part;    /* P */
+} team_hvp;
+
+static int hvp(team_hvp *hv, const ds_mlp *m, const double *theta, const double *X,
+               const double *Y, const ds_loss *l, const double *v, ds_mlp_work *w, double *z) {
+  if (!hv->t) {
+    ds_mlp_loss_hvp(m, theta, X, Y, l, v, w, z);
+    return DS_OK;
+  }
+  int P = (int)m->nparams, d0 = m->dims[0], dL = m->dims[m->depth];
+  if (hv->hi > hv->lo)
+    ds_mlp_loss_hvp(m, theta, X + (size_t)hv->lo * d0, Y + (size_t)hv->lo * dL, l, v, &hv->wl,
+                    hv->part);
+  else memset(hv->part, 0, (size_t)P * sizeof *hv->part);
+  int me = hv->t->rank;
+  if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : hv->part, me == 0 ? hv->part : NULL, P, MPI_DOUBLE,
+                 MPI_SUM, 0, hv->t->comm) != MPI_SUCCESS ||
+      MPI_Bcast(hv->part, P, MPI_DOUBLE, 0, hv->t->comm) != MPI_SUCCESS)
+    return ds_fail(DS_EMPI, "diag hessian: MPI_Reduce/MPI_Bcast of the HVP failed");
+  memcpy(z, hv->part, (size_t)P * sizeof *z);
+  return DS_OK;
+}
+
+static int team_hvp_init(team_hvp *hv, ds_team *t, const ds_mlp *m, int n) {
+  memset(hv, 0, sizeof *hv);
+  if (!t || t->size < 2) return DS_OK;
+  hv->t = t;
+  hv->lo = (int)((int64_t)n * t->rank / t->size);
+  hv->hi = (int)((int64_t)n * (t->rank + 1) / t->size);
+  int rc = DS_OK;
+  hv->part = ds_calloc(m->nparams, sizeof *hv->part);
+  if (!hv->part) rc = DS_ENOMEM;
+  if (rc == DS_OK && hv->hi > hv->lo) rc = ds_mlp_work_init(m, hv->hi - hv->lo, &hv->wl);
+  if (rc == DS_OK && hv->hi > hv->lo) rc = ds_mlp_work_products(m, &hv->wl);
+  return ds_diag_agree(t, rc);
+}
+
+static void team_hvp_free(team_hvp *hv) {
+  if (hv->t && hv->hi > hv->lo) ds_mlp_work_free(&hv->wl);
+  free(hv->part);
+}
+
+int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                        const double *Y, const ds_loss *l, ds_mlp_work *w, int k, int iters,
+                        ds_rng *rng, double *evals) {
   if (k < 1 || iters < 1)
     return ds_fail(DS_EINPUT, "diag hessian: need k >= 1 and iters >= 1 (got %d, %d)", k, iters);
   if (m->nparams > INT_MAX) return ds_fail(DS_EINPUT, "diag hessian: too many parameters");
@@ -49,14 +98,19 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
   if (iters < k) iters = k;
   if (iters > P) iters = P;
   DS_TRY(ds_mlp_work_products(m, w));
+  team_hvp hv;
+  int rc0 = team_hvp_init(&hv, t, m, w->n);
+  if (rc0 != DS_OK) {
+    team_hvp_free(&hv);
+    return rc0;
+  }
   double *Q = ds_calloc((size_t)P * iters, sizeof *Q), *z = ds_calloc((size_t)P, sizeof *z);
   double *a = ds_calloc((size_t)iters, sizeof *a), *b = ds_calloc((size_t)iters, sizeof *b);
   double *c = ds_calloc((size_t)iters, sizeof *c);
   int rc = DS_OK, nt = 0;
-  if (!Q || !z || !a || !b || !c) {
-    rc = DS_ENOMEM;
-    goto done;
-  }
+  if (!Q || !z || !a || !b || !c) rc = DS_ENOMEM;
+  if (hv.t) rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) goto done;
   if (!(random_start(rng, Q, P, 0, Q, c) > 0.0)) {
     rc = ds_fail(DS_ENUM, "diag hessian: zero start vector");
     goto done;
@@ -64,7 +118,7 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
   double scale = 0.0; /* running estimate of ||H|| for the breakdown test */
   for (int j = 0; j < iters; j++) {
     double *q = Q + (size_t)j * P;
-    ds_mlp_loss_hvp(m, theta, X, Y, l, q, w, z);
+    if ((rc = hvp(&hv, m, theta, X, Y, l, q, w, z)) != DS_OK) goto done;
     a[j] = cblas_ddot(P, q, 1, z, 1);
     if (!isfinite(a[j])) {
       rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
@@ -94,6 +148,7 @@ int ds_diag_hessian_top(const ds_mlp *m, const double *theta, const double *X, c
   }
   for (int i = 0; i < k; i++) evals[i] = i < nt ? a[nt - 1 - i] : NAN;
 done:
+  team_hvp_free(&hv);
   free(Q);
   free(z);
   free(a);

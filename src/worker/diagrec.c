@@ -276,7 +276,7 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(rec_e2e(d, tr, team, t, m, theta));
   if (d->hess_on && ds_cadence_due(&sp->hessian, t, T, last, rose)) {
     ds_rng r = d->rng; /* the same start vector at every step: smooth series */
-    DS_TRY(ds_diag_hessian_top(m, theta, train->X, train->Y, l, w, d->hk, d->iters, &r, d->buf));
+    DS_TRY(ds_diag_hessian_top(team, m, theta, train->X, train->Y, l, w, d->hk, d->iters, &r, d->buf));
     DS_TRY(ds_traj_append(tr, d->ix_hess, t, d->buf));
   }
   if (d->hfull_on && ds_cadence_due(&sp->hessian_full, t, T, last, rose)) {
