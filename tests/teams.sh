@@ -59,6 +59,8 @@ check "axis [1, 2]: all 8 points done (got $st)" test "$st" -eq 8
 # points alternate 1, 2 (the last axis is fastest)
 check "axis [1, 2]: team_size recorded per point" \
   test "$(col "$T/axis.h5" team_size)" = "1 2 1 2 1 2 1 2"
+nt2=$("$DYNSWEEP" export "$T/axis.h5" --where team_size=2 | tail -n +2 | wc -l)
+check "axis [1, 2]: export --where team_size=2 selects the 4 team points (got $nt2)" test "$nt2" -eq 4
 ts_rank=$("$PY" - "$T/axis.h5" <<'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:

@@ -15,6 +15,7 @@ typedef enum {
   AN_F_FINAL_TEST_LOSS, AN_F_DIVERGED_STEP, AN_F_WALL_S, AN_F_RANK, AN_F_REASON,
   AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS,
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
+  AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
   AN_F_COUNT
 } an_field;
 

@@ -9,7 +9,7 @@
 #define AN_NAMES_HELP                                                                            \
   "Column names (for --where, --sort, --x, --y, --params):\n"                                     \
   "  summary: id (or point), combo, replica, status, steps, final_loss, min_loss,\n"             \
-  "           final_test_loss, diverged_step, wall_s, rank, reason, steps_to_tol\n"              \
+  "           final_test_loss, diverged_step, wall_s, rank, team_size, reason, steps_to_tol\n"   \
   "           (steps_to_tol = steps of a point that finished done with its last loss below\n"    \
   "           train.tol; empty otherwise)\n"                                                     \
   "  parameters: a grid axis by its name or path (lr, width, model.type, ...), the aliases\n"    \
@@ -41,7 +41,7 @@ const char *const ds_usage_export =
     "Writes a table with a header line (default: CSV to standard output).\n"
     "Without --series: the summary table, one row per point:\n"
     "  id,combo,replica,<grid parameters>,<width,depth,lr,init_scale unless axes>,<--params>,\n"
-    "  status,steps,final_loss,min_loss,final_test_loss,diverged_step,wall_s,rank,reason,\n"
+    "  status,steps,final_loss,min_loss,final_test_loss,diverged_step,wall_s,rank,team_size,reason,\n"
     "  steps_to_tol\n"
     "With --series NAME: the series in long format, one row per record of every written point:\n"
     "  point,step,value,replica,<parameters>,status            (scalar series)\n"
