@@ -221,6 +221,13 @@ typedef struct {
   double catapult_factor; /* outcome "catapult": loss rose above factor x its start, then converged (default 2) */
 } ds_spectra_spec;
 
+/* A cadence that ever fires (every, per_decade or on_loss_rise set). */
+static inline int ds_cadence_on(const ds_cadence *c) {
+  return c->every > 0 || c->per_decade > 0 || c->on_loss_rise;
+}
+/* Some record.spectra diagnostic is on. */
+int ds_spectra_any_on(const ds_spectra_spec *sp);
+
 typedef struct {
   unsigned series;   /* DS_REC_* bits */
   int64_t every;     /* record every k steps (0 = off) */

@@ -68,13 +68,12 @@ static double cost_update(ds_opt_kind k) {
 
 /* ---- record.spectra ---- */
 
-static int cad_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
 
 /* Step 0 and the last step, the multiples of every in between, per_decade
  * log-spaced steps per decade, and on_loss_rise (not known in advance)
  * counted as one step in ten; at most steps + 1. */
 double ds_cadence_evals(const ds_cadence *cad, int64_t steps) {
-  if (!cad_on(cad)) return 0;
+  if (!ds_cadence_on(cad)) return 0;
   double t = (double)steps, n = 2;
   if (cad->every > 0) n += floor((t - 1) / (double)cad->every);
   if (cad->per_decade > 0) n += cad->per_decade * log10(t > 1 ? t : 1);
@@ -103,35 +102,35 @@ static double spectra_cost(const ds_point_cfg *c) {
   double n = c->data.n_train, W = cost_weights(c), P = ds_point_nparams(c);
   double G = 6.0 * n * W, total = 0;
   double d0 = dims[0], dL = dims[L], kn = dL * n;
-  if (cad_on(&sp->layers)) { /* a dense SVD per layer */
+  if (ds_cadence_on(&sp->layers)) { /* a dense SVD per layer */
     double f = 0;
     for (int l = 1; l <= L; l++) f += 4.0 * dims[l] * dims[l - 1] * dmin(dims[l], dims[l - 1]);
     total += ds_cadence_evals(&sp->layers, c->train.steps) * f;
   }
-  if (cad_on(&sp->e2e)) { /* product W_N..W_1, its SVD, balancedness, residual on the PCs */
+  if (ds_cadence_on(&sp->e2e)) { /* product W_N..W_1, its SVD, balancedness, residual on the PCs */
     double f = 4.0 * dL * d0 * dmin(dL, d0) + 2.0 * dL * d0 * d0;
     for (int l = 2; l <= L; l++) f += 2.0 * dims[l] * dims[l - 1] * d0;
     for (int j = 1; j < L; j++) f += 2.0 * dims[j] * dims[j] * (dims[j + 1] + dims[j - 1]);
     total += ds_cadence_evals(&sp->e2e, c->train.steps) * f;
   }
-  if (cad_on(&sp->hessian)) /* iters HVPs (~3 gradients each) + full reorthogonalisation */
+  if (ds_cadence_on(&sp->hessian)) /* iters HVPs (~3 gradients each) + full reorthogonalisation */
     total += ds_cadence_evals(&sp->hessian, c->train.steps) *
              (sp->lanczos_iters * 3.0 * G + 2.0 * sp->lanczos_iters * sp->lanczos_iters * P);
-  if (cad_on(&sp->hessian_full)) /* P HVPs for the columns, then pdsyevd (~9 P^3) */
+  if (ds_cadence_on(&sp->hessian_full)) /* P HVPs for the columns, then pdsyevd (~9 P^3) */
     total += ds_cadence_evals(&sp->hessian_full, c->train.steps) * (P * 3.0 * G + 9.0 * P * P * P);
-  if (cad_on(&sp->ntk)) /* kn backward passes for J, K = J J^T, pdsyevd of K */
+  if (ds_cadence_on(&sp->ntk)) /* kn backward passes for J, K = J J^T, pdsyevd of K */
     total += ds_cadence_evals(&sp->ntk, c->train.steps) *
              (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * kn * P + 9.0 * kn * kn * kn);
-  if (cad_on(&sp->agop)) /* d_out input-gradient passes per sample, G accumulated */
+  if (ds_cadence_on(&sp->agop)) /* d_out input-gradient passes per sample, G accumulated */
     total += ds_cadence_evals(&sp->agop, c->train.steps) * (2.0 * n * W + kn * 4.0 * W + 2.0 * kn * d0 * d0);
-  if (cad_on(&sp->activations)) { /* a forward pass, an SVD of each d_l x n activation matrix */
+  if (ds_cadence_on(&sp->activations)) { /* a forward pass, an SVD of each d_l x n activation matrix */
     double f = 2.0 * n * W;
     for (int l = 1; l < L; l++) f += 4.0 * dims[l] * n * dmin(dims[l], n);
     total += ds_cadence_evals(&sp->activations, c->train.steps) * f;
   }
-  if (cad_on(&sp->escape)) /* a forward pass at the rescaled parameters */
+  if (ds_cadence_on(&sp->escape)) /* a forward pass at the rescaled parameters */
     total += ds_cadence_evals(&sp->escape, c->train.steps) * (2.0 * n * W + 4.0 * P);
-  if (cad_on(&sp->batch_ntk)) { /* the NTK of a b-sample batch: kb backward passes, K_b, its eigen */
+  if (ds_cadence_on(&sp->batch_ntk)) { /* the NTK of a b-sample batch: kb backward passes, K_b, its eigen */
     double b = c->optimizer.batch_size > 0 ? c->optimizer.batch_size : n, kb = dL * b;
     total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) *
              (2.0 * b * W + kb * 4.0 * W + 2.0 * kb * kb * P + 9.0 * kb * kb * kb);
@@ -241,12 +240,12 @@ double ds_point_mem_bytes(const ds_point_cfg *c) {
     double sz = (double)dims[l] * dims[l - 1];
     big = sz > big ? sz : big;
   }
-  if ((c->record.series & DS_REC_LAYER_SV) || cad_on(&sp->layers)) words += 2.0 * big;
-  if (cad_on(&sp->ntk)) words += kn * P + 3.0 * kn * kn;
-  if (cad_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * P;
-  if (cad_on(&sp->hessian_full)) words += 2.0 * P * P;
-  if (cad_on(&sp->agop)) words += 2.0 * d0 * d0;
-  if (cad_on(&sp->batch_ntk) || (cad_on(&sp->ntk) && b < n)) words += dL * b * (P + dL * b);
+  if ((c->record.series & DS_REC_LAYER_SV) || ds_cadence_on(&sp->layers)) words += 2.0 * big;
+  if (ds_cadence_on(&sp->ntk)) words += kn * P + 3.0 * kn * kn;
+  if (ds_cadence_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * P;
+  if (ds_cadence_on(&sp->hessian_full)) words += 2.0 * P * P;
+  if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0;
+  if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n)) words += dL * b * (P + dL * b);
   return 8.0 * words;
 }
 
@@ -256,4 +255,12 @@ int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes) {
   int t = 1;
   while (rank_mem_bytes > 0 && m / t > rank_mem_bytes && t < (1 << 20)) t *= 2;
   return t;
+}
+
+int ds_spectra_any_on(const ds_spectra_spec *sp) {
+  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full, &sp->ntk,
+                             &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
+  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
+    if (ds_cadence_on(cad[i])) return 1;
+  return 0;
 }

@@ -961,7 +961,6 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
 
 /* ---- record.spectra ---- */
 
-static int sw_cad_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
 
 #define SW_CAD(d) "record.spectra." d ".every", "record.spectra." d ".per_decade", \
                   "record.spectra." d ".on_loss_rise"
@@ -983,28 +982,28 @@ static int sw_check_exact_model(sw_ctx *x, const int *idx, const ds_point_cfg *c
 static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   const ds_model_spec *m = &c->model;
-  if (sw_cad_on(&sp->e2e) && m->type != DS_MODEL_LINEAR && m->type != DS_MODEL_E2E)
+  if (ds_cadence_on(&sp->e2e) && m->type != DS_MODEL_LINEAR && m->type != DS_MODEL_E2E)
     return sw_xerr(x, idx, SW_AT(SW_CAD("e2e"), "model.type"),
                    "record.spectra.e2e: needs a linear model (model.type linear or e2e), got %s",
                    sw_choice("model.type", m->type));
-  if (sw_cad_on(&sp->activations) && m->type != DS_MODEL_RELU)
+  if (ds_cadence_on(&sp->activations) && m->type != DS_MODEL_RELU)
     return sw_xerr(x, idx, SW_AT(SW_CAD("activations"), "model.type"),
                    "record.spectra.activations: needs model.type relu (activations of a ReLU net), got %s",
                    sw_choice("model.type", m->type));
-  if (sw_cad_on(&sp->agop) && !sp->agop_reference[0] && c->data.kind != DS_DATA_RANK2 &&
+  if (ds_cadence_on(&sp->agop) && !sp->agop_reference[0] && c->data.kind != DS_DATA_RANK2 &&
       c->data.kind != DS_DATA_RANK4)
     return sw_xerr(x, idx, SW_AT(SW_CAD("agop"), "data.kind"),
                    "record.spectra.agop: the analytic reference G* exists for data.kind rank2 and rank4 "
                    "only, got %s; give record.spectra.agop_reference (an HDF5 file with dataset G, "
                    "d_in x d_in)", sw_choice("data.kind", c->data.kind));
-  if (sw_cad_on(&sp->hessian)) {
+  if (ds_cadence_on(&sp->hessian)) {
     DS_TRY(sw_check_exact_model(x, idx, c, "hessian", SW_AT(SW_CAD("hessian"), "model.type", "model.approx")));
     if (sp->lanczos_iters < sp->top_k)
       return sw_xerr(x, idx, SW_AT("record.spectra.lanczos_iters", "record.spectra.top_k", SW_CAD("hessian")),
                      "record.spectra.lanczos_iters: must be >= record.spectra.top_k = %d (Lanczos gives "
                      "at most one eigenvalue per iteration), got %d", sp->top_k, sp->lanczos_iters);
   }
-  if (sw_cad_on(&sp->hessian_full)) {
+  if (ds_cadence_on(&sp->hessian_full)) {
     DS_TRY(sw_check_exact_model(x, idx, c, "hessian_full",
                                 SW_AT(SW_CAD("hessian_full"), "model.type", "model.approx")));
     double np = ds_point_nparams(c);
@@ -1016,7 +1015,7 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                      "(the Hessian is a %.0f x %.0f matrix) or use record.spectra.hessian (top-k by Lanczos)",
                      np, sp->hessian_full_max, np, np);
   }
-  if (sw_cad_on(&sp->ntk)) {
+  if (ds_cadence_on(&sp->ntk)) {
     DS_TRY(sw_check_exact_model(x, idx, c, "ntk", SW_AT(SW_CAD("ntk"), "model.type", "model.approx")));
     double kn = (double)c->data.d_out * c->data.n_train;
     if (kn > sp->ntk_max)
@@ -1025,7 +1024,7 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                      "record.spectra.ntk_max = %d; use fewer training samples or raise ntk_max (K is a "
                      "%.0f x %.0f matrix)", c->data.d_out, c->data.n_train, kn, sp->ntk_max, kn, kn);
   }
-  if (sw_cad_on(&sp->batch_ntk)) {
+  if (ds_cadence_on(&sp->batch_ntk)) {
     DS_TRY(sw_check_exact_model(x, idx, c, "batch_ntk",
                                 SW_AT(SW_CAD("batch_ntk"), "model.type", "model.approx")));
     int b = c->optimizer.batch_size; /* full batch: the whole training set */
@@ -1059,13 +1058,10 @@ static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
     return sw_xerr(x, idx, SW_AT("train.distributed", "loss.type"),
                    "train.distributed: on supports loss.type mse and lp, not cross_entropy (its "
                    "softmax spans a whole output column); use off or auto");
-  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full,
-                             &sp->ntk, &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
-  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
-    if (sw_cad_on(cad[i]))
-      return sw_xerr(x, idx, SW_AT("train.distributed"),
-                     "train.distributed: on does not compute record.spectra diagnostics (they need "
-                     "the whole theta on one rank); turn them off, or use off or auto");
+  if (ds_spectra_any_on(sp))
+    return sw_xerr(x, idx, SW_AT("train.distributed"),
+                   "train.distributed: on does not compute record.spectra diagnostics (they need "
+                   "the whole theta on one rank); turn them off, or use off or auto");
   return DS_OK;
 }
 

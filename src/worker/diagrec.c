@@ -9,12 +9,11 @@
 #include "dynsweep/data.h"
 #include "dynsweep/util.h"
 
-static int cadence_on(const ds_cadence *c) { return c->every > 0 || c->per_decade > 0 || c->on_loss_rise; }
 
 /* Due at step t of T: the first and last step, every k, k per decade, or a
  * step whose loss rose above the previous step's. */
 int ds_cadence_due(const ds_cadence *c, int64_t t, int64_t T, int last, int rose) {
-  if (!cadence_on(c)) return 0;
+  if (!ds_cadence_on(c)) return 0;
   if (t == 0 || t == T || last) return 1;
   if (c->on_loss_rise && rose) return 1;
   ds_record_spec r = {.every = c->every, .per_decade = c->per_decade};
@@ -42,13 +41,13 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   size_t kn = (size_t)m->dims[L] * train->n;
   d->kn = (int)kn;
   size_t need = (size_t)L * (k + DS_DIAG_LAYER_EXTRA) + 4 * maxd + 16 + (size_t)L * (k + 1) + 64;
-  if (cadence_on(&sp->hessian_full)) need += m->nparams;
-  if (cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
+  if (ds_cadence_on(&sp->hessian_full)) need += m->nparams;
+  if (ds_cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
   d->buf = ds_calloc(need, sizeof *d->buf);
   d->col = ds_calloc(maxd + L + 16, sizeof *d->col);
   if (!d->buf || !d->col) return DS_ENOMEM;
 
-  if (cadence_on(&sp->layers)) {
+  if (ds_cadence_on(&sp->layers)) {
     d->layers_on = 1;
     d->ix_layer_sv = ds_calloc(L, sizeof(int));
     if (!d->ix_layer_sv) return DS_ENOMEM;
@@ -67,7 +66,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     for (int j = 0; j < DS_DIAG_LAYER_EXTRA; j++)
       DS_TRY(add(tr, &d->ix_layer_stat[j], stat[j][0], L, stat[j][1]));
   }
-  if (cadence_on(&sp->e2e)) {
+  if (ds_cadence_on(&sp->e2e)) {
     int d0 = m->dims[0], dN = m->dims[L];
     d->e2e_on = 1;
     d->Phi = ds_calloc((size_t)dN * d0, sizeof(double));
@@ -87,7 +86,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
                "column j: ||(W_{1:N} - Phi) v_j||_2, v_j the j-th principal direction of X "
                "(descending variance)"));
   }
-  if (cadence_on(&sp->hessian)) {
+  if (ds_cadence_on(&sp->hessian)) {
     d->hess_on = 1;
     d->iters = sp->lanczos_iters > 0 ? sp->lanczos_iters : 40;
     if ((size_t)d->iters > m->nparams) d->iters = (int)m->nparams;
@@ -96,12 +95,12 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
              "HVPs), descending", d->hk, d->iters);
     DS_TRY(add(tr, &d->ix_hess, "hessian/top", d->hk, def));
   }
-  if (cadence_on(&sp->hessian_full)) {
+  if (ds_cadence_on(&sp->hessian_full)) {
     d->hfull_on = 1;
     DS_TRY(add(tr, &d->ix_hfull, "hessian/spectrum", (int)m->nparams,
                "all eigenvalues of the loss Hessian, ascending (ScaLAPACK pdsyevd)"));
   }
-  if (cadence_on(&sp->ntk)) {
+  if (ds_cadence_on(&sp->ntk)) {
     d->ntk_on = 1;
     int smax = 0;
     for (int i = 0; i < sp->nsplit; i++) smax = sp->split[i] > smax ? sp->split[i] : smax;
@@ -134,7 +133,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
    * with every ntk record */
   int b = c->optimizer.batch_size;
   if (b <= 0 || b > train->n) b = train->n; /* full batch: the step's batch is the training set */
-  d->batch_own = cadence_on(&sp->batch_ntk);
+  d->batch_own = ds_cadence_on(&sp->batch_ntk);
   if (d->batch_own) d->batch_on = 1;
   if (d->batch_on) {
     d->kb = m->dims[L] * b;
@@ -146,7 +145,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_bcount, "ntk/batch_catapults", 1,
                "number of evaluated steps so far whose lr exceeded eta_crit(X_batch)"));
   }
-  if (cadence_on(&sp->agop)) {
+  if (ds_cadence_on(&sp->agop)) {
     int d0 = m->dims[0];
     d->agop_on = 1;
     d->G = ds_calloc((size_t)d0 * d0, sizeof(double));
@@ -162,7 +161,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_agop, "agop/alignment", 1,
                "cos(G, G*) = Tr(G^T G*)/(||G||_F ||G*||_F), G = (1/n) sum_i J_x(x_i)^T J_x(x_i)"));
   }
-  if (cadence_on(&sp->activations) && m->act == DS_ACT_RELU && L > 1) {
+  if (ds_cadence_on(&sp->activations) && m->act == DS_ACT_RELU && L > 1) {
     d->act_on = 1;
     d->ix_act_sv = ds_calloc(L - 1, sizeof(int));
     if (!d->ix_act_sv) return DS_ENOMEM;
@@ -175,7 +174,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_act_ratio, "activations/nonlinearity", L - 1,
                "column l-1: ||relu(Z_l) - Z_l||_F^2 / ||Z_l||_F^2"));
   }
-  if (cadence_on(&sp->escape)) {
+  if (ds_cadence_on(&sp->escape)) {
     d->esc_on = 1;
     DS_TRY(add(tr, &d->ix_escape, "escape/speed", 1,
                "-Tr[G^T f_theta~(X)], G = dL/dF at F = 0, theta~ = sqrt(L) theta/||theta||"));

@@ -173,12 +173,7 @@ static const char *dist_unsupported(const ds_point_cfg *c) {
   if (c->model.type == DS_MODEL_E2E) return "model.type e2e";
   if (c->model.approx != DS_APPROX_NONE) return "model.approx";
   if (c->loss.type == DS_LOSS_CE) return "loss.type cross_entropy";
-  const ds_spectra_spec *sp = &c->record.spectra;
-  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full,
-                             &sp->ntk, &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
-  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
-    if (cad[i]->every > 0 || cad[i]->per_decade > 0 || cad[i]->on_loss_rise)
-      return "record.spectra diagnostics";
+  if (ds_spectra_any_on(&c->record.spectra)) return "record.spectra diagnostics";
   return NULL;
 }
 
