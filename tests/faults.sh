@@ -59,12 +59,18 @@ check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/lim.h5"
 
 # ---- read-only directory ---------------------------------------------------------
 ro_dir=""
+# the partly finished store comes from a slower copy of the sweep (40000
+# steps, ~5 s): at 1500 steps an idle machine can finish all 36 points before
+# the drain signal arrives, and a complete store is not the case under test
+slow=$T/slow.yaml
+sed -e 's/^  steps: 1500$/  steps: 40000/' -e 's/^  every: 10$/  every: 250/' "$sweep" >"$slow"
+grep -q '^  steps: 40000$' "$slow" || bad "slow.yaml: sed changed nothing"
 if [ "$can_mount" = 1 ]; then
   mkdir -p "$T/ro"
   mount -t tmpfs -o size=4m tmpfs "$T/ro" && mounted+=("$T/ro")
   cp "$T/ref.h5" "$T/ro/done.h5"
   # a partly finished store: drain it
-  start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/ro/part.h5" -q
+  start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$slow" -o "$T/ro/part.h5" -q
   while bg_running && ! "$DYNSWEEP" status "$T/ro/part.h5" 2>/dev/null | grep -qE '^points:  [1-9]'; do
     sleep 0.03; done
   kill -USR1 "$SID" 2>/dev/null || true; wait_bg
@@ -73,7 +79,7 @@ if [ "$can_mount" = 1 ]; then
 elif [ "$(id -u)" != 0 ]; then
   mkdir -p "$T/ro"
   cp "$T/ref.h5" "$T/ro/done.h5"
-  start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/ro/part.h5" -q
+  start_bg "$T/part.log" -n 2 "$DYNSWEEP" run "$slow" -o "$T/ro/part.h5" -q
   while bg_running && ! "$DYNSWEEP" status "$T/ro/part.h5" 2>/dev/null | grep -qE '^points:  [1-9]'; do
     sleep 0.03; done
   kill -USR1 "$SID" 2>/dev/null || true; wait_bg
@@ -88,7 +94,7 @@ if [ -n "$ro_dir" ]; then
   check "... nothing created" test ! -e "$ro_dir/new.h5" -a ! -e "$ro_dir/new.h5.journal"
   if [ -e "$ro_dir/part.h5" ]; then
     before=$(sum_of "$ro_dir/part.h5")
-    rc=$(code drun 2 "$sweep" -o "$ro_dir/part.h5" -q)
+    rc=$(code drun 2 "$slow" -o "$ro_dir/part.h5" -q)
     check "read-only directory, unfinished store: non-zero exit (got $rc)" test "$rc" -ne 0
     msg=$(one_error || true); echo "  message: $msg"
     check "... clear error" bash -c "echo '$msg' | grep -qE 'Read-only file system|Permission denied'"

@@ -8,7 +8,14 @@
 # Drain: SIGUSR1 to mpirun stops the run within 30 s with exit 3; the run
 # resumes. Mid-trajectory resume is checked when the worker checkpoints.
 . "$(dirname "$0")/lib.sh"
-sweep=$DS_SRC/tests/sweeps/durability.yaml
+# durability.yaml with 40000 steps (records every 250): ~5 s on -n 3, so the
+# drains below (SIGUSR1 once 4 points finished) reach the run with most of it
+# left on any machine; at 1500 steps an idle machine finished all 36 points
+# (< 1 s) before the signal arrived
+sweep=$T/resume.yaml
+sed -e 's/^  steps: 1500$/  steps: 40000/' -e 's/^  every: 10$/  every: 250/' \
+  "$DS_SRC/tests/sweeps/durability.yaml" >"$sweep"
+grep -q '^  steps: 40000$' "$sweep" && grep -q '^  every: 250$' "$sweep" || bad "resume.yaml: sed changed nothing"
 long=$DS_SRC/tests/sweeps/long.yaml
 npts=36
 
@@ -33,6 +40,17 @@ signal_when() {
   done
   bad "the run ended before it could be signalled ($2)"
   return 1
+}
+
+# started_for STORE SECONDS: waits until the run has created STORE (its
+# journal exists: the workers get their first points right after) and then
+# SECONDS more. "running" rows reach the store only at its next publish
+# (every >= 2 s), so polling `status` for running points is not a usable
+# signal for long.yaml's ~1.7 s points; its points run >= 1.5 s even on an
+# idle machine, so 0.6 s after the start every worker is mid-point.
+started_for() {
+  while bg_running && [ ! -e "$1.journal" ]; do sleep 0.01; done
+  sleep "$2"
 }
 
 # ---- drain with SIGUSR1, then resume ----------------------------------------
@@ -69,7 +87,7 @@ refuse() { # refuse NAME SED-EXPR EXPECTED-MESSAGE-PART
   check "$1: clear message" grep -q "made by a different sweep than .*$1.yaml: .*$3" "$T/err"
   check "$1: store untouched, no journal" bash -c "test '$(sum_of "$T/d.h5")' = '$before' && test ! -e '$T/d.h5.journal'"
 }
-refuse steps 's/^  steps: 1500/  steps: 1400/' "settings in section 'train' changed"
+refuse steps 's/^  steps: 40000/  steps: 39000/' "settings in section 'train' changed"
 refuse seed 's/^seed: 11/seed: 12/' "seed 11 in the store, 12 in the sweep file"
 refuse lrgone 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 2.5]/' "grid value 0.05.* of axis lr .* is gone"
 refuse newaxis 's/^  replicas: 1/  init_scale: [1.0]\n  replicas: 1/' "grid axes differ"
@@ -123,7 +141,8 @@ check "old points equal the original run's" "$PY" "$DS_SRC/tests/store_diff.py" 
 # ---- long points: drain while every worker is mid-point; checkpoints ------------
 drun 3 "$long" -o "$T/lref.h5" -q
 start_bg "$T/l1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.3
-signal_when "$T/l.h5" '[ "$run" -ge 2 ] && sleep 0.5' || true
+started_for "$T/l.h5" 0.6
+kill -USR1 "$SID"; T_SIG=$(date +%s%N)
 wait_bg; rc=$RC
 ms=$(( ($(date +%s%N) - T_SIG) / 1000000 ))
 check "long points: SIGUSR1 drains with exit 3 (got $rc)" test "$rc" -eq 3
@@ -151,8 +170,7 @@ rank0() {
   done
 }
 start_bg "$T/t1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/t.h5" --drain-timeout 0.3 --checkpoint-every 0
-while bg_running && [ "$(nrunning "$T/t.h5")" -lt 2 ]; do sleep 0.03; done
-sleep 0.3
+started_for "$T/t.h5" 0.6
 r0=$(rank0)
 kill -USR1 "$r0"
 T_SIG=$(date +%s%N)
