@@ -293,25 +293,21 @@ int main(void) {
            "            activations: {every: 50}, top_k: 3, lanczos_iters: 12, split: [1, 4]}}\n");
   check_config("diagnostics", buf, &team);
   /* SGD: the NTK of each step's batch (critical lr and catapult count) */
-  snprintf(buf, sizeof buf,
-           "name: sgdntk\nseed: 7\ngrid: {lr: [1.5, 0.3]}\n"
-           "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
-           "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
-           "loss: {type: mse, reduction: mean}\noptimizer: {type: sgd, batch_size: 6}\n"
-           "train: {steps: 300, diverge_above: 1e30}\n"
-           "record: {every: 20, per_decade: 0, series: [loss], spectra: {ntk: {every: 1}}}\n");
-  check_config("sgd-batch-ntk", buf, &team);
-  check_batch_ntk(buf, &team);
-  /* the same on its own cadence, without the full-set NTK: every step counted */
-  snprintf(buf, sizeof buf,
-           "name: sgdntk\nseed: 7\ngrid: {lr: [1.5, 0.3]}\n"
-           "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
-           "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
-           "loss: {type: mse, reduction: mean}\noptimizer: {type: sgd, batch_size: 6}\n"
-           "train: {steps: 300, diverge_above: 1e30}\n"
-           "record: {every: 20, per_decade: 0, series: [loss], spectra: {batch_ntk: {every: 1}}}\n");
-  check_config("sgd-batch-ntk-own", buf, &team);
-  check_batch_ntk(buf, &team);
+  /* ... with every full-set NTK record, and on its own cadence without the
+   * full-set NTK: every step counted either way */
+  const char *cadence[2][2] = {{"sgd-batch-ntk", "ntk"}, {"sgd-batch-ntk-own", "batch_ntk"}};
+  for (int i = 0; i < 2; i++) {
+    snprintf(buf, sizeof buf,
+             "name: sgdntk\nseed: 7\ngrid: {lr: [1.5, 0.3]}\n"
+             "model: {type: relu, width: 16, depth: 2, param: ntk, init: ntk}\n"
+             "data: {kind: rank2, d_in: 6, n_train: 24, n_test: 0, noise: 0.1}\n"
+             "loss: {type: mse, reduction: mean}\noptimizer: {type: sgd, batch_size: 6}\n"
+             "train: {steps: 300, diverge_above: 1e30}\n"
+             "record: {every: 20, per_decade: 0, series: [loss], spectra: {%s: {every: 1}}}\n",
+             cadence[i][1]);
+    check_config(cadence[i][0], buf, &team);
+    check_batch_ntk(buf, &team);
+  }
   check_batch_ntk_full(&team);
   check_outcomes(&team);
   ds_team_free(&team);

@@ -516,12 +516,10 @@ def study_002(d, ck, fig_out=None, reduced=False):
         bi = best_by(di, ["model.init", "depth"])
         for k in sorted(bi, key=str):
             ck.fact("deep_init best %s depth %d" % k, {"final L-L*": bi[k]["gap"], "lr": bi[k]["lr"], "L0-L*": bi[k]["gap0"]})
-        if ("near_identity", 4) in bi and ("gaussian", 4) in bi:
-            ck.ok(bi[("near_identity", 4)]["gap"] < 0.1 * bi[("gaussian", 4)]["gap"],
-                  "depth 4: near-identity init far ahead of near-zero init")
-        if ("near_identity", 8) in bi and ("gaussian", 8) in bi:
-            ck.ok(bi[("near_identity", 8)]["gap"] < 0.1 * bi[("gaussian", 8)]["gap"],
-                  "depth 8: near-identity init far ahead of near-zero init")
+        for dep in (4, 8):
+            if ("near_identity", dep) in bi and ("gaussian", dep) in bi:
+                ck.ok(bi[("near_identity", dep)]["gap"] < 0.1 * bi[("gaussian", dep)]["gap"],
+                      "depth %d: near-identity init far ahead of near-zero init" % dep)
     if op:
         bo = best_by(op, ["optimizer.type", "depth"])
         for k in sorted(bo, key=str):
