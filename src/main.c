@@ -230,11 +230,18 @@ static int cmd_run(int argc, char **argv) {
   }
   if (!file) return bad_args(usage_run, "run: missing the sweep file%s", "");
   if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
-  ds_sched_catch_signals(); /* a drain signal during start-up must not kill us */
+  /* the handlers are in place since early_signals(); until MPI_Init says
+   * which rank we are, the launcher's variables tell */
+  const char *er = getenv("OMPI_COMM_WORLD_RANK");
+  if (!er) er = getenv("PMIX_RANK");
+  if (!er) er = getenv("SLURM_PROCID");
+  ds_drain_watchdog_set(drain, !er || atoi(er) == 0);
   MPI_Init(NULL, NULL);
   int rank, size, drained = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ds_drain_watchdog_set(drain, rank == 0);
+  if (rank == 0) ds_blas_warn(); /* once per run, not once per rank */
   ds_sweep sw;
   int rc = load_everywhere(file, &sw, rank);
   if (rc == DS_OK) {
@@ -409,12 +416,24 @@ static int cmd_version(void) {
   char libs[1024];
   library_versions(libs, sizeof libs);
   const char *best = ds_blas_best_kernel();
-  const char *re = getenv("DYNSWEEP_REEXECED");
-  printf("dynsweep %s\n%s\nOpenBLAS kernel: %s (best for this CPU: %s)%s%s\n", DYNSWEEP_VERSION, libs,
-         ds_blas_kernel(), best ? best : "generic", re ? "; re-executed, library had chosen " : "",
-         re ? re : "");
+  printf("dynsweep %s\n%s\nOpenBLAS kernel: %s ran (best for this CPU: %s)\n  %s\n",
+         DYNSWEEP_VERSION, libs, ds_blas_kernel(), best ? best : "generic", ds_blas_explain());
   return 0;
 }
+
+/* `run` catches its drain signals from the first moment: this runs from the
+ * executable's DT_PREINIT_ARRAY, i.e. before the initialisers of every shared
+ * library (OpenBLAS starts its threads in one, Open MPI and HDF5 have theirs)
+ * and before main(), so before the OpenBLAS re-exec, which keeps the signals
+ * blocked across the exec (util/signals.c). glibc passes argc/argv/envp to
+ * these functions. Other commands keep the default actions. */
+static void early_signals(int argc, char **argv, char **envp) {
+  (void)envp;
+  if (argc >= 2 && argv && argv[1] && !strcmp(argv[1], "run")) ds_signals_install_drain();
+  else ds_signals_unblock();
+}
+__attribute__((section(".preinit_array"), used)) static void (*const early_signals_p)(
+    int, char **, char **) = early_signals;
 
 int main(int argc, char **argv) {
   ds_blas_ensure_fast_kernel(argv);

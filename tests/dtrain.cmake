@@ -4,7 +4,7 @@
 ds_mpi_test(test_dtrain_1 ${CMAKE_CURRENT_SOURCE_DIR}/test_dtrain.c 1 ds_worker ds_config
             ds_spectra ds_nn ds_optim ds_data ds_util)
 foreach(np 2 4)
-  add_test(NAME test_dtrain_${np} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+  add_test(NAME test_dtrain_${np} COMMAND ${DS_ENV_SH} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
            --oversubscribe $<TARGET_FILE:test_dtrain_1>)
   set_tests_properties(test_dtrain_${np} PROPERTIES LABELS mpi ENVIRONMENT "${DS_TEST_ENV}")
 endforeach()

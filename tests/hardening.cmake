@@ -11,7 +11,7 @@
 add_executable(fuzz_replay ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_sweep.c
                ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/replay.c)
 target_link_libraries(fuzz_replay PRIVATE ds_config ds_util)
-add_test(NAME fuzz_replay COMMAND fuzz_replay
+add_test(NAME fuzz_replay COMMAND ${DS_ENV_SH} $<TARGET_FILE:fuzz_replay>
          ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/crashes
          ${CMAKE_SOURCE_DIR}/sweeps ${CMAKE_SOURCE_DIR}/sweeps/examples ${CMAKE_CURRENT_SOURCE_DIR}/sweeps
          ${CMAKE_CURRENT_SOURCE_DIR}/bad_sweeps)

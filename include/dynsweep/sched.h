@@ -9,9 +9,7 @@
 #include "dynsweep/config.h"
 #include "dynsweep/store.h"
 
-/* Exit code of a run that stopped on a drain signal (SIGTERM/SIGUSR1) with
- * points left: nothing is lost, `dynsweep run` again resumes. */
-#define DS_EXIT_DRAINED 3
+#include "dynsweep/util.h" /* DS_EXIT_DRAINED, the drain signals */
 
 typedef struct {
   const char *store_path;
@@ -29,11 +27,9 @@ typedef struct {
                                auto; <= 0 = 1024 */
 } ds_run_opts;
 
-/* Installs the drain-signal handlers (SIGTERM, SIGUSR1: finish or checkpoint
- * running points, hand out no more) and ignores SIGXFSZ. Call it as early as
- * possible (before MPI_Init): a signal before it would kill the process.
- * ds_sched_run installs them too. */
-void ds_sched_catch_signals(void);
+/* ds_sched_run drains on SIGTERM/SIGUSR1 (finish or checkpoint running
+ * points, hand out no more); the handlers are util.h's
+ * ds_signals_install_drain, which main() installs before anything else. */
 
 /* Collective over comm. Every rank returns the same status code. */
 int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm);

@@ -83,8 +83,33 @@ void ds_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * fast kernel (DYNSWEEP_NO_REEXEC=1 turns this into a warning). Also sets
  * BLAS threads to 1 unless OPENBLAS_NUM_THREADS is set. */
 void ds_blas_ensure_fast_kernel(char **argv);
+/* Why the kernel that runs differs from the best one, in one sentence for
+ * `version` ("differs because OPENBLAS_CORETYPE=Haswell is set ..."). */
+const char *ds_blas_explain(void);
+/* One warning line when a slower kernel than the CPU supports runs (and
+ * why); nothing otherwise. Called once per run, by rank 0 only. */
+void ds_blas_warn(void);
 const char *ds_blas_kernel(void);       /* kernel that is running, e.g. "SkylakeX" */
 const char *ds_blas_best_kernel(void);  /* fastest kernel this CPU supports */
 const char *ds_blas_config(void);       /* openblas_get_config() */
 
+
+/* ---- drain signals (signals.c) ----
+ * SIGUSR1/SIGTERM set a flag (drain); SIGXFSZ is ignored. Installed first
+ * thing by `dynsweep run`. After a drain signal every wait is bounded: a
+ * watchdog ends the process with exit 3 after the drain timeout plus
+ * DS_DRAIN_GRACE_S seconds on rank 0 (plus DS_DRAIN_GRACE_WORKER_S on the
+ * others); the store survives that like a kill -9. */
+#include <signal.h>
+/* Exit code of a run that stopped on a drain signal (SIGTERM/SIGUSR1) with
+ * points left: nothing is lost, `dynsweep run` again resumes. */
+#define DS_EXIT_DRAINED 3
+#define DS_DRAIN_GRACE_S 5
+#define DS_DRAIN_GRACE_WORKER_S 120
+void ds_signals_install_drain(void);
+void ds_signals_unblock(void);          /* SIGTERM/SIGUSR1 back to deliverable */
+int ds_signal_drain_requested(void);
+volatile sig_atomic_t *ds_drain_flag(void);
+void ds_drain_watchdog_set(double drain_timeout_s, int rank0); /* the bound a signal arms */
+void ds_drain_watchdog_extend(double seconds);      /* at least this long from now, if armed */
 #endif

@@ -52,40 +52,10 @@ enum {
 
 /* ---- drain signal ----------------------------------------------------------- */
 
-static volatile sig_atomic_t g_stop;
-static void on_drain(int sig) {
-  (void)sig;
-  g_stop = 1;
-}
-
-typedef struct {
-  struct sigaction term, usr1, xfsz;
-} saved_sigs;
-
-/* SIGTERM and SIGUSR1 ask for a drain; SIGXFSZ (a file size limit) is
- * ignored so that the write fails with EFBIG and is reported. */
-static void install_signals(saved_sigs *old) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_drain;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, &old->term);
-  sigaction(SIGUSR1, &sa, &old->usr1);
-  sa.sa_handler = SIG_IGN;
-  sigaction(SIGXFSZ, &sa, &old->xfsz);
-}
-
-void ds_sched_catch_signals(void) {
-  saved_sigs ignored;
-  install_signals(&ignored);
-}
-
-static void restore_signals(const saved_sigs *old) {
-  sigaction(SIGTERM, &old->term, NULL);
-  sigaction(SIGUSR1, &old->usr1, NULL);
-  sigaction(SIGXFSZ, &old->xfsz, NULL);
-}
+/* The drain flag lives in util/signals.c: main() installs its handlers before
+ * anything else runs (SIGTERM/SIGUSR1 drain, SIGXFSZ ignored so that a write
+ * fails with EFBIG and is reported). */
+#define g_stop (*ds_drain_flag())
 
 /* ---- state of rank 0 ------------------------------------------------------------ */
 
@@ -985,6 +955,9 @@ static void abort_busy(sched *s, MPI_Comm comm) {
           s->fatal ? "store failure" : "drain signal");
   if (!s->fatal) ds_store_set_run(s->store, "drained", (double)time(NULL), s->final0);
   if (s->fatal) fprintf(stderr, "dynsweep: %s\n", s->fatal_msg);
+  ds_store_stats st;
+  ds_store_get_stats(s->store, &st);
+  ds_drain_watchdog_extend(30 + 10 * st.last_publish_s); /* a slow publish is not a wedge */
   ds_store_close(s->store);
   s->store = NULL;
   fflush(stderr);
@@ -1177,10 +1150,13 @@ static int wrap_up(sched *s, int size, double cpu, double wall) {
   if (!complete)
     ds_store_set_run(s->store, s->fatal ? "stopped" : "drained", (double)time(NULL), s->final0);
   /* ds_store_finish publishes the last results; the wall_s and rank0_cpu_s
-   * it records include that publish up to the closing of the file */
+   * it records include that publish up to the closing of the file. After a
+   * drain signal the watchdog allows for it (a slow publish is not a wedge). */
+  ds_store_stats st;
+  ds_store_get_stats(s->store, &st);
+  ds_drain_watchdog_extend(30 + 20 * st.last_publish_s);
   int frc = ds_store_finish(s->store, complete ? end : NULL, s->prev_cpu + cpu, s->prev_wall + wall);
   if (frc != DS_OK && !s->fatal) set_fatal(s);
-  ds_store_stats st;
   ds_store_get_stats(s->store, &st);
   int crc = ds_store_close(s->store);
   s->store = NULL;
@@ -1209,8 +1185,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  saved_sigs sigs;
-  install_signals(&sigs);
+  ds_signals_install_drain();
   char *hosts = gather_hosts(comm, rank, size);
   sched s = {.sw = sw, .o = o};
   s.tty = isatty(2);
@@ -1231,7 +1206,6 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     int nothing = start[1];
     if (rank == 0 && s.store) ds_store_close(s.store);
     free_sched(&s);
-    restore_signals(&sigs);
     if (o->drained) *o->drained = 0;
     if (nothing) return DS_OK;
     return rank == 0 ? rc : ds_fail(start[0], "rank 0 could not start the sweep");
@@ -1267,7 +1241,6 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   int all[2] = {rc, drained};
   MPI_Bcast(all, 2, MPI_INT, 0, comm);
   free_sched(&s);
-  restore_signals(&sigs);
   if (o->drained) *o->drained = all[0] == DS_OK && all[1];
   return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
 }
