@@ -45,16 +45,37 @@ check "run --checkpoint-every x: exit 2" test "$(code "$DYNSWEEP" run "$DS_SRC/t
 check "store records the BLAS kernel" bash -c "h5dump -a /blas_kernel '$T/s.h5' | grep -q '$("$DYNSWEEP" version | sed -nE 's/^OpenBLAS kernel: ([A-Za-z0-9]+).*/\1/p')'"
 
 # OpenBLAS kernel: a slow kernel chosen by the library is replaced by re-exec
+# (env -u: the suite's environment is hermetic, but these lines are about it)
 best=$("$DYNSWEEP" version | sed -nE 's/.*best for this CPU: ([A-Za-z0-9]+).*/\1/p')
 if [ "$best" = "generic" ]; then
   echo "skip: this CPU has no faster OpenBLAS kernel than the generic one"
 else
-  out=$(DYNSWEEP_ASSUME_DETECTED=Prescott "$DYNSWEEP" version)
-  check "re-exec: runs $best after the library chose Prescott" \
-    bash -c "echo '$out' | grep -q 'OpenBLAS kernel: $best .*re-executed, library had chosen Prescott'"
+  out=$(env -u OPENBLAS_CORETYPE DYNSWEEP_ASSUME_DETECTED=Prescott "$DYNSWEEP" version)
+  check "re-exec: runs $best after the library chose Prescott, and says so" bash -c \
+    "echo '$out' | grep -q 'OpenBLAS kernel: $best ran' && echo '$out' | grep -q 'the library chose Prescott when it loaded; dynsweep re-executed itself with OPENBLAS_CORETYPE=$best'"
   out=$(OPENBLAS_CORETYPE=Prescott "$DYNSWEEP" version 2>&1)
-  check "a user's OPENBLAS_CORETYPE is respected with a warning" \
-    bash -c "echo '$out' | grep -q 'OpenBLAS kernel: Prescott' && echo '$out' | grep -q 'warning: OpenBLAS kernel Prescott was requested'"
+  check "a user's OPENBLAS_CORETYPE is respected, and version says why the kernel differs" bash -c \
+    "echo '$out' | grep -q 'OpenBLAS kernel: Prescott ran (best for this CPU: $best)' && echo '$out' | grep -q 'differs because OPENBLAS_CORETYPE=Prescott is set in the environment'"
+  check "... version prints no warning" bash -c "! echo '$out' | grep -q warning"
+  # under mpirun: the warning once, from rank 0 (it was once per rank, twice)
+  set +e
+  OPENBLAS_CORETYPE=Prescott mpirun --oversubscribe -n 3 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" \
+    -o "$T/warn.h5" -q >"$T/out" 2>"$T/err"
+  rc=$?
+  set -e
+  check "run under OPENBLAS_CORETYPE=Prescott on 3 ranks: exit 0 (rc $rc)" test "$rc" -eq 0
+  nw=$(grep -c 'warning: OpenBLAS runs kernel Prescott, not the faster' "$T/err" || true)
+  check "... the kernel warning printed once ($nw times)" test "$nw" -eq 1
+  check "... on a line of its own, saying why" grep -qx "dynsweep: warning: OpenBLAS runs kernel Prescott, not the faster $best this CPU supports: OPENBLAS_CORETYPE=Prescott is set in the environment (unset it and dynsweep picks $best)" "$T/err"
+  # read-only commands never warn
+  for c in "ls $T/warn.h5" "show $T/warn.h5 0" "status $T/warn.h5" "export $T/warn.h5" \
+           "phase $T/warn.h5 --x lr --y width" "plan $DS_SRC/tests/sweeps/small.yaml" "--help" \
+           "run --help" "ls --help"; do
+    # shellcheck disable=SC2086
+    set +e; OPENBLAS_CORETYPE=Prescott "$DYNSWEEP" $c >/dev/null 2>"$T/err"; rc=$?; set -e
+    check "'dynsweep $c' under OPENBLAS_CORETYPE=Prescott: exit 0, nothing on stderr" \
+      test "$rc" -eq 0 -a ! -s "$T/err"
+  done
 fi
 
 # the re-exec (here: to pin OpenBLAS to 1 thread) keeps the process name
@@ -64,10 +85,15 @@ env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS "$DYNSWEEP" run "$DS_SRC/tests/sw
   -o "$T/comm.h5" >/dev/null 2>&1 &
 pid=$!
 for i in $(seq 1 500); do
-  if grep -qz '^DYNSWEEP_EXECED=1' "/proc/$pid/environ" 2>/dev/null; then comm=$(cat "/proc/$pid/comm"); break; fi
+  if grep -qz "^DYNSWEEP_EXECED=$pid\$" "/proc/$pid/environ" 2>/dev/null; then comm=$(cat "/proc/$pid/comm"); break; fi
   sleep 0.01
 done
 wait $pid || true
 check "after the re-exec the process is still named $(basename "$DYNSWEEP") (got: $comm)" \
   test "$comm" = "$(basename "$DYNSWEEP")"
+# the guard against an exec loop is the pid: a dynsweep started by a dynsweep
+# (submit -> sbatch -> mpirun) with the parent's variables still re-execs
+[ "$best" != generic ] && out=$(env -u OPENBLAS_CORETYPE DYNSWEEP_EXECED=1 DYNSWEEP_REEXECED=Prescott DYNSWEEP_ASSUME_DETECTED=Prescott "$DYNSWEEP" version) &&
+check "inherited DYNSWEEP_EXECED/REEXECED of another process are not taken for our own" \
+  bash -c "echo '$out' | grep -q 'OpenBLAS kernel: $best ran' && echo '$out' | grep -q 'library chose Prescott'"
 report

@@ -13,7 +13,7 @@ vlimit=2000000
 # (ldd's output captured first: with pipefail, `ldd | grep -q` fails when
 # grep exits before ldd has written everything and ldd gets SIGPIPE, which
 # left the cap on under ASan in one CI run)
-case "$(ldd "$DYNSWEEP" 2>/dev/null || true)" in *libasan*) vlimit=unlimited ;; esac
+case "$(ldd "$(dirname "$DYNSWEEP")/libexec/dynsweep" 2>/dev/null || true)" in *libasan*) vlimit=unlimited ;; esac
 
 # refuse NAME FILE EXPECTED-SUBSTRING
 refuse() {
