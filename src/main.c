@@ -316,7 +316,6 @@ static int cmd_status(int argc, char **argv) {
   double upd = store_num(s, "updated_unix"), start = store_num(s, "session_start_unix");
   double done0 = store_num(s, "session_done0"), gen = store_num(s, "generation");
   ds_clear_error();
-  ds_store_close(s);
   double last = isfinite(upd) ? upd : 0;
   if (jmtime > last) last = jmtime;
   struct timespec ts;
@@ -328,12 +327,32 @@ static int cmd_status(int argc, char **argv) {
          (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
   char ago[32];
   fmt_secs(ago, sizeof ago, now - last);
-  printf("state:   %s; last update %s ago%s%s%s\n", state, ago, updated[0] ? " (published " : "",
-         updated, updated[0] ? ")" : "");
-  if (!strcmp(state, "running") && now - last > 600)
-    printf("         (no update for a while: if the job was killed, run it again to resume)\n");
-  printf("points:  %lld done, %lld running, %lld diverged, %lld failed, %lld pending of %lld "
+  /* live or dead: the journal's writer lock, not the recorded state (a
+   * killed run or one stopped by a full disk leaves "running" behind) */
+  long wpid = 0;
+  int live = ds_store_live_writer(path, &wpid);
+  int said_running = !strcmp(state, "running");
+  char who[64] = "";
+  if (live && wpid > 0) snprintf(who, sizeof who, " (writer pid %ld on this node)", wpid);
+  else if (live) snprintf(who, sizeof who, " (writer on another node)");
+  if (live) {
+    printf("state:   running%s; last update %s ago%s%s%s\n", who, ago,
+           updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
+  } else {
+    const char *what = said_running ? "not running: the last run ended without closing the store"
+                     : !strcmp(state, "drained") ? "drained (not running; resumable)"
+                     : !strcmp(state, "stopped") ? "stopped by a store error (not running)"
+                                                 : state;
+    printf("state:   %s; last update %s ago%s%s%s\n", what, ago, updated[0] ? " (published " : "",
+           updated, updated[0] ? ")" : "");
+    if (said_running)
+      printf("         (killed, out of memory, node lost or disk full): no writer holds the store\n");
+  }
+  char nr[32] = "";
+  if (ds_store_attr(s, "nranks", nr, sizeof nr) != DS_OK) ds_clear_error();
+  printf("points:  %lld done, %lld %s, %lld diverged, %lld failed, %lld pending of %lld "
          "(%.1f%% finished)\n", (long long)c[DS_ST_DONE], (long long)c[DS_ST_RUNNING],
+         live || !c[DS_ST_RUNNING] ? "running" : "interrupted",
          (long long)c[DS_ST_DIVERGED], (long long)c[DS_ST_FAILED], (long long)c[DS_ST_PENDING],
          (long long)n, n ? 100.0 * fin / n : 100.0);
   double span = last - start, made = fin - done0;
@@ -342,11 +361,15 @@ static int cmd_status(int argc, char **argv) {
     char eta[32];
     fmt_secs(eta, sizeof eta, left / rate);
     printf("speed:   %.3g points/s this session (%.0f points in %.0f s)", rate, made, span);
-    if (left > 0 && !strcmp(state, "running")) printf("; ETA %s", eta);
+    if (left > 0 && live) printf("; ETA %s", eta);
     printf("\n");
   } else if (left > 0) {
     printf("speed:   no point finished yet this session\n");
   }
+  if (!live && left > 0)
+    printf("resume:  mpirun -n %s dynsweep run SWEEP.yaml -o %s   (the sweep file that made it)\n",
+           nr[0] ? nr : "P", path);
+  ds_store_close(s);
   return 0;
 }
 

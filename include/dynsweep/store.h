@@ -171,4 +171,8 @@ void ds_store_tidy(const char *path);
  * there is no journal). */
 int ds_store_read_summary_live(ds_store *s, ds_summary_row **rows, int64_t *n, int64_t *nrec,
                                double *journal_mtime);
+/* Is a writer running on STORE (liveness.c)? 1 with its pid (-1: a holder on
+ * another node), 0 if no writer holds the store's lock as far as this node
+ * can see. Takes no lock. */
+int ds_store_live_writer(const char *path, long *pid);
 #endif
