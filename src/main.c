@@ -84,12 +84,17 @@ static const char *usage_plan =
     "  --all   list every point (default: the first 40)\n";
 
 static const char *usage_status =
-    "usage: dynsweep status STORE.h5\n"
+    "usage: dynsweep status STORE.h5 [--state]\n"
     "\n"
     "Progress of a sweep, also while it runs (reads the published store and the\n"
     "journal of finished points not published yet; takes no lock): points done /\n"
     "running / diverged / failed / pending of the total, points per second and ETA\n"
-    "of the current (or last) session, the run state and the time of the last update.\n";
+    "of the current (or last) session, the run state and the time of the last update.\n"
+    "Whether a run is alive is told by the writer's lock on STORE.journal (looked at,\n"
+    "not taken), not by the recorded state: a killed run says 'not running'.\n"
+    "  --state   print one word, for scripts: running (a writer is alive), complete,\n"
+    "            drained (stopped by a signal, resumable), stopped (a store error),\n"
+    "            dead (the last run died without closing the store: resumable)\n";
 
 static const char *usage_show =
     "usage: dynsweep show STORE.h5 POINT [--series NAME]\n"
@@ -287,14 +292,19 @@ static void fmt_secs(char *buf, size_t n, double t) {
 }
 
 static int cmd_status(int argc, char **argv) {
-  if (argc != 1 || argv[0][0] == '-')
+  int only_state = argc == 2 && !strcmp(argv[1], "--state");
+  if ((argc != 1 && !only_state) || argv[0][0] == '-')
     return bad_args(usage_status, "status: expected exactly one store file%s", "");
   const char *path = argv[0];
   struct stat st;
   char jpath[4200];
   snprintf(jpath, sizeof jpath, "%s.journal", path);
   if (stat(path, &st) != 0 && stat(jpath, &st) == 0) {
-    printf("store:   %s: not published yet (a run is creating it)\n", path);
+    long wpid;
+    int live = ds_store_live_writer(path, &wpid);
+    if (only_state) printf("%s\n", live ? "running" : "dead");
+    else printf("store:   %s: not published yet (%s)\n", path,
+                live ? "a run is creating it" : "the run that was creating it died; run it again");
     return 0;
   }
   ds_store *s = NULL;
@@ -323,8 +333,6 @@ static int cmd_status(int argc, char **argv) {
   double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
   int64_t fin = c[DS_ST_DONE] + c[DS_ST_DIVERGED] + c[DS_ST_FAILED];
   int64_t left = n - fin;
-  printf("store:   %s (sweep '%s', %lld points, published generation %.0f%s)\n", path, name,
-         (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
   char ago[32];
   fmt_secs(ago, sizeof ago, now - last);
   /* live or dead: the journal's writer lock, not the recorded state (a
@@ -332,6 +340,13 @@ static int cmd_status(int argc, char **argv) {
   long wpid = 0;
   int live = ds_store_live_writer(path, &wpid);
   int said_running = !strcmp(state, "running");
+  if (only_state) {
+    printf("%s\n", live ? "running" : said_running ? "dead" : state);
+    ds_store_close(s);
+    return 0;
+  }
+  printf("store:   %s (sweep '%s', %lld points, published generation %.0f%s)\n", path, name,
+         (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
   char who[64] = "";
   if (live && wpid > 0) snprintf(who, sizeof who, " (writer pid %ld on this node)", wpid);
   else if (live) snprintf(who, sizeof who, " (writer on another node)");
