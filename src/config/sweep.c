@@ -80,9 +80,12 @@ static int sw_is_null(const ds_yn *v) {
 /* ---- top-level scalars --------------------------------------------------- */
 
 static int sw_parse_name(sw_ctx *x, const ds_yn *v) {
-  if (v->kind != DS_YN_SCALAR || !v->str[0])
-    return sw_err(x, v->line, v->col, "name: expected a short name such as 'width-sweep', got %s",
-                  v->kind == DS_YN_SCALAR ? "an empty value" : ds_yaml_kind_name(v));
+  if (v->kind != DS_YN_SCALAR || !v->str[0] || ds_yaml_is_null(v))
+    return sw_err(x, v->line, v->col, "name: expected a short name such as 'width-sweep', got %s%s%s",
+                  v->kind != DS_YN_SCALAR ? ds_yaml_kind_name(v) : !v->str[0] ? "an empty value"
+                                                                  : "the null value '",
+                  v->kind == DS_YN_SCALAR && v->str[0] ? v->str : "",
+                  v->kind == DS_YN_SCALAR && v->str[0] ? "'" : "");
   size_t n = strlen(v->str);
   if (n >= sizeof x->s->name)
     return sw_err(x, v->line, v->col, "name: too long (%zu characters, limit %zu)", n,
@@ -155,6 +158,10 @@ static void sw_basedir(sw_ctx *x, const char *path) {
 static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
   if (v->kind != DS_YN_SCALAR)
     return sw_err(x, v->line, v->col, "%s: expected a file name, got %s", o->path, ds_yaml_kind_name(v));
+  if (ds_yaml_is_null(v))
+    return sw_err(x, v->line, v->col, "%s: expected a file name, got %s%s%s (null values are not "
+                  "allowed; write \"\" for no file, or omit the key)", o->path,
+                  v->str[0] ? "the null value '" : "an empty value", v->str, v->str[0] ? "'" : "");
   char *dst = (char *)&x->s->base + o->off;
   size_t n = strlen(v->str);
   if (n >= DS_MAX_PATH)
