@@ -425,6 +425,15 @@ int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_d
   return rc;
 }
 
+int ds_data_check(const ds_data_spec *s) {
+  if (!is_file_kind(s->kind)) return DS_OK;
+  file_tables t;
+  DS_TRY(load_tables(s, 2, &t)); /* every value read and checked, none kept */
+  int m = 0, rc = t.has_test ? DS_OK : split_size(s, t.a.n, &m);
+  tables_free(&t);
+  return rc;
+}
+
 int ds_data_probe(const ds_data_spec *s, int *d_in, int *d_out, int *n_avail) {
   if (!is_file_kind(s->kind)) {
     int di = s->d_in, dout = s->d_out, n = s->n_train;
