@@ -137,6 +137,7 @@ static int cmd_plan(int argc, char **argv) {
   if (!file) return bad_args(usage_plan, "plan: missing the sweep file%s", "");
   ds_sweep sw;
   int rc = ds_sweep_load(file, &sw);
+  if (rc == DS_OK && (rc = ds_sweep_check_inputs(&sw)) != DS_OK) ds_sweep_free(&sw);
   if (rc) {
     fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);
@@ -189,6 +190,15 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   MPI_Bcast(text, (int)l + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
   rc = ds_sweep_parse(file, text, sw);
   free(text);
+  /* every input file checked by rank 0 before anything is created; all ranks
+   * exit together (issue 11) */
+  if (rc == DS_OK && rank == 0 && (rc = ds_sweep_check_inputs(sw)) != DS_OK) ds_sweep_free(sw);
+  int rc0 = rc;
+  MPI_Bcast(&rc0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc0 != DS_OK && rc == DS_OK) {
+    ds_sweep_free(sw);
+    rc = ds_fail(rc0, "rank 0 refused the sweep's input files");
+  }
   return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config_internal.h"
@@ -181,7 +182,14 @@ static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
                   x->basedir, DS_MAX_PATH - 1);
   sw_path_append(full, sizeof full, v->str);
   snprintf(dst, DS_MAX_PATH, "%s", full);
+  for (int k = 0; k < DS_NFILE_OPTS; k++)
+    if (!strcmp(ds_file_opts[k], o->path)) x->s->file_line[k] = v->line, x->s->file_col[k] = v->col;
   if (x->flags & DS_SWEEP_NO_FILES) return DS_OK;
+  struct stat st; /* before opening: a FIFO would block, a device never end */
+  if (stat(full, &st) == 0 && !S_ISREG(st.st_mode))
+    return sw_err(x, v->line, v->col, "%s: '%s' is %s, not a regular file; give a data file", o->path,
+                  full, S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : S_ISDIR(st.st_mode) ? "a directory"
+                  : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
   FILE *f = fopen(full, "rb");
   if (!f) {
     int e = errno;
@@ -893,6 +901,13 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (m->init == DS_INIT_FILE && !m->init_file[0])
     return sw_xerr(x, idx, SW_AT("model.init", "model.init_file"),
                    "model.init: file needs model.init_file (an HDF5 file with W1..W%d)", m->depth);
+  if (m->init == DS_INIT_FILE && m->init_scale != 1.0) {
+    char v[64];
+    ds_fmt_double(m->init_scale, v, sizeof v);
+    return sw_xerr(x, idx, SW_AT("model.init_scale", "model.init"),
+                   "model.init_scale: not applied with model.init: file (the weights are used exactly as "
+                   "stored), got %s; remove init_scale (or use 1) and scale the weights in the file", v);
+  }
   return DS_OK;
 }
 
