@@ -125,5 +125,26 @@ check "good IDX files: plan exits 0" test "$(code "$DYNSWEEP" plan "$T/good_idx.
 printf '%s\nmodel: {init_std: 5e-324}\n' "$HEAD" >"$T/subnormal.yaml"
 check "subnormal 5e-324 is a valid double: plan exits 0" \
   test "$(code "$DYNSWEEP" plan "$T/subnormal.yaml")" = 0
+# the store records its inputs' content; a changed input is named on resume
+# and its new hash recorded
+cp "$I/good.svm" "$T/d.svm"
+printf '%s\ndata: {kind: libsvm, path: d.svm, n_train: 3, n_test: 0}\ngrid: {lr: [0.01, 0.02]}\n' \
+  "$HEAD" >"$T/ih.yaml"
+check "inputs: first run exits 0" test "$(code drun 2 "$T/ih.yaml" -o "$T/ih.h5" -q)" = 0
+h0=$(h5dump -a inputs_hash "$T/ih.h5" | sed -n 's/.*(0): "\([0-9a-f]*\)".*/\1/p')
+check "inputs: the store records inputs_hash" test ${#h0} = 16
+size=$(stat -c %s "$T/d.svm")
+h5dump -a inputs "$T/ih.h5" >"$T/attr"
+check "inputs: the store lists the data file, its size and hash" \
+  grep -qP "^   \\(0\\): \"\\Q$T/d.svm\\E\\t$size\\t[0-9a-f]{16}$" "$T/attr"
+echo "0 1:9" >>"$T/d.svm"
+sed -i 's/lr: \[0.01, 0.02\]/lr: [0.01, 0.02, 0.03]/' "$T/ih.yaml"
+check "inputs: resume after the data changed exits 0" test "$(code drun 2 "$T/ih.yaml" -o "$T/ih.h5" -q)" = 0
+check "inputs: the changed file is named" grep -qE \
+  "^dynsweep: warning: input $T/d.svm changed since the store was created \(hash [0-9a-f]{16} -> [0-9a-f]{16}\); finished points used the old content$" "$T/err"
+h1=$(h5dump -a inputs_hash "$T/ih.h5" | sed -n 's/.*(0): "\([0-9a-f]*\)".*/\1/p')
+check "inputs: the new hash is recorded" test "${#h1}" = 16 -a "$h1" != "$h0"
+rc=$(code drun 2 "$T/ih.yaml" -o "$T/ih.h5" -q)
+check "inputs: a run after recording is quiet about inputs" bash -c "[ $rc = 0 ] && ! grep -q 'changed since' '$T/err'"
 echo "bad_inputs: $ncase cases"
 report
