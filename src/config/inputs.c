@@ -118,10 +118,34 @@ static void data_key(const ds_data_spec *d, char *buf, size_t n) {
     used += (size_t)snprintf(buf + used, n - used, "%d,", d->classes[i]);
 }
 
+/* What a matrix requirement is for, formatted only when it fails. */
+typedef struct {
+  const ds_point *p;
+  const int *dims;
+  int l; /* layer (W / b), 0: the AGOP reference G */
+} in_why;
+
+static void why_text(const in_why *w, const char *name, char *ctx, size_t n) {
+  int L = w->p->cfg.model.depth;
+  char dt[512];
+  if (w->l == 0) {
+    snprintf(ctx, n, " (G is data.d_in x data.d_in = %d x %d for point %lld)", w->dims[0], w->dims[0],
+             (long long)w->p->id);
+    return;
+  }
+  dims_text(w->dims, L, dt, sizeof dt);
+  if (name[0] == 'W')
+    snprintf(ctx, n, " (W%d is d_%d x d_%d; point %lld has depth %d and layer sizes d_0..d_%d = %s)", w->l,
+             w->l, w->l - 1, (long long)w->p->id, L, L, dt);
+  else
+    snprintf(ctx, n, " (b%d has d_%d entries; point %lld has layer sizes d_0..d_%d = %s)", w->l, w->l,
+             (long long)w->p->id, L, dt);
+}
+
 /* Matrix `name` of the file option f, rows x cols, finite; once per distinct
  * (file, name, shape). */
 static int need_matrix(const ds_sweep *sw, in_set *done, int f, const char *file, const char *name,
-                       int rows, int cols, const char *ctx) {
+                       int rows, int cols, const in_why *why) {
   char key[128];
   int added;
   snprintf(key, sizeof key, "%d|%s|%d|%d", f, name, rows, cols);
@@ -131,7 +155,10 @@ static int need_matrix(const ds_sweep *sw, in_set *done, int f, const char *file
   if (!m) return DS_ENOMEM;
   int rc = ds_h5_read_matrix(file, name, rows, cols, m);
   free(m);
-  return rc == DS_OK ? DS_OK : in_err(sw, f, rc, ctx);
+  if (rc == DS_OK) return DS_OK;
+  char ctx[800];
+  why_text(why, name, ctx, sizeof ctx);
+  return in_err(sw, f, rc, ctx);
 }
 
 /* init: file -- W1..WL (d_l x d_{l-1}) and with model.bias b1..bL (d_l). */
@@ -140,26 +167,25 @@ static int check_init(const ds_sweep *sw, in_set *done, const ds_point *p) {
   int L = c->model.depth, dims[DS_MAX_LIST + 2];
   if (L < 1 || L > DS_MAX_LIST) return DS_OK; /* refused by the parser */
   ds_point_dims(c, dims);
-  char dt[512], ctx[700];
-  dims_text(dims, L, dt, sizeof dt);
   int bias = c->model.bias && c->model.type != DS_MODEL_E2E;
   for (int l = 1; l <= L; l++) {
     char name[16];
+    in_why why = {p, dims, l};
     snprintf(name, sizeof name, "W%d", l);
-    snprintf(ctx, sizeof ctx, " (W%d is d_%d x d_%d; point %lld has depth %d and layer sizes d_0..d_%d = "
-             "%s)", l, l, l - 1, (long long)p->id, L, L, dt);
-    DS_TRY(need_matrix(sw, done, IN_INIT, c->model.init_file, name, dims[l], dims[l - 1], ctx));
+    DS_TRY(need_matrix(sw, done, IN_INIT, c->model.init_file, name, dims[l], dims[l - 1], &why));
     if (!bias) continue;
     snprintf(name, sizeof name, "b%d", l);
-    if (!ds_h5_exists(c->model.init_file, name)) {
+    char key[64];
+    int added;
+    snprintf(key, sizeof key, "exists|%s", name);
+    DS_TRY(set_add(done, key, &added));
+    if (added && !ds_h5_exists(c->model.init_file, name)) {
       ds_fail(DS_EINPUT, "%s: no dataset '%s', but model.bias is true: the file must hold b1..b%d "
               "(b_l has d_l entries; missing biases are not filled with zeros)", c->model.init_file,
               name, L);
       return in_err(sw, IN_INIT, DS_EINPUT, "");
     }
-    snprintf(ctx, sizeof ctx, " (b%d has d_%d entries; point %lld has layer sizes d_0..d_%d = %s)", l, l,
-             (long long)p->id, L, dt);
-    DS_TRY(need_matrix(sw, done, IN_INIT, c->model.init_file, name, dims[l], 1, ctx));
+    DS_TRY(need_matrix(sw, done, IN_INIT, c->model.init_file, name, dims[l], 1, &why));
   }
   return DS_OK;
 }
@@ -187,10 +213,8 @@ int ds_sweep_check_inputs(const ds_sweep *sw) {
       break;
     const ds_spectra_spec *sp = &c->record.spectra;
     if (ds_cadence_on(&sp->agop) && sp->agop_reference[0]) {
-      char ctx[200];
-      snprintf(ctx, sizeof ctx, " (G is data.d_in x data.d_in = %d x %d for point %lld)", c->data.d_in,
-               c->data.d_in, (long long)p.id);
-      rc = need_matrix(sw, &done, IN_AGOP, sp->agop_reference, "G", c->data.d_in, c->data.d_in, ctx);
+      in_why why = {&p, &c->data.d_in, 0};
+      rc = need_matrix(sw, &done, IN_AGOP, sp->agop_reference, "G", c->data.d_in, c->data.d_in, &why);
     }
   }
   set_free(&done);
