@@ -181,7 +181,7 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   char *text = NULL;
   size_t len = 0;
   int rc = DS_OK;
-  if (rank == 0) rc = ds_read_file(file, &text, &len);
+  if (rank == 0) rc = ds_sweep_read(file, &text, &len);
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc != DS_OK) return rc;
   long long l = (long long)len;

@@ -91,6 +91,8 @@ bad_case csv_nan "data: {kind: csv, path: in/nan.csv, n_train: 1, n_test: 0}" \
   "5:25: data.path: $I/nan.csv:2: column 2 is 'nan', expected a finite number"
 bad_case libsvm_index_range "data: {kind: libsvm, path: in/index0.svm, n_train: 1, n_test: 0}" \
   "5:28: data.path: $I/index0.svm:2: feature index 0 out of range (indices start at 1)"
+bad_case empty_test_split "data: {kind: libsvm, path: in/good.svm, n_train: 2, n_test: 1, test_fraction: 0.1}" \
+  "5:28: data.path: $I/good.svm: n_test = 1 but the test split is empty (test_fraction 0.1 of 5 samples is 0 samples); raise data.test_fraction or set data.n_test: 0"
 bad_case libsvm_duplicate "data: {kind: libsvm, path: in/dup.svm, n_train: 1, n_test: 0}" \
   "5:28: data.path: $I/dup.svm:2: feature index 1 given twice, expected each index at most once per line"
 
@@ -102,6 +104,8 @@ plan_and_run directory "$T/dir.yaml" "$T/dir.yaml: is a directory, not a regular
 plan_and_run device /dev/zero "/dev/zero: is a character device, not a regular file"
 truncate -s $((16 * 1024 * 1024 + 1)) "$T/huge.yaml"
 plan_and_run oversized "$T/huge.yaml" "$T/huge.yaml: too large (16777217 bytes, limit 16777216 = 16 MiB)"
+printf 'name: nul\n\0loss: {reduction: sum}\n' >"$T/nul.yaml"
+plan_and_run nul_byte "$T/nul.yaml" "$T/nul.yaml:2: NUL byte at byte 11: a sweep file is YAML text"
 # a data file that is a FIFO is refused by name, without blocking
 bad_case data_fifo "data: {kind: csv, path: fifo.yaml, n_train: 1, n_test: 0}" \
   "5:25: data.path: '$T/fifo.yaml' is a FIFO (named pipe), not a regular file; give a data file"

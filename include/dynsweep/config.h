@@ -288,6 +288,9 @@ typedef struct {
 #define DS_MAX_AXES 16
 
 int ds_sweep_load(const char *path, ds_sweep *out);
+/* The text of a sweep file: ds_read_file (a regular file of at most 16 MiB)
+ * and no NUL bytes ("FILE:LINE: NUL byte ..."), DS_EINPUT otherwise. */
+int ds_sweep_read(const char *path, char **text, size_t *len);
 /* Opens and checks every file the sweep names against what its points need
  * (issue 11): each data file read in full with the workers' loaders (finite
  * values, IDX header vs size, CSV/libsvm syntax, HDF5 types), the init file's

@@ -901,7 +901,9 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (m->init == DS_INIT_FILE && !m->init_file[0])
     return sw_xerr(x, idx, SW_AT("model.init", "model.init_file"),
                    "model.init: file needs model.init_file (an HDF5 file with W1..W%d)", m->depth);
-  if (m->init == DS_INIT_FILE && m->init_scale != 1.0) {
+  /* init_scale is not applied to weights from a file; refused unless model.init
+   * is an axis, where it scales the other initialisations (docs/sweep-spec.md) */
+  if (m->init == DS_INIT_FILE && m->init_scale != 1.0 && x->axis_of[sw_opt_i("model.init")] < 0) {
     char v[64];
     ds_fmt_double(m->init_scale, v, sizeof v);
     return sw_xerr(x, idx, SW_AT("model.init_scale", "model.init"),
@@ -1278,10 +1280,26 @@ int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep
   return rc;
 }
 
+int ds_sweep_read(const char *path, char **text, size_t *len) {
+  size_t n = 0;
+  DS_TRY(ds_read_file(path, text, &n));
+  const char *z = memchr(*text, 0, n);
+  if (z) {
+    int line = 1;
+    size_t at = (size_t)(z - *text) + 1;
+    for (const char *p = *text; p < z; p++) line += *p == '\n';
+    free(*text);
+    *text = NULL;
+    return ds_fail(DS_EINPUT, "%s:%d: NUL byte at byte %zu: a sweep file is YAML text", path, line, at);
+  }
+  if (len) *len = n;
+  return DS_OK;
+}
+
 int ds_sweep_load(const char *path, ds_sweep *out) {
   char *text = NULL;
   memset(out, 0, sizeof *out);
-  DS_TRY(ds_read_file(path, &text, NULL));
+  DS_TRY(ds_sweep_read(path, &text, NULL));
   int rc = ds_sweep_parse(path, text, out);
   free(text);
   return rc;

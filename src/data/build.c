@@ -429,7 +429,14 @@ int ds_data_check(const ds_data_spec *s) {
   if (!is_file_kind(s->kind)) return DS_OK;
   file_tables t;
   DS_TRY(load_tables(s, 2, &t)); /* every value read and checked, none kept */
-  int m = 0, rc = t.has_test ? DS_OK : split_size(s, t.a.n, &m);
+  int m = t.b.n, rc = t.has_test ? DS_OK : split_size(s, t.a.n, &m);
+  /* n_test is capped by the test pool, but an empty pool is no test set at all */
+  if (rc == DS_OK && s->n_test > 0 && m == 0)
+    rc = t.has_test ? ds_fail(DS_EINPUT, "%s: n_test = %d but the test file has no samples", s->test_path,
+                              s->n_test)
+                    : ds_fail(DS_EINPUT, "%s: n_test = %d but the test split is empty (test_fraction %g of %d "
+                              "samples is 0 samples); raise data.test_fraction or set data.n_test: 0",
+                              s->path, s->n_test, s->test_fraction, t.a.n);
   tables_free(&t);
   return rc;
 }

@@ -449,9 +449,9 @@ static int csv_number(char *f, double *v) {
   f = skip_ws(f);
   size_t L = strlen(f);
   while (L > 0 && (f[L - 1] == ' ' || f[L - 1] == '\t')) f[--L] = '\0';
-  if (L >= 2 && f[0] == '"' && f[L - 1] == '"') {
-    f[L - 1] = '\0';
-    f++;
+  if (L >= 2 && f[0] == '"' && f[L - 1] == '"') { /* in place, so messages show the bare value */
+    memmove(f, f + 1, L - 2);
+    f[L - 2] = '\0';
   }
   char *end;
   *v = strtod(f, &end);
@@ -733,8 +733,9 @@ int ds_raw_load(const ds_data_spec *s, int which, int want_x, ds_raw *r) {
   int rc;
   switch (s->kind) {
     case DS_DATA_IDX: return load_idx(s, path, lpath, want_x, r); /* 2: checks pixels, keeps none */
-    case DS_DATA_LIBSVM: rc = load_libsvm(s, path, want_x != 0, r); break;
-    case DS_DATA_CSV: rc = load_csv(s, path, want_x != 0, r); break;
+    /* the text formats parse every value whatever want_x says: 2 keeps no X */
+    case DS_DATA_LIBSVM: rc = load_libsvm(s, path, want_x == 1, r); break;
+    case DS_DATA_CSV: rc = load_csv(s, path, want_x == 1, r); break;
     case DS_DATA_HDF5: rc = load_hdf5(s, path, want_x != 0, r); break;
     default: return ds_fail(DS_EINTERNAL, "data: kind %d is not a file kind", (int)s->kind);
   }
