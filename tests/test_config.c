@@ -1272,18 +1272,26 @@ static void test_issue11(void) {
     free(list);
     ds_sweep_free(&s);
   }
-  expect_err("underflow to 0", HEAD "model: {init_std: 1e-400}\n", 3, 19,
-             "model.init_std: expected a number, got '1e-400'");
-  expect_err("int overflow", HEAD "model: {depth: 2, width: 2147483648}\n", 3, 26,
-             "model.width: too large (max 2147483647), got 2147483648");
-  expect_err("int64 overflow", HEAD "train: {steps: 1e19}\n", 3, 16, "train.steps: must be in");
-  expect_err("tag on a value", HEAD "model: {type: !!str relu}\n", 3, 15,
-             "YAML tags are not supported (found '!!str'); remove the tag and write the plain value");
-  expect_err("tag on a list", HEAD "grid: {width: !w [1, 2]}\n", 3, 15, "(found '!w')");
-  expect_err("null list item", HEAD "grid: {width: [1, null]}\n", 3, 19,
-             "model.width: expected an integer, got the null value 'null'");
-  expect_err("null file name", HEAD "model: {init_file: ~}\n", 3, 20,
-             "model.init_file: expected a file name, got the null value '~'");
+  static const struct {
+    const char *what, *body;
+    int line, col;
+    const char *words;
+  } bad[] = {
+      {"underflow to 0", "model: {init_std: 1e-400}\n", 3, 19, "model.init_std: expected a number, got '1e-400'"},
+      {"int overflow", "model: {depth: 2, width: 2147483648}\n", 3, 26,
+       "model.width: too large (max 2147483647), got 2147483648"},
+      {"int64 overflow", "train: {steps: 1e19}\n", 3, 16, "train.steps: must be in"},
+      {"tag on a value", "model: {type: !!str relu}\n", 3, 15,
+       "YAML tags are not supported (found '!!str'); remove the tag and write the plain value"},
+      {"tag on a list", "grid: {width: !w [1, 2]}\n", 3, 15, "(found '!w')"},
+      {"null list item", "grid: {width: [1, null]}\n", 3, 19, "model.width: expected an integer, got the null value 'null'"},
+      {"null file name", "model: {init_file: ~}\n", 3, 20, "model.init_file: expected a file name, got the null value '~'"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char text[256];
+    snprintf(text, sizeof text, HEAD "%s", bad[k].body);
+    expect_err(bad[k].what, text, bad[k].line, bad[k].col, bad[k].words);
+  }
   expect_err("null name", "name: NULL\nloss: {reduction: mean}\n", 1, 7,
              "name: expected a short name such as 'width-sweep', got the null value 'NULL'");
   /* sweep files: a FIFO is refused at once (no open, no block), a directory too */
