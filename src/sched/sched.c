@@ -625,7 +625,6 @@ static int resume_existing(sched *s) {
   char new_ihash[17];
   snprintf(new_ihash, sizeof new_ihash, "%016llx", (unsigned long long)ih);
   int inputs_changed = rc == DS_OK && strcmp(old_ihash, new_ihash) != 0;
-  if (inputs_changed && old_ihash[0]) warn_inputs_changed(old_inputs, inputs);
   if (rc == DS_OK) {
     rc = ds_sweep_parse(path, text, &old);
     if (rc != DS_OK) {
@@ -646,6 +645,7 @@ static int resume_existing(sched *s) {
                             "the sweep that made it, or that sweep with grid values (or replicas) "
                             "added; nothing was changed. Use another -o path for a new sweep.",
                  path, s->sw->path, why);
+  if (rc == DS_OK && inputs_changed && old_ihash[0]) warn_inputs_changed(old_inputs, inputs);
   int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
   int complete = rc == DS_OK && !extend && !strcmp(state, "complete");
   for (int64_t i = 0; complete && i < n; i++) complete = is_final(rows[i].status);
