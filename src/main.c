@@ -49,8 +49,9 @@ static const char *usage_run =
     "\n"
     "Runs every point of the sweep and writes one HDF5 store. Rank 0 schedules\n"
     "(longest points first, to whichever worker is free) and writes the store;\n"
-    "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file is\n"
-    "validated before any work starts or any file is created.\n"
+    "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file and\n"
+    "every file it names (data, init weights, AGOP reference) are checked against\n"
+    "every grid point before any work starts or any file is created.\n"
     "\n"
     "If STORE exists, the run continues it: finished points are skipped, unfinished\n"
     "ones run (from their last checkpoint when there is one). The sweep file must be\n"
@@ -79,8 +80,10 @@ static const char *usage_run =
 static const char *usage_plan =
     "usage: dynsweep plan SWEEP.yaml [--all]\n"
     "\n"
-    "Validates the sweep file, expands the grid and prints the number of points,\n"
-    "each point's parameters and estimated cost, and the total. Needs no MPI.\n"
+    "Validates the sweep file and every file it names (data read in full, init\n"
+    "weights and AGOP reference in the shapes of every grid point), expands the\n"
+    "grid and prints the number of points, each point's parameters and estimated\n"
+    "cost, and the total. Needs no MPI.\n"
     "  --all   list every point (default: the first 40)\n";
 
 static const char *usage_status =
