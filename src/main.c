@@ -49,8 +49,9 @@ static const char *usage_run =
     "\n"
     "Runs every point of the sweep and writes one HDF5 store. Rank 0 schedules\n"
     "(longest points first, to whichever worker is free) and writes the store;\n"
-    "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file is\n"
-    "validated before any work starts or any file is created.\n"
+    "ranks 1..P-1 train. With P = 1, rank 0 trains itself. The sweep file and\n"
+    "every file it names (data, init weights, AGOP reference) are checked against\n"
+    "every grid point before any work starts or any file is created.\n"
     "\n"
     "If STORE exists, the run continues it: finished points are skipped, unfinished\n"
     "ones run (from their last checkpoint when there is one). The sweep file must be\n"
@@ -79,8 +80,10 @@ static const char *usage_run =
 static const char *usage_plan =
     "usage: dynsweep plan SWEEP.yaml [--all]\n"
     "\n"
-    "Validates the sweep file, expands the grid and prints the number of points,\n"
-    "each point's parameters and estimated cost, and the total. Needs no MPI.\n"
+    "Validates the sweep file and every file it names (data read in full, init\n"
+    "weights and AGOP reference in the shapes of every grid point), expands the\n"
+    "grid and prints the number of points, each point's parameters and estimated\n"
+    "cost, and the total. Needs no MPI.\n"
     "  --all   list every point (default: the first 40)\n";
 
 static const char *usage_status =
@@ -142,6 +145,7 @@ static int cmd_plan(int argc, char **argv) {
   if (!file) return bad_args(usage_plan, "plan: missing the sweep file%s", "");
   ds_sweep sw;
   int rc = ds_sweep_load(file, &sw);
+  if (rc == DS_OK && (rc = ds_sweep_check_inputs(&sw)) != DS_OK) ds_sweep_free(&sw);
   if (rc) {
     fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);
@@ -185,7 +189,7 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   char *text = NULL;
   size_t len = 0;
   int rc = DS_OK;
-  if (rank == 0) rc = ds_read_file(file, &text, &len);
+  if (rank == 0) rc = ds_sweep_read(file, &text, &len);
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc != DS_OK) return rc;
   long long l = (long long)len;
@@ -194,6 +198,15 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   MPI_Bcast(text, (int)l + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
   rc = ds_sweep_parse(file, text, sw);
   free(text);
+  /* every input file checked by rank 0 before anything is created; all ranks
+   * exit together (issue 11) */
+  if (rc == DS_OK && rank == 0 && (rc = ds_sweep_check_inputs(sw)) != DS_OK) ds_sweep_free(sw);
+  int rc0 = rc;
+  MPI_Bcast(&rc0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc0 != DS_OK && rc == DS_OK) {
+    ds_sweep_free(sw);
+    rc = ds_fail(rc0, "rank 0 refused the sweep's input files");
+  }
   return rc;
 }
 

@@ -3,3 +3,10 @@
 ds_unit_test(test_config ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c ds_config ds_util)
 target_compile_definitions(test_config PRIVATE DS_SRC_DIR="${CMAKE_SOURCE_DIR}")
 ds_script_test(bad_sweeps bad_sweeps.sh)
+# broken data / init / reference files written by mk_bad_inputs, and sweep
+# files that are FIFOs, directories, devices or too large: plan and run (issue 11)
+add_executable(mk_bad_inputs ${CMAKE_CURRENT_SOURCE_DIR}/mk_bad_inputs.c)
+target_include_directories(mk_bad_inputs PRIVATE ${HDF5_C_INCLUDE_DIRS})
+target_link_libraries(mk_bad_inputs PRIVATE ${HDF5_C_LIBRARIES} MPI::MPI_C m)
+ds_script_test(bad_inputs bad_inputs.sh)
+set_tests_properties(bad_inputs PROPERTIES TIMEOUT 600)

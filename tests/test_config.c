@@ -1256,6 +1256,58 @@ static void test_docs_and_examples(void) {
   }
 }
 
+/* issue 11: numbers at the edges, tags and nulls, sweep files that are not
+ * regular files, and ds_sweep_check_inputs on a sweep without files */
+static void test_issue11(void) {
+  ds_sweep s;
+  int rc = ds_sweep_parse("t.yaml", HEAD "model: {init_std: 5e-324}\n", &s);
+  CHECK(rc == DS_OK && s.base.model.init_std == 4.9406564584124654e-324, "subnormal 5e-324: %s",
+        rc ? ds_errmsg() : "wrong value");
+  if (rc == DS_OK) {
+    CHECK(ds_sweep_check_inputs(&s) == DS_OK, "no files: check_inputs ok: %s", ds_errmsg());
+    char *list = NULL;
+    uint64_t h = 0;
+    CHECK(ds_sweep_inputs_hash(&s, &list, &h) == DS_OK && list && !list[0] && h != 0,
+          "no files: empty inputs list");
+    free(list);
+    ds_sweep_free(&s);
+  }
+  static const struct {
+    const char *what, *body;
+    int line, col;
+    const char *words;
+  } bad[] = {
+      {"underflow to 0", "model: {init_std: 1e-400}\n", 3, 19, "model.init_std: expected a number, got '1e-400'"},
+      {"int overflow", "model: {depth: 2, width: 2147483648}\n", 3, 26,
+       "model.width: too large (max 2147483647), got 2147483648"},
+      {"int64 overflow", "train: {steps: 1e19}\n", 3, 16, "train.steps: must be in"},
+      {"tag on a value", "model: {type: !!str relu}\n", 3, 15,
+       "YAML tags are not supported (found '!!str'); remove the tag and write the plain value"},
+      {"tag on a list", "grid: {width: !w [1, 2]}\n", 3, 15, "(found '!w')"},
+      {"null list item", "grid: {width: [1, null]}\n", 3, 19, "model.width: expected an integer, got the null value 'null'"},
+      {"null file name", "model: {init_file: ~}\n", 3, 20, "model.init_file: expected a file name, got the null value '~'"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char text[256];
+    snprintf(text, sizeof text, HEAD "%s", bad[k].body);
+    expect_err(bad[k].what, text, bad[k].line, bad[k].col, bad[k].words);
+  }
+  expect_err("null name", "name: NULL\nloss: {reduction: mean}\n", 1, 7,
+             "name: expected a short name such as 'width-sweep', got the null value 'NULL'");
+  /* sweep files: a FIFO is refused at once (no open, no block), a directory too */
+  char fifo[300], *text = NULL;
+  snprintf(fifo, sizeof fifo, "%s/f.yaml", tmpdir);
+  CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+  ds_clear_error();
+  CHECK(ds_sweep_read(fifo, &text, NULL) == DS_EINPUT && strstr(ds_errmsg(), "is a FIFO (named pipe), not a regular file"),
+        "FIFO: %s", ds_errmsg());
+  CHECK(ds_sweep_load(tmpdir, &s) == DS_EINPUT && strstr(ds_errmsg(), "is a directory, not a regular file"),
+        "directory: %s", ds_errmsg());
+  CHECK(ds_sweep_read("/dev/zero", &text, NULL) == DS_EINPUT &&
+            !strcmp(ds_errmsg(), "/dev/zero: is a character device, not a regular file"), "device: %s", ds_errmsg());
+  unlink(fifo);
+}
+
 int main(void) {
   test_full();
   test_defaults_and_ranges();
@@ -1266,6 +1318,7 @@ int main(void) {
   test_issue3_options();
   test_issue3_files();
   test_issue3_errors();
+  test_issue11();
   write_file("G.h5", "not really HDF5: only opened by the config room\n");
   test_spectra_defaults();
   test_spectra_options();

@@ -665,6 +665,113 @@ static void test_fashion_mnist(void) {
   ds_dataset_free(&te);
 }
 
+/* ds_data_check (what plan/run call) and ds_data_build (what a worker calls)
+ * both fail with exactly `want` ("PATH" is replaced by the fixture's path). */
+static void expect_check(const ds_data_spec *s, const char *name, const char *want, const char *label) {
+  char full[1024];
+  const char *at = strstr(want, "PATH");
+  snprintf(full, sizeof full, "%.*s%s%s", (int)(at - want), want, P(name), at + 4);
+  ds_clear_error();
+  int rc = ds_data_check(s);
+  CHECK(rc == DS_EINPUT && !strcmp(ds_errmsg(), full), "%s: check rc %d, '%s', want '%s'", label, rc,
+        ds_errmsg(), full);
+  ds_rng r;
+  ds_rng_init(&r, 1, 0, 0, DS_STREAM_DATA);
+  ds_dataset tr, te;
+  ds_clear_error();
+  rc = ds_data_build(s, &r, &tr, &te);
+  CHECK(rc == DS_EINPUT && !strcmp(ds_errmsg(), full), "%s: build rc %d, '%s', want '%s'", label, rc,
+        ds_errmsg(), full);
+  if (rc == DS_OK) {
+    ds_dataset_free(&tr);
+    ds_dataset_free(&te);
+  }
+}
+
+/* issue 11: every value read and checked before any work */
+static void test_check(void) {
+  unsigned char b[16 + NI * DI + 8], l[8 + NI + 1];
+  ds_data_spec s;
+  /* IDX: good files pass; images longer than the header; labels longer; float NaN */
+  write_file(P("ci.idx"), b, idx_images(b, NI));
+  write_file(P("cl.idx"), l, idx_labels(l, NI));
+  s = spec_of(DS_DATA_IDX, P("ci.idx"), P("cl.idx"));
+  s.test_fraction = 0.25;
+  CHECK(ds_data_check(&s) == DS_OK, "good IDX: %s", ds_errmsg());
+  /* one byte more than the header promises, in the images or in the labels */
+  size_t ni = idx_images(b, NI), nl = idx_labels(l, NI);
+  b[ni] = 7, l[nl] = 1;
+  write_file(P("long.idx"), b, ni + 1);
+  write_file(P("longl.idx"), l, nl + 1);
+  const char *const longer[2][3] = {{"long.idx", "cl.idx", "20 images of 6"}, {"ci.idx", "longl.idx", "20 labels of 1"}};
+  for (int k = 0; k < 2; k++) {
+    char want[200];
+    snprintf(want, sizeof want, "PATH: the header says %s bytes, but the file has more data after them "
+             "(header and size disagree)", longer[k][2]);
+    s = spec_of(DS_DATA_IDX, P(longer[k][0]), P(longer[k][1]));
+    s.test_fraction = 0.25;
+    expect_check(&s, longer[k][k], want, longer[k][k]);
+  }
+  unsigned char fb[16 + 2 * DI * 4];
+  put_be32(fb, 0x00000D03);
+  put_be32(fb + 4, 2), put_be32(fb + 8, RI), put_be32(fb + 12, CI);
+  for (int k = 0; k < 2 * DI; k++) {
+    float v = k == DI + 2 ? INFINITY : (float)k;
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    put_be32(fb + 16 + 4 * k, u);
+  }
+  write_file(P("f.idx"), fb, sizeof fb);
+  write_file(P("l2.idx"), l, idx_labels(l, 2));
+  s = spec_of(DS_DATA_IDX, P("f.idx"), P("l2.idx"));
+  s.test_fraction = 0.4;
+  expect_check(&s, "f.idx", "PATH: image 2, value 3 is inf, expected a finite number", "IDX float Inf");
+  /* HDF5: NaN in y; ds_h5_read_matrix refuses NaN */
+  double X[NF * DF], y[NF];
+  for (int i = 0; i < NF; i++) {
+    for (int k = 0; k < DF; k++) X[i * DF + k] = feat(i, k);
+    y[i] = i % 2;
+  }
+  y[3] = NAN;
+  write_h5(P("ynan.h5"), X, NF, DF, y, 1);
+  s = spec_of(DS_DATA_HDF5, P("ynan.h5"), NULL);
+  expect_check(&s, "ynan.h5", "PATH: dataset 'y' has nan at [3, 0] (row, column from 0), expected finite "
+               "numbers", "HDF5 y NaN");
+  double m[NF * DF];
+  ds_clear_error();
+  CHECK(ds_h5_read_matrix(P("ynan.h5"), "y", NF, 1, m) == DS_EINPUT &&
+            strstr(ds_errmsg(), "dataset 'y' has nan at [3, 0]"), "read_matrix NaN: %s", ds_errmsg());
+  /* text files: libsvm duplicate index, NaN label / value, NUL byte; CSV NaN
+   * on the first line is data (not a header) */
+  static const struct {
+    ds_data_kind kind;
+    const char *name, *text;
+    size_t len;
+    const char *want, *label;
+  } bad_text[] = {
+      {DS_DATA_LIBSVM, "dup.svm", "1 1:1 2:2\n0 2:1 1:3 2:4\n", 0,
+       "PATH:2: feature index 2 given twice, expected each index at most once per line", "libsvm duplicate index"},
+      {DS_DATA_LIBSVM, "nanl.svm", "1 1:1\nnan 1:2\n", 0, "PATH:2: the label is 'nan', expected a finite number",
+       "libsvm NaN label"},
+      {DS_DATA_LIBSVM, "nanv.svm", "1 1:1 3:-inf\n0 1:2\n", 0,
+       "PATH:1: feature 3 is '-inf', expected a finite number", "libsvm Inf value"},
+      {DS_DATA_LIBSVM, "nul.svm", "1 1:1\n0 1:\0002\n", 12, "PATH:2: NUL byte (binary data) at byte 11, expected text",
+       "libsvm NUL"},
+      {DS_DATA_CSV, "nan1.csv", "1,nan,3\n4,5,6\n7,8,9\n", 0, "PATH:1: column 2 is 'nan', expected a finite number",
+       "CSV NaN first line"},
+  };
+  for (size_t k = 0; k < sizeof bad_text / sizeof bad_text[0]; k++) {
+    write_file(P(bad_text[k].name), bad_text[k].text,
+               bad_text[k].len ? bad_text[k].len : strlen(bad_text[k].text));
+    s = spec_of(bad_text[k].kind, P(bad_text[k].name), NULL);
+    expect_check(&s, bad_text[k].name, bad_text[k].want, bad_text[k].label);
+  }
+  write_text(P("ok.csv"), "a,b,c\n1,2,3\n4,5,6\n7,8,9\n1,1,1\n");
+  s = spec_of(DS_DATA_CSV, P("ok.csv"), NULL);
+  s.test_fraction = 0.25;
+  CHECK(ds_data_check(&s) == DS_OK, "good CSV: %s", ds_errmsg());
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/ds_loaders_XXXXXX");
   if (!mkdtemp(dir)) {
@@ -676,6 +783,7 @@ int main(void) {
   test_libsvm();
   test_csv();
   test_hdf5();
+  test_check();
   test_fashion_mnist();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -255,6 +255,11 @@ typedef struct {
   int line, col;  /* where it was declared, for messages */
 } ds_axis;
 
+/* The file-name options: "model.init_file", "data.path", "data.labels_path",
+ * "data.test_path", "data.test_labels_path", "record.spectra.agop_reference". */
+#define DS_NFILE_OPTS 6
+extern const char *const ds_file_opts[DS_NFILE_OPTS];
+
 typedef struct {
   char *path;     /* file name as given */
   char *text;     /* the file's text, stored verbatim in the store */
@@ -266,6 +271,8 @@ typedef struct {
   ds_axis *axes;
   uint64_t hash;  /* hash of the meaning: canonical values, not formatting */
   int rank_auto;  /* data.rank omitted: every point uses min(d_in, d_out) */
+  /* where each file-name option (ds_file_opts order) was given; 0 = not given */
+  int file_line[DS_NFILE_OPTS], file_col[DS_NFILE_OPTS];
 } ds_sweep;
 
 typedef struct {
@@ -281,6 +288,21 @@ typedef struct {
 #define DS_MAX_AXES 16
 
 int ds_sweep_load(const char *path, ds_sweep *out);
+/* The text of a sweep file: ds_read_file (a regular file of at most 16 MiB)
+ * and no NUL bytes ("FILE:LINE: NUL byte ..."), DS_EINPUT otherwise. */
+int ds_sweep_read(const char *path, char **text, size_t *len);
+/* Opens and checks every file the sweep names against what its points need
+ * (issue 11): each data file read in full with the workers' loaders (finite
+ * values, IDX header vs size, CSV/libsvm syntax, HDF5 types), the init file's
+ * W1..WL (and b1..bL with model.bias) in the shape of every depth/width of
+ * the grid, finite; agop_reference G (d_in x d_in), finite. Each distinct
+ * file/shape requirement is checked once, whatever the number of points.
+ * DS_EINPUT "SWEEP:LINE:COL: OPTION: FILE: what was found, what was expected". */
+int ds_sweep_check_inputs(const ds_sweep *sw);
+/* The sweep's input files as text, one "PATH\tSIZE\tHASH" line each (HASH:
+ * FNV-1a 64 of the file's bytes, 16 hex digits), and one hash over that text.
+ * *list is malloc'ed. Files that cannot be read: DS_EINPUT. */
+int ds_sweep_inputs_hash(const ds_sweep *sw, char **list, uint64_t *hash);
 int ds_sweep_parse(const char *path, const char *text, ds_sweep *out);
 /* issue 3 (config room): ds_sweep_parse with flags. DS_SWEEP_NO_FILES: do not
  * touch the files a sweep names (no existence checks, no ds_data_probe, so

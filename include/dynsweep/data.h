@@ -50,9 +50,18 @@ int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_d
  * for training, so configs can be validated before any rank starts. */
 int ds_data_probe(const ds_data_spec *spec, int *d_in, int *d_out, int *n_avail);
 
+/* Reads every value of the file(s) of a file-kind spec with the loaders
+ * ds_data_build uses (nothing is kept, so Fashion-MNIST costs one read, not
+ * 376 MB): NaN/Inf anywhere, an IDX file longer or shorter than its header,
+ * HDF5 datasets that are not numbers, NUL bytes, ragged CSV rows, duplicate
+ * libsvm indices, ... are DS_EINPUT naming the file and dataset or line.
+ * Synthetic kinds: DS_OK. */
+int ds_data_check(const ds_data_spec *spec);
+
 /* Matrix rows x cols (column-major out) from HDF5 dataset `name` in `path`,
  * stored row-major as rows x cols (as numpy/h5py write it). DS_EINPUT when the
- * file/dataset is missing or the shape differs. ds_h5_exists: 1/0. */
+ * file/dataset is missing, not numeric, the shape differs or a value is not
+ * finite. ds_h5_exists: 1/0. */
 int ds_h5_read_matrix(const char *path, const char *name, int rows, int cols, double *out);
 int ds_h5_exists(const char *path, const char *name);
 

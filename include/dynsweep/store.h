@@ -65,6 +65,9 @@ typedef struct {
   const char *const *axis_paths;  /* canonical dotted paths */
   int64_t npoints;
   const double *point_axis_vals;  /* npoints x naxes, row-major */
+  /* issue 11: the input files ("PATH\tSIZE\tHASH" lines) and their hash
+   * (16 hex digits), root attributes inputs / inputs_hash; NULL = none */
+  const char *inputs, *inputs_hash;
 } ds_store_meta;
 
 typedef struct ds_store ds_store; /* opaque */
@@ -146,6 +149,9 @@ void ds_store_set_publish_every(ds_store *s, double every_s);
  * run_state ("running", "drained", "stopped", "complete"), the session's
  * start (unix seconds) and how many points had finished when it started. */
 void ds_store_set_run(ds_store *s, const char *state, double session_start_unix, int64_t done0);
+/* New values of the inputs / inputs_hash root attributes (the input files
+ * changed since the store was created), written at the next publish. */
+int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash);
 
 typedef struct {
   int64_t publishes, generation;

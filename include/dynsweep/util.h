@@ -39,7 +39,10 @@ int ds_exit_code(int code);
 /* calloc that records DS_ENOMEM on failure (returns NULL). */
 void *ds_calloc(size_t n, size_t size);
 char *ds_strdup(const char *s);
-/* Read a whole file (NUL-terminated); DS_EIO / DS_EINPUT on failure. */
+/* Read a whole file (NUL-terminated); DS_EIO / DS_EINPUT on failure. Only a
+ * regular file of at most DS_READ_FILE_MAX bytes: a FIFO, directory or
+ * device is refused without being read (DS_EINPUT). */
+#define DS_READ_FILE_MAX (16 * 1024 * 1024)
 int ds_read_file(const char *path, char **text, size_t *len);
 
 /* ---- counter-based RNG: Philox4x32-10 ------------------------------------

@@ -32,6 +32,8 @@ void ds_yaml_free(ds_yn *n);
 /* Value of key k in map m, or NULL; *ki receives the entry index. */
 ds_yn *ds_yaml_get(const ds_yn *m, const char *k, int *ki);
 const char *ds_yaml_kind_name(const ds_yn *n);
+/* An unquoted null scalar: empty, ~, null, Null or NULL. */
+int ds_yaml_is_null(const ds_yn *v);
 
 /* ---- option table (options.c) -------------------------------------------- */
 typedef enum {

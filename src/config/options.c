@@ -404,7 +404,9 @@ static int opt_strtod(const char *s, double *v) {
   char *end;
   errno = 0;
   *v = strtod(s, &end);
-  return *end == 0 && isfinite(*v) && errno != ERANGE;
+  /* ERANGE with a nonzero finite result is a subnormal (5e-324): a valid double;
+   * overflow (inf) and underflow to 0 are refused */
+  return *end == 0 && isfinite(*v) && (errno != ERANGE || *v != 0);
 }
 
 static int opt_parse_bool(const char *s, double *v) {
@@ -433,6 +435,9 @@ int ds_opt_check_range(const char *file, const ds_option *o, double v, int line,
                    lo, hi, got);
   if (o->min_excl)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be > %s, got %s", file, line, col, o->path, lo, got);
+  if (v > o->max && o->max >= (et == DS_OT_INT ? (double)INT_MAX : 1e18))
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: too large (max %s), got %s", file, line, col, o->path, hi,
+                   got);
   if (o->max >= (et == DS_OT_INT ? (double)INT_MAX : 1e18))
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: must be >= %s%s, got %s", file, line, col, o->path, lo,
                    opt_word0(o) ? " or auto" : "", got);
@@ -441,6 +446,10 @@ int ds_opt_check_range(const char *file, const ds_option *o, double v, int line,
 }
 
 static int opt_type_error(const char *file, const ds_option *o, const ds_yn *v, const char *what) {
+  if (ds_yaml_is_null(v) && v->str[0])
+    return ds_fail(DS_EINPUT, "%s:%d:%d: %s: expected %s, got the null value '%s' (null values are not "
+                   "allowed; give the value, or omit the key for the default)", file, v->line, v->col,
+                   o->path, what, v->str);
   if (v->kind != DS_YN_SCALAR)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: expected %s, got %s", file, v->line, v->col, o->path,
                    what, ds_yaml_kind_name(v));
@@ -454,13 +463,13 @@ static int opt_type_error(const char *file, const ds_option *o, const ds_yn *v, 
 static int opt_parse_enum(const char *file, const ds_option *o, const ds_yn *v, double *val) {
   int nc = 0;
   while (o->choices[nc]) nc++;
-  if (v->kind == DS_YN_SCALAR) {
+  if (v->kind == DS_YN_SCALAR && !ds_yaml_is_null(v)) {
     for (int i = 0; i < nc; i++)
       if (strcmp(v->str, o->choices[i]) == 0) return *val = i, DS_OK;
   }
   char list[512];
   opt_choices(o->choices, list, sizeof list);
-  const char *sug = v->kind == DS_YN_SCALAR ? ds_suggest(v->str, o->choices, nc) : NULL;
+  const char *sug = v->kind == DS_YN_SCALAR && !ds_yaml_is_null(v) ? ds_suggest(v->str, o->choices, nc) : NULL;
   if (sug)
     return ds_fail(DS_EINPUT, "%s:%d:%d: %s: expected one of %s, got '%s' (did you mean '%s'?)", file,
                    v->line, v->col, o->path, list, v->str, sug);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config_internal.h"
@@ -80,9 +81,12 @@ static int sw_is_null(const ds_yn *v) {
 /* ---- top-level scalars --------------------------------------------------- */
 
 static int sw_parse_name(sw_ctx *x, const ds_yn *v) {
-  if (v->kind != DS_YN_SCALAR || !v->str[0])
-    return sw_err(x, v->line, v->col, "name: expected a short name such as 'width-sweep', got %s",
-                  v->kind == DS_YN_SCALAR ? "an empty value" : ds_yaml_kind_name(v));
+  if (v->kind != DS_YN_SCALAR || !v->str[0] || ds_yaml_is_null(v))
+    return sw_err(x, v->line, v->col, "name: expected a short name such as 'width-sweep', got %s%s%s",
+                  v->kind != DS_YN_SCALAR ? ds_yaml_kind_name(v) : !v->str[0] ? "an empty value"
+                                                                  : "the null value '",
+                  v->kind == DS_YN_SCALAR && v->str[0] ? v->str : "",
+                  v->kind == DS_YN_SCALAR && v->str[0] ? "'" : "");
   size_t n = strlen(v->str);
   if (n >= sizeof x->s->name)
     return sw_err(x, v->line, v->col, "name: too long (%zu characters, limit %zu)", n,
@@ -155,6 +159,10 @@ static void sw_basedir(sw_ctx *x, const char *path) {
 static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
   if (v->kind != DS_YN_SCALAR)
     return sw_err(x, v->line, v->col, "%s: expected a file name, got %s", o->path, ds_yaml_kind_name(v));
+  if (ds_yaml_is_null(v))
+    return sw_err(x, v->line, v->col, "%s: expected a file name, got %s%s%s (null values are not "
+                  "allowed; write \"\" for no file, or omit the key)", o->path,
+                  v->str[0] ? "the null value '" : "an empty value", v->str, v->str[0] ? "'" : "");
   char *dst = (char *)&x->s->base + o->off;
   size_t n = strlen(v->str);
   if (n >= DS_MAX_PATH)
@@ -174,7 +182,14 @@ static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
                   x->basedir, DS_MAX_PATH - 1);
   sw_path_append(full, sizeof full, v->str);
   snprintf(dst, DS_MAX_PATH, "%s", full);
+  for (int k = 0; k < DS_NFILE_OPTS; k++)
+    if (!strcmp(ds_file_opts[k], o->path)) x->s->file_line[k] = v->line, x->s->file_col[k] = v->col;
   if (x->flags & DS_SWEEP_NO_FILES) return DS_OK;
+  struct stat st; /* before opening: a FIFO would block, a device never end */
+  if (stat(full, &st) == 0 && !S_ISREG(st.st_mode))
+    return sw_err(x, v->line, v->col, "%s: '%s' is %s, not a regular file; give a data file", o->path,
+                  full, S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : S_ISDIR(st.st_mode) ? "a directory"
+                  : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
   FILE *f = fopen(full, "rb");
   if (!f) {
     int e = errno;
@@ -886,6 +901,15 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (m->init == DS_INIT_FILE && !m->init_file[0])
     return sw_xerr(x, idx, SW_AT("model.init", "model.init_file"),
                    "model.init: file needs model.init_file (an HDF5 file with W1..W%d)", m->depth);
+  /* init_scale is not applied to weights from a file; refused unless model.init
+   * is an axis, where it scales the other initialisations (docs/sweep-spec.md) */
+  if (m->init == DS_INIT_FILE && m->init_scale != 1.0 && x->axis_of[sw_opt_i("model.init")] < 0) {
+    char v[64];
+    ds_fmt_double(m->init_scale, v, sizeof v);
+    return sw_xerr(x, idx, SW_AT("model.init_scale", "model.init"),
+                   "model.init_scale: not applied with model.init: file (the weights are used exactly as "
+                   "stored), got %s; remove init_scale (or use 1) and scale the weights in the file", v);
+  }
   return DS_OK;
 }
 
@@ -1256,10 +1280,26 @@ int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep
   return rc;
 }
 
+int ds_sweep_read(const char *path, char **text, size_t *len) {
+  size_t n = 0;
+  DS_TRY(ds_read_file(path, text, &n));
+  const char *z = memchr(*text, 0, n);
+  if (z) {
+    int line = 1;
+    size_t at = (size_t)(z - *text) + 1;
+    for (const char *p = *text; p < z; p++) line += *p == '\n';
+    free(*text);
+    *text = NULL;
+    return ds_fail(DS_EINPUT, "%s:%d: NUL byte at byte %zu: a sweep file is YAML text", path, line, at);
+  }
+  if (len) *len = n;
+  return DS_OK;
+}
+
 int ds_sweep_load(const char *path, ds_sweep *out) {
   char *text = NULL;
   memset(out, 0, sizeof *out);
-  DS_TRY(ds_read_file(path, &text, NULL));
+  DS_TRY(ds_sweep_read(path, &text, NULL));
   int rc = ds_sweep_parse(path, text, out);
   free(text);
   return rc;

@@ -1,7 +1,8 @@
 /* yaml_tree.c -- libyaml event stream -> a small node tree that remembers the
  * 1-based line:col of every key and value. Refuses anchors and aliases (no
- * "billion laughs"), duplicate keys, more than one document, and trees deeper
+ * "billion laughs"), tags, duplicate keys, more than one document, and trees deeper
  * or larger than the DS_YAML_MAX_* limits. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -155,6 +156,23 @@ static int yt_anchor_check(yt_builder *b, const yaml_event_t *e, const yaml_char
                  "anchors and aliases are not supported (found anchor '&...'); write values out in full");
 }
 
+/* Tags (!!str, !foo) would change what a value means behind the option table's back. */
+static int yt_tag_check(yt_builder *b, const yaml_event_t *e, const yaml_char_t *tag) {
+  if (!tag) return DS_OK;
+  char msg[256];
+  const char *t = (const char *)tag, *core = "tag:yaml.org,2002:";
+  int is_core = !strncmp(t, core, strlen(core)); /* libyaml expands "!!x" to this prefix */
+  snprintf(msg, sizeof msg, "YAML tags are not supported (found '%s%.100s'); remove the tag and write "
+           "the plain value", is_core ? "!!" : "", is_core ? t + strlen(core) : t);
+  return yt_fail(b, e->start_mark, msg);
+}
+
+int ds_yaml_is_null(const ds_yn *v) {
+  return v && v->kind == DS_YN_SCALAR && !v->quoted &&
+         (!v->str[0] || !strcmp(v->str, "~") || !strcmp(v->str, "null") || !strcmp(v->str, "Null") ||
+          !strcmp(v->str, "NULL"));
+}
+
 static int yt_open(yt_builder *b, const yaml_event_t *e, ds_yn_kind kind) {
   if (b->depth >= DS_YAML_MAX_DEPTH)
     return ds_fail(DS_EINPUT, "%s:%d:%d: nesting too deep (limit %d levels)", b->file,
@@ -178,6 +196,7 @@ static int yt_event(yt_builder *b, const yaml_event_t *e) {
     return yt_fail(b, e->start_mark, "aliases are not supported (found '*...'); write values out in full");
   case YAML_SCALAR_EVENT: {
     DS_TRY(yt_anchor_check(b, e, e->data.scalar.anchor));
+    DS_TRY(yt_tag_check(b, e, e->data.scalar.tag));
     ds_yn *n = yt_new(b, DS_YN_SCALAR, e->start_mark);
     if (!n) return DS_EINPUT;
     n->str = ds_calloc(e->data.scalar.length + 1, 1);
@@ -199,9 +218,11 @@ static int yt_event(yt_builder *b, const yaml_event_t *e) {
   }
   case YAML_SEQUENCE_START_EVENT:
     DS_TRY(yt_anchor_check(b, e, e->data.sequence_start.anchor));
+    DS_TRY(yt_tag_check(b, e, e->data.sequence_start.tag));
     return yt_open(b, e, DS_YN_SEQ);
   case YAML_MAPPING_START_EVENT:
     DS_TRY(yt_anchor_check(b, e, e->data.mapping_start.anchor));
+    DS_TRY(yt_tag_check(b, e, e->data.mapping_start.tag));
     return yt_open(b, e, DS_YN_MAP);
   case YAML_SEQUENCE_END_EVENT:
   case YAML_MAPPING_END_EVENT:

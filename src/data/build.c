@@ -425,6 +425,22 @@ int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_d
   return rc;
 }
 
+int ds_data_check(const ds_data_spec *s) {
+  if (!is_file_kind(s->kind)) return DS_OK;
+  file_tables t;
+  DS_TRY(load_tables(s, 2, &t)); /* every value read and checked, none kept */
+  int m = t.b.n, rc = t.has_test ? DS_OK : split_size(s, t.a.n, &m);
+  /* n_test is capped by the test pool, but an empty pool is no test set at all */
+  if (rc == DS_OK && s->n_test > 0 && m == 0)
+    rc = t.has_test ? ds_fail(DS_EINPUT, "%s: n_test = %d but the test file has no samples", s->test_path,
+                              s->n_test)
+                    : ds_fail(DS_EINPUT, "%s: n_test = %d but the test split is empty (test_fraction %g of %d "
+                              "samples is 0 samples); raise data.test_fraction or set data.n_test: 0",
+                              s->path, s->n_test, s->test_fraction, t.a.n);
+  tables_free(&t);
+  return rc;
+}
+
 int ds_data_probe(const ds_data_spec *s, int *d_in, int *d_out, int *n_avail) {
   if (!is_file_kind(s->kind)) {
     int di = s->d_in, dout = s->d_out, n = s->n_train;

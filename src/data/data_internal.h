@@ -22,7 +22,8 @@ typedef struct {
 void ds_raw_free(ds_raw *r);
 /* Load the file(s) of spec (file kinds only). which = 0: path/labels_path,
  * 1: test_path/test_labels_path. want_x = 0 reads only the shape and labels
- * where the format allows it (IDX, HDF5). IDX drops samples outside the class
+ * where the format allows it (IDX, HDF5); 2 reads and checks every value
+ * (finite, IDX size vs header) but keeps no X (r->X = NULL). IDX drops samples outside the class
  * subset while reading (memory). */
 int ds_raw_load(const ds_data_spec *spec, int which, int want_x, ds_raw *r);
 

@@ -158,6 +158,17 @@ static double idx_value(const unsigned char *p, int type) {
   }
 }
 
+/* The header promises n items of d values: nothing may follow them. */
+static int idx_no_trailing(gzFile f, const char *path, const idx_header *h, const char *what) {
+  unsigned char extra;
+  size_t got = 0;
+  DS_TRY(gz_read(f, path, &extra, 1, &got));
+  if (got)
+    return ds_fail(DS_EINPUT, "%s: the header says %zu %s of %zu bytes, but the file has more data after "
+                   "them (header and size disagree)", path, h->n, what, h->d * h->esize);
+  return DS_OK;
+}
+
 static int in_classes(const ds_data_spec *s, double c) {
   for (int k = 0; k < s->nclasses; k++)
     if (c == (double)s->classes[k]) return 1;
@@ -182,6 +193,7 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
     if (!lb) rc = ds_fail(DS_ENOMEM, "%s: out of memory", lpath);
   }
   if (rc == DS_OK) rc = gz_read_exact(f, lpath, lb, lh.n * lh.esize, "the labels");
+  if (rc == DS_OK) rc = idx_no_trailing(f, lpath, &lh, "labels");
   gzclose(f);
   if (rc != DS_OK) {
     free(lb);
@@ -195,6 +207,10 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
   if (rc == DS_OK && ih.n != lh.n)
     rc = ds_fail(DS_EINPUT, "%s: %zu images but %s has %zu labels", ipath, ih.n, lpath, lh.n);
   size_t keep = 0;
+  for (size_t i = 0; rc == DS_OK && i < lh.n; i++)
+    if (!isfinite(idx_value(lb + i * lh.esize, lh.type)))
+      rc = ds_fail(DS_EINPUT, "%s: label %zu is %g, expected a finite class label", lpath, i + 1,
+                   idx_value(lb + i * lh.esize, lh.type));
   if (rc == DS_OK) {
     for (size_t i = 0; i < lh.n; i++)
       keep += s->nclasses == 0 || in_classes(s, idx_value(lb + i * lh.esize, lh.type));
@@ -204,8 +220,8 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
     r->t_is_class = 1;
     r->C = ds_calloc(keep, sizeof *r->C);
     r->T = ds_calloc(keep, sizeof *r->T);
-    if (want_x) r->X = ds_calloc(keep * ih.d, sizeof *r->X);
-    if (!r->C || !r->T || (want_x && !r->X)) rc = DS_ENOMEM;
+    if (want_x == 1) r->X = ds_calloc(keep * ih.d, sizeof *r->X);
+    if (!r->C || !r->T || (want_x == 1 && !r->X)) rc = DS_ENOMEM;
   }
   unsigned char *row = NULL;
   if (rc == DS_OK && want_x) {
@@ -223,7 +239,14 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
         rc = ds_fail(DS_EINPUT, "%s: truncated: image %zu of %zu is incomplete", ipath, i + 1, ih.n);
         break;
       }
-      if (k)
+      for (size_t q = 0; ih.type >= 0x0D && q < ih.d; q++) /* float32 / float64 pixels */
+        if (!isfinite(idx_value(row + q * ih.esize, ih.type))) {
+          rc = ds_fail(DS_EINPUT, "%s: image %zu, value %zu is %g, expected a finite number", ipath,
+                       i + 1, q + 1, idx_value(row + q * ih.esize, ih.type));
+          break;
+        }
+      if (rc != DS_OK) break;
+      if (k && want_x == 1)
         for (size_t q = 0; q < ih.d; q++) r->X[j * ih.d + q] = idx_value(row + q * ih.esize, ih.type);
     }
     if (k) {
@@ -231,6 +254,7 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
       j++;
     }
   }
+  if (rc == DS_OK && want_x) rc = idx_no_trailing(f, ipath, &ih, "images");
   gzclose(f);
   free(row);
   free(lb);
@@ -257,6 +281,21 @@ static char *next_line(char *buf, size_t len, size_t *pos) {
   return line;
 }
 
+/* Text formats: a NUL byte would silently end a line early. */
+static int text_no_nul(const char *path, const char *buf, size_t len) {
+  const char *z = memchr(buf, 0, len);
+  if (!z) return DS_OK;
+  int line = 1;
+  for (const char *p = buf; p < z; p++) line += *p == '\n';
+  return ds_fail(DS_EINPUT, "%s:%d: NUL byte (binary data) at byte %zu, expected text", path, line,
+                 (size_t)(z - buf) + 1);
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
 static char *skip_ws(char *p) {
   while (*p == ' ' || *p == '\t') p++;
   return p;
@@ -270,8 +309,10 @@ static char *skip_ws(char *p) {
 static int libsvm_pass(const ds_data_spec *s, const char *path, char *text, size_t len, int fill,
                        int *n, int *dmax, int d, double *X, double *T, double *C) {
   size_t pos = 0;
-  int lineno = 0, i = 0;
+  int lineno = 0, i = 0, nidx = 0, capidx = 0, rc = DS_OK;
+  long *seen = NULL; /* the indices of the current line (duplicates are refused) */
   char *line;
+#define LS_FAIL(...) do { rc = ds_fail(__VA_ARGS__); goto out; } while (0)
   while ((line = next_line(text, len, &pos)) != NULL) {
     lineno++;
     char *p = skip_ws(line);
@@ -281,24 +322,28 @@ static int libsvm_pass(const ds_data_spec *s, const char *path, char *text, size
     char *end;
     errno = 0;
     double lab = strtod(p, &end);
-    if (end == p || errno == ERANGE || !isfinite(lab))
-      return ds_fail(DS_EINPUT, "%s:%d: cannot parse the label at '%.20s'", path, lineno, p);
+    if (end != p && !isfinite(lab))
+      LS_FAIL(DS_EINPUT, "%s:%d: the label is '%.*s', expected a finite number", path, lineno,
+              (int)(end - p < 20 ? end - p : 20), p);
+    if (end == p || errno == ERANGE)
+      LS_FAIL(DS_EINPUT, "%s:%d: cannot parse the label at '%.20s'", path, lineno, p);
     double target = lab;
     p = end;
     if (*p == ';') {
       p++;
       target = strtod(p, &end);
       if (end == p || !isfinite(target))
-        return ds_fail(DS_EINPUT, "%s:%d: cannot parse the target after ';' at '%.20s'", path,
+        LS_FAIL(DS_EINPUT, "%s:%d: cannot parse the target after ';' at '%.20s'", path,
                        lineno, p);
       p = end;
       if (!s->libsvm_target_after_semicolon) target = lab;
     } else if (s->libsvm_target_after_semicolon) {
-      return ds_fail(DS_EINPUT, "%s:%d: expected 'label;target' (libsvm_target_after_semicolon)",
+      LS_FAIL(DS_EINPUT, "%s:%d: expected 'label;target' (libsvm_target_after_semicolon)",
                      path, lineno);
     }
     if (*p != '\0' && *p != ' ' && *p != '\t')
-      return ds_fail(DS_EINPUT, "%s:%d: unexpected '%.20s' after the label", path, lineno, p);
+      LS_FAIL(DS_EINPUT, "%s:%d: unexpected '%.20s' after the label", path, lineno, p);
+    nidx = 0;
     for (;;) {
       p = skip_ws(p);
       if (*p == '\0') break;
@@ -306,38 +351,63 @@ static int libsvm_pass(const ds_data_spec *s, const char *path, char *text, size
       errno = 0;
       long idx = strtol(p, &end, 10);
       if (end == p || *end != ':' || errno == ERANGE)
-        return ds_fail(DS_EINPUT, "%s:%d: bad feature '%.20s' (want index:value)", path, lineno, tok);
+        LS_FAIL(DS_EINPUT, "%s:%d: bad feature '%.20s' (want index:value)", path, lineno, tok);
       if (idx < 1 || idx > INT32_MAX)
-        return ds_fail(DS_EINPUT, "%s:%d: feature index %ld out of range (indices start at 1)",
+        LS_FAIL(DS_EINPUT, "%s:%d: feature index %ld out of range (indices start at 1)",
                        path, lineno, idx);
       p = end + 1;
       double v = strtod(p, &end);
-      if (end == p || (*end != '\0' && *end != ' ' && *end != '\t') || !isfinite(v))
-        return ds_fail(DS_EINPUT, "%s:%d: bad feature value in '%.20s'", path, lineno, tok);
+      if (end != p && !isfinite(v))
+        LS_FAIL(DS_EINPUT, "%s:%d: feature %ld is '%.*s', expected a finite number", path, lineno, idx,
+                (int)(end - p < 20 ? end - p : 20), p);
+      if (end == p || (*end != '\0' && *end != ' ' && *end != '\t'))
+        LS_FAIL(DS_EINPUT, "%s:%d: bad feature value in '%.20s'", path, lineno, tok);
       p = end;
+      if (!fill) {
+        if (nidx == capidx) {
+          long *ns = realloc(seen, (size_t)(capidx = capidx ? 2 * capidx : 64) * sizeof *ns);
+          if (!ns) LS_FAIL(DS_ENOMEM, "%s: out of memory", path);
+          seen = ns;
+        }
+        seen[nidx++] = idx;
+      }
       if (!fill && idx > *dmax) *dmax = (int)idx;
       if (fill && X && idx <= d) X[(size_t)i * d + (idx - 1)] = v;
+    }
+    if (!fill && nidx > 1) {
+      qsort(seen, (size_t)nidx, sizeof *seen, cmp_long);
+      for (int q = 1; q < nidx && rc == DS_OK; q++)
+        if (seen[q] == seen[q - 1])
+          rc = ds_fail(DS_EINPUT, "%s:%d: feature index %ld given twice, expected each index at most "
+                       "once per line", path, lineno, seen[q]);
+      if (rc != DS_OK) break;
     }
     if (fill) {
       T[i] = target;
       C[i] = lab;
     }
-    if (i == INT32_MAX) return ds_fail(DS_EINPUT, "%s: too many samples", path);
+    if (i == INT32_MAX) {
+      rc = ds_fail(DS_EINPUT, "%s: too many samples", path);
+      break;
+    }
     i++;
   }
-  if (!fill) *n = i;
-  return DS_OK;
+out:
+  free(seen);
+  if (!fill && rc == DS_OK) *n = i;
+  return rc;
 }
+#undef LS_FAIL
 
 static int load_libsvm(const ds_data_spec *s, const char *path, int want_x, ds_raw *r) {
   char *text;
   size_t len;
   DS_TRY(ds_gz_slurp(path, &text, &len));
-  int n = 0, dmax = 0, rc = DS_OK;
+  int n = 0, dmax = 0, rc = text_no_nul(path, text, len);
   /* a pass writes NULs into the text, so the second pass reads a copy */
   char *copy = malloc(len + 1);
   if (!copy) rc = ds_fail(DS_ENOMEM, "%s: out of memory", path);
-  else memcpy(copy, text, len + 1);
+  else if (rc == DS_OK) memcpy(copy, text, len + 1);
   if (rc == DS_OK) rc = libsvm_pass(s, path, text, len, 0, &n, &dmax, 0, NULL, NULL, NULL);
   if (rc == DS_OK && n == 0) rc = ds_fail(DS_EINPUT, "%s: no samples", path);
   if (rc == DS_OK) {
@@ -374,24 +444,26 @@ static int csv_split(char *line, char **fields, int max) {
   return k;
 }
 
+/* 0: a finite number, 1: not a number (text), 2: a number that is not finite (nan, inf). */
 static int csv_number(char *f, double *v) {
   f = skip_ws(f);
   size_t L = strlen(f);
   while (L > 0 && (f[L - 1] == ' ' || f[L - 1] == '\t')) f[--L] = '\0';
-  if (L >= 2 && f[0] == '"' && f[L - 1] == '"') {
-    f[L - 1] = '\0';
-    f++;
+  if (L >= 2 && f[0] == '"' && f[L - 1] == '"') { /* in place, so messages show the bare value */
+    memmove(f, f + 1, L - 2);
+    f[L - 2] = '\0';
   }
   char *end;
   *v = strtod(f, &end);
-  return end != f && *end == '\0' && isfinite(*v);
+  if (end == f || *end != '\0') return 1;
+  return isfinite(*v) ? 0 : 2;
 }
 
 static int load_csv(const ds_data_spec *s, const char *path, int want_x, ds_raw *r) {
   char *text;
   size_t len;
   DS_TRY(ds_gz_slurp(path, &text, &len));
-  int rc = DS_OK, ncols = -1, lineno = 0, n = 0, cap = 0, first = 1;
+  int rc = text_no_nul(path, text, len), ncols = -1, lineno = 0, n = 0, cap = 0, first = 1;
   int value = s->labels == DS_LABELS_VALUE;
   int ny = value ? s->d_out : 1;
   if (ny < 1) ny = 1;
@@ -400,7 +472,7 @@ static int load_csv(const ds_data_spec *s, const char *path, int want_x, ds_raw 
   char **fields = NULL;
   double *vals = NULL; /* ncols x n, grown */
   int maxf = 0;
-  while ((line = next_line(text, len, &pos)) != NULL) {
+  while (rc == DS_OK && (line = next_line(text, len, &pos)) != NULL) {
     lineno++;
     if (*skip_ws(line) == '\0') continue;
     int k = csv_split(line, fields, maxf);
@@ -438,14 +510,22 @@ static int load_csv(const ds_data_spec *s, const char *path, int want_x, ds_raw 
       }
       vals = nv;
     }
-    int bad = -1;
-    for (int q = 0; q < k; q++)
-      if (!csv_number(fields[q], &vals[(size_t)n * ncols + q]) && bad < 0) bad = q;
-    if (bad >= 0 && first) { /* a non-numeric first line is the header */
+    int bad = -1, nonfinite = -1;
+    for (int q = 0; q < k; q++) {
+      int st = csv_number(fields[q], &vals[(size_t)n * ncols + q]);
+      if (st == 1 && bad < 0) bad = q;
+      if (st == 2 && nonfinite < 0) nonfinite = q;
+    }
+    if (bad >= 0 && first) { /* a first line with text is the header */
       first = 0;
       continue;
     }
     first = 0;
+    if (nonfinite >= 0) {
+      rc = ds_fail(DS_EINPUT, "%s:%d: column %d is '%.20s', expected a finite number", path, lineno,
+                   nonfinite + 1, skip_ws(fields[nonfinite]));
+      break;
+    }
     if (bad >= 0) {
       rc = ds_fail(DS_EINPUT, "%s:%d: column %d: cannot parse '%.20s' as a number", path, lineno,
                    bad + 1, skip_ws(fields[bad]));
@@ -501,10 +581,43 @@ static int h5_open(const char *path, hid_t *f) {
   return DS_OK;
 }
 
+static const char *h5_class_name(H5T_class_t c) {
+  switch (c) {
+    case H5T_STRING: return "strings";
+    case H5T_COMPOUND: return "compound records";
+    case H5T_ENUM: return "enum values";
+    case H5T_BITFIELD: return "bit fields";
+    case H5T_OPAQUE: return "opaque bytes";
+    case H5T_REFERENCE: return "references";
+    case H5T_VLEN: return "variable-length sequences";
+    case H5T_ARRAY: return "array elements";
+    case H5T_TIME: return "time values";
+    default: return "data of an unknown type";
+  }
+}
+
+/* The first non-finite value of a row-major rows x cols matrix: DS_EINPUT. */
+static int h5_finite(const char *path, const char *name, const double *v, size_t rows, size_t cols) {
+  for (size_t k = 0; k < rows * cols; k++)
+    if (!isfinite(v[k]))
+      return ds_fail(DS_EINPUT, "%s: dataset '%s' has %g at [%zu, %zu] (row, column from 0), expected "
+                     "finite numbers", path, name, v[k], k / cols, k % cols);
+  return DS_OK;
+}
+
 /* Shape of dataset name: rank 1 or 2; dims[1] = 1 for rank 1. */
 static int h5_shape(hid_t f, const char *path, const char *name, hid_t *ds, hsize_t dims[2], int *rank) {
   if (H5Lexists(f, name, H5P_DEFAULT) <= 0 || (*ds = H5Dopen2(f, name, H5P_DEFAULT)) < 0)
     return ds_fail(DS_EINPUT, "%s: no dataset '%s'", path, name);
+  hid_t ty = H5Dget_type(*ds);
+  H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+  if (ty >= 0) H5Tclose(ty);
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT) {
+    H5Dclose(*ds);
+    *ds = -1;
+    return ds_fail(DS_EINPUT, "%s: dataset '%s' holds %s, expected numbers (integer or float)", path,
+                   name, h5_class_name(cls));
+  }
   hid_t sp = H5Dget_space(*ds);
   int rk = H5Sget_simple_extent_ndims(sp);
   dims[0] = dims[1] = 1;
@@ -555,9 +668,8 @@ static int load_hdf5(const ds_data_spec *s, const char *path, int want_x, ds_raw
     if (rc == DS_OK && want_x) rc = h5_read_all(dx, path, "X", r->X);
     if (rc == DS_OK) rc = h5_read_all(dyid, path, "y", r->T);
     if (rc == DS_OK && r->C) memcpy(r->C, r->T, (size_t)n * sizeof *r->C);
-    for (size_t k = 0; rc == DS_OK && want_x && k < (size_t)n * r->d; k++)
-      if (!isfinite(r->X[k]))
-        rc = ds_fail(DS_EINPUT, "%s: X has a non-finite value (sample %zu)", path, k / r->d + 1);
+    if (rc == DS_OK && want_x) rc = h5_finite(path, "X", r->X, (size_t)n, (size_t)r->d);
+    if (rc == DS_OK) rc = h5_finite(path, "y", r->T, (size_t)n, (size_t)r->dy);
   }
   (void)s;
   if (dx >= 0) H5Dclose(dx);
@@ -601,6 +713,7 @@ int ds_h5_read_matrix(const char *path, const char *name, int rows, int cols, do
                  (unsigned long long)dims[0], (unsigned long long)dims[1], rows, cols);
   if (rc == DS_OK && !(tmp = ds_calloc((size_t)rows * cols, sizeof *tmp))) rc = DS_ENOMEM;
   if (rc == DS_OK) rc = h5_read_all(ds, path, name, tmp);
+  if (rc == DS_OK) rc = h5_finite(path, name, tmp, (size_t)rows, (size_t)cols);
   if (rc == DS_OK) /* row-major rows x cols -> column-major */
     for (int i = 0; i < rows; i++)
       for (int j = 0; j < cols; j++) out[(size_t)j * rows + i] = tmp[(size_t)i * cols + j];
@@ -617,11 +730,18 @@ int ds_raw_load(const ds_data_spec *s, int which, int want_x, ds_raw *r) {
   memset(r, 0, sizeof *r);
   const char *path = which ? s->test_path : s->path;
   const char *lpath = which ? s->test_labels_path : s->labels_path;
+  int rc;
   switch (s->kind) {
-    case DS_DATA_IDX: return load_idx(s, path, lpath, want_x, r);
-    case DS_DATA_LIBSVM: return load_libsvm(s, path, want_x, r);
-    case DS_DATA_CSV: return load_csv(s, path, want_x, r);
-    case DS_DATA_HDF5: return load_hdf5(s, path, want_x, r);
+    case DS_DATA_IDX: return load_idx(s, path, lpath, want_x, r); /* 2: checks pixels, keeps none */
+    /* the text formats parse every value whatever want_x says: 2 keeps no X */
+    case DS_DATA_LIBSVM: rc = load_libsvm(s, path, want_x == 1, r); break;
+    case DS_DATA_CSV: rc = load_csv(s, path, want_x == 1, r); break;
+    case DS_DATA_HDF5: rc = load_hdf5(s, path, want_x != 0, r); break;
     default: return ds_fail(DS_EINTERNAL, "data: kind %d is not a file kind", (int)s->kind);
   }
+  if (rc == DS_OK && want_x == 2) { /* checked while reading; not kept */
+    free(r->X);
+    r->X = NULL;
+  }
+  return rc;
 }

@@ -420,21 +420,52 @@ static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
     paths[a] = sw->axes[a].path;
   }
   for (int64_t i = 0; rc == DS_OK && i < s->n; i++) point_axis_vals(sw, s->sidx[i], vals + i * na);
-  char start[32];
+  char start[32], ihash[17] = "";
   ds_iso_time(start, sizeof start);
+  char *inputs = NULL; /* issue 11: the input files' content, recorded at create */
+  uint64_t ih = 0;
+  if (rc == DS_OK && !s->store) rc = ds_sweep_inputs_hash(sw, &inputs, &ih);
+  snprintf(ihash, sizeof ihash, "%016llx", (unsigned long long)ih);
   ds_store_meta m = {
       .sweep_name = sw->name, .sweep_text = sw->text, .sweep_path = sw->path,
       .sweep_hash = sw->hash, .dynsweep_version = DYNSWEEP_VERSION,
       .library_versions = s->o->library_versions ? s->o->library_versions : "",
       .hosts = hosts, .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks,
       .naxes = na, .axis_names = names, .axis_paths = paths, .npoints = s->n,
-      .point_axis_vals = vals};
+      .point_axis_vals = vals, .inputs = inputs, .inputs_hash = inputs ? ihash : NULL};
   if (rc == DS_OK && !s->store) rc = ds_store_create(s->o->store_path, &m, s->rows, &s->store);
   else if (rc == DS_OK) rc = ds_store_extend(s->store, &m, s->rows);
   free(names);
   free(paths);
   free(vals);
+  free(inputs);
   return rc;
+}
+
+/* Issue 11: the hash recorded for path in an inputs list ("PATH\tSIZE\tHASH"
+ * lines), or "none". */
+static void input_hash_of(const char *list, const char *path, size_t plen, char out[17]) {
+  snprintf(out, 17, "none");
+  for (const char *l = list; l && *l;) {
+    size_t len = strcspn(l, "\n");
+    if (len > plen + 17 && !strncmp(l, path, plen) && l[plen] == '\t') snprintf(out, 17, "%.16s", l + len - 16);
+    l += len + (l[len] == '\n');
+  }
+}
+
+/* Warns for each input file whose content differs from what the store
+ * recorded when it was created. */
+static void warn_inputs_changed(const char *old, const char *now) {
+  for (const char *l = now; *l;) {
+    size_t len = strcspn(l, "\n"), plen = strcspn(l, "\t");
+    char was[17], is[17];
+    input_hash_of(old, l, plen, was);
+    input_hash_of(now, l, plen, is);
+    if (plen < len && strcmp(was, is))
+      ds_warn("input %.*s changed since the store was created (hash %s -> %s); finished points used "
+              "the old content", (int)plen, l, was, is);
+    l += len + (l[len] == '\n');
+  }
 }
 
 static int create_new(sched *s, const char *hosts, int nranks) {
@@ -554,6 +585,16 @@ static int resume_existing(sched *s) {
   if (rc == DS_OK && np != n) rc = ds_fail(DS_EIO, "%s: /grid and /summary disagree", path);
   char state[32] = "";
   if (rc == DS_OK && ds_store_attr(r, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
+  char old_ihash[17] = "", *old_inputs = ds_calloc(8192, 1), *inputs = NULL;
+  uint64_t ih = 0;
+  if (rc == DS_OK && !old_inputs) rc = DS_ENOMEM;
+  if (rc == DS_OK && (ds_store_attr(r, "inputs_hash", old_ihash, sizeof old_ihash) != DS_OK ||
+                      ds_store_attr(r, "inputs", old_inputs, 8192) != DS_OK))
+    ds_clear_error(), old_ihash[0] = 0; /* a store made before issue 11 */
+  if (rc == DS_OK) rc = ds_sweep_inputs_hash(s->sw, &inputs, &ih);
+  char new_ihash[17];
+  snprintf(new_ihash, sizeof new_ihash, "%016llx", (unsigned long long)ih);
+  int inputs_changed = rc == DS_OK && strcmp(old_ihash, new_ihash) != 0;
   if (rc == DS_OK) {
     rc = ds_sweep_parse(path, text, &old);
     if (rc != DS_OK) {
@@ -574,6 +615,7 @@ static int resume_existing(sched *s) {
                             "the sweep that made it, or that sweep with grid values (or replicas) "
                             "added; nothing was changed. Use another -o path for a new sweep.",
                  path, s->sw->path, why);
+  if (rc == DS_OK && inputs_changed && old_ihash[0]) warn_inputs_changed(old_inputs, inputs);
   int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
   int complete = rc == DS_OK && !extend && !strcmp(state, "complete");
   for (int64_t i = 0; complete && i < n; i++) complete = is_final(rows[i].status);
@@ -586,11 +628,16 @@ static int resume_existing(sched *s) {
   if (complete) { /* nothing to do: not even the writer lock (read-only media) */
     s->nothing_to_do = 1;
     free(map);
+    free(old_inputs);
+    free(inputs);
     ds_store_tidy(path);
     return DS_OK;
   }
   /* the store's current rows (the journal of a killed run replayed) */
   if (rc == DS_OK) rc = ds_store_resume(path, &s->store);
+  if (rc == DS_OK && inputs_changed) rc = ds_store_set_inputs(s->store, inputs, new_ihash);
+  free(old_inputs);
+  free(inputs);
   if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
   int64_t nsw = ds_sweep_npoints(s->sw);
   if (rc == DS_OK) {

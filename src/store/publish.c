@@ -603,6 +603,23 @@ void ds_store_set_run(ds_store *s, const char *state, double session_start_unix,
   s->attrs_dirty = 1;
 }
 
+int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash) {
+  if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
+  char *a = ds_strdup(inputs), *b = ds_strdup(inputs_hash);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return DS_ENOMEM;
+  }
+  free(s->inputs);
+  free(s->inputs_hash);
+  s->inputs = a;
+  s->inputs_hash = b;
+  s->fresh = 0;
+  s->attrs_dirty = 1;
+  return DS_OK;
+}
+
 void ds_store_get_stats(const ds_store *s, ds_store_stats *st) {
   memset(st, 0, sizeof *st);
   if (s) *st = s->st;

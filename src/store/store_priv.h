@@ -59,6 +59,7 @@ struct ds_store {
   struct ds_store_batch *batch; /* series being appended by a publish */
   ds_summary_row *rows;      /* current rows (published + journaled), npoints */
   int attrs_dirty;           /* run attributes changed since the last publish */
+  char *inputs, *inputs_hash; /* ds_store_set_inputs: written with the run attributes */
   char run_state[16];
   double session_start, next_publish, publish_every;
   int64_t session_done0;

@@ -39,6 +39,9 @@ static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
   snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
   if (ds_store_put_str(f, "store_uuid", uuid) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+  if (m->inputs && m->inputs_hash &&
+      (ds_store_put_str(f, "inputs", m->inputs) < 0 || ds_store_put_str(f, "inputs_hash", m->inputs_hash) < 0))
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
   return DS_OK;
 }
 
@@ -54,6 +57,8 @@ int ds_store_h5_run_attrs(ds_store *s) {
            ds_store_put_f64(f, "session_start_unix", s->session_start) >= 0 &&
            ds_store_put_i64(f, "session_done0", s->session_done0) >= 0;
   if (ok && s->finished) ok = ds_store_put_str(f, "end_time", s->end_time) >= 0;
+  if (ok && s->inputs && s->inputs_hash)
+    ok = ds_store_put_str(f, "inputs", s->inputs) >= 0 && ds_store_put_str(f, "inputs_hash", s->inputs_hash) >= 0;
   /* totals include the finishing publish so far (all but closing, fsync and
    * rename of the file: a few ms) */
   double fw = s->fin_t0 > 0 ? ds_now() - s->fin_t0 : 0, fc = s->fin_t0 > 0 ? ds_cpu_time() - s->fin_c0 : 0;
@@ -657,6 +662,8 @@ int ds_store_release(ds_store *s) {
   free(s->rows);
   free(s->jpath);
   free(s->tmppath);
+  free(s->inputs);
+  free(s->inputs_hash);
   free(s->path);
   free(s);
   return bad ? -1 : 0;

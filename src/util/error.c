@@ -1,9 +1,12 @@
 /* error.c -- errors as values: one message buffer, context prepended on the
  * way up, printed once by main(). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dynsweep/util.h"
 
@@ -45,24 +48,58 @@ char *ds_strdup(const char *s) {
   return p;
 }
 
+/* Files read whole are small (sweep files): a FIFO, a directory or a device is refused
+ * before it is opened (a FIFO would block, /dev/zero would never end), and so
+ * is a file over DS_READ_FILE_MAX bytes. */
+static const char *file_kind(mode_t m) {
+  return S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+       : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
 int ds_read_file(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return ds_fail(errno == ENOENT ? DS_EINPUT : DS_EIO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (n + 1 < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) { free(buf); buf = NULL; break; }
-    buf = nb;
-    cap *= 2;
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return ds_fail(errno == ENOENT ? DS_EINPUT : DS_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return ds_fail(DS_EINPUT, "%s: is %s, not a regular file", path,
+                   file_kind(st.st_mode));
+  if (st.st_size > DS_READ_FILE_MAX)
+    return ds_fail(DS_EINPUT, "%s: too large (%lld bytes, limit %d = 16 MiB)",
+                   path, (long long)st.st_size, DS_READ_FILE_MAX);
+  /* O_NONBLOCK: if the name was replaced by a FIFO since the stat, open does not block */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return ds_fail(errno == ENOENT ? DS_EINPUT : DS_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return ds_fail(DS_EINPUT, "%s: is %s, not a regular file", path,
+                   file_kind(st.st_mode));
   }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf) return ds_fail(DS_ENOMEM, "%s: out of memory reading file", path);
-  if (err) { free(buf); return ds_fail(DS_EIO, "%s: read error", path); }
+  char *buf = malloc((size_t)DS_READ_FILE_MAX + 2);
+  if (!buf) {
+    close(fd);
+    return ds_fail(DS_ENOMEM, "%s: out of memory reading file", path);
+  }
+  size_t n = 0;
+  int err = 0;
+  while (n <= (size_t)DS_READ_FILE_MAX) { /* one byte past the limit: a file that grew */
+    ssize_t got = read(fd, buf + n, (size_t)DS_READ_FILE_MAX + 1 - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) err = errno;
+    if (got <= 0) break;
+    n += (size_t)got;
+  }
+  close(fd);
+  if (err) {
+    free(buf);
+    return ds_fail(DS_EIO, "%s: read error: %s", path, strerror(err));
+  }
+  if (n > (size_t)DS_READ_FILE_MAX) {
+    free(buf);
+    return ds_fail(DS_EINPUT, "%s: too large (more than %d bytes = 16 MiB)", path,
+                   DS_READ_FILE_MAX);
+  }
+  char *shrunk = realloc(buf, n + 1);
+  if (shrunk) buf = shrunk;
   buf[n] = 0;
   *text = buf;
   if (len) *len = n;

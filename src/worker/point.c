@@ -123,14 +123,15 @@ static double model_loss(point_state *st, const double *X, const double *Y, cons
 /* ---- set-up --------------------------------------------------------------- */
 
 /* Weights from an HDF5 file: datasets W1..WL (d_l x d_{l-1}, row-major as
- * numpy writes them) and, with bias, b1..bL when present (else 0). */
+ * numpy writes them) and, with bias, b1..bL (required: never zero-filled;
+ * ds_sweep_check_inputs refuses such a file before any work). */
 static int init_from_file(const ds_mlp *m, const char *path, double *theta) {
   for (int l = 0; l < m->depth; l++) {
     char name[16];
     snprintf(name, sizeof name, "W%d", l + 1);
     DS_TRY(ds_h5_read_matrix(path, name, m->dims[l + 1], m->dims[l], theta + m->w_off[l]));
     snprintf(name, sizeof name, "b%d", l + 1);
-    if (m->bias && ds_h5_exists(path, name))
+    if (m->bias)
       DS_TRY(ds_h5_read_matrix(path, name, m->dims[l + 1], 1, theta + m->b_off[l]));
   }
   return DS_OK;
