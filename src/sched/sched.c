@@ -103,7 +103,7 @@ typedef struct {
   int64_t final0;        /* finished rows when this session started */
   int64_t nfinal, ndone, ndiv, nfail, nrunning, session_done;
   double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
-  int fatal, draining, tty, nothing_to_do;
+  int fatal, draining, tty, nothing_to_do, resumed;
   char fatal_msg[1024];
   /* teams (train.ranks_per_point) */
   int nworkers;          /* world ranks 1..size-1 */
@@ -397,14 +397,16 @@ static void free_sched(sched *s) {
   free(s->lead_size);
 }
 
-/* A point that will not run: failed with reason, journaled. */
+/* A point that will not run: failed with reason, journaled (no series). */
 static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
   r->status = DS_ST_FAILED;
   r->outcome = DS_OUT_FAILED;
   r->rank = -1;
   snprintf(r->reason, sizeof r->reason, "%s", reason);
   if (!s->o->quiet) ds_warn("point %lld failed without running: %s", (long long)r->id, r->reason);
-  return ds_store_write_row(s->store, r);
+  ds_traj none; /* written like a point that failed in its worker: no series */
+  ds_traj_init(&none);
+  return ds_store_write_point(s->store, r, &none);
 }
 
 /* Queue every unfinished row (by_queue_order); count the finished ones. A
@@ -684,6 +686,7 @@ static int resume_existing(sched *s) {
   }
   /* the store's current rows (the journal of a killed run replayed) */
   if (rc == DS_OK) rc = ds_store_resume(path, &s->store);
+  s->resumed = rc == DS_OK;
   if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
   int64_t nsw = ds_sweep_npoints(s->sw);
   if (rc == DS_OK) {
@@ -747,7 +750,7 @@ static int load_unfinished(sched *s) {
   }
   ds_clear_error();
   int64_t todo = s->n - s->nfinal;
-  if (s->final0 > 0 || nblob > 0)
+  if (s->resumed || nblob > 0)
     ds_log("resuming %s: %lld of %lld points finished, %lld to run (%lld from a checkpoint)",
            s->o->store_path, (long long)s->nfinal, (long long)s->n, (long long)todo,
            (long long)nblob);
