@@ -24,7 +24,10 @@ unset SLURM_MEM_PER_CPU SLURM_MEM_PER_NODE SLURM_CPUS_PER_TASK SLURM_JOB_ID SLUR
 sweep=$DS_SRC/tests/sweeps/attempts.yaml
 # field STORE ID NAME: one summary field of one point (fields before reason)
 field() { "$DYNSWEEP" export "$1" --where "id=$2" | awk -F, -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }'; }
-nfinished() { "$DYNSWEEP" ls "$1" | awk '/ points: / {print $3 + $5}'; }
+# live counts (the published store plus the journal a killed run left):
+# "DONE RUNNING DIVERGED FAILED PENDING"
+live() { "$DYNSWEEP" status "$1" | awk '$1 == "points:" {print $2, $4, $6, $8, $10}'; }
+nfinished() { live "$1" | awk '{print $1 + $3}'; }
 row() { "$DYNSWEEP" export "$1" --where "id=$2" | tail -n 1; }
 
 # ---- a memory cgroup of our own (v1 or v2), 400 MB, no swap
@@ -81,19 +84,21 @@ for i in 1 2 3; do
   rcs[$i]=$(code in_cg mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/b.h5" --rank-memory 100000 -v)
   cp "$T/err" "$T/b$i.err"
   fin[$i]=$(nfinished "$T/b.h5")
-  att[$i]=$(field "$T/b.h5" 12 status)/$(field "$T/b.h5" 12 attempts)
-  echo "B: run $i exit ${rcs[$i]}, $((fin[$i])) finished, point 12 ${att[$i]}"
+  lv[$i]=$(live "$T/b.h5")
+  echo "B: run $i exit ${rcs[$i]}, $((fin[$i])) finished, live counts (done running diverged failed pending) ${lv[$i]}"
 done
 oom1=$(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control" 2>/dev/null || echo 0)
-check "B: run 1 killed (exit ${rcs[1]} > 128), point 12 left running with 1 attempt (${att[1]})" \
-  test "${rcs[1]}" -gt 128 -a "${att[1]}" = "running/1"
-check "B: run 2 killed again (exit ${rcs[2]}) on its 2nd attempt (${att[2]})" \
-  test "${rcs[2]}" -gt 128 -a "${att[2]}" = "running/2"
+check "B: run 1 killed (exit ${rcs[1]} > 128), one point left running (${lv[1]})" \
+  test "${rcs[1]}" -gt 128 -a "$(echo ${lv[1]} | cut -d' ' -f2)" = 1
+check "B: run 2 killed again (exit ${rcs[2]}), one point left running (${lv[2]})" \
+  test "${rcs[2]}" -gt 128 -a "$(echo ${lv[2]} | cut -d' ' -f2)" = 1
+check "B: run 2 counted the attempt of the point that was running" grep -q "1 point(s) were running when the last run died" "$T/b2.err"
 check "B: all 12 other points finished within two runs (${fin[2]})" test "${fin[2]}" -eq 12
 check "B: run 2 ran point 12 last (12 points finished before it started)" \
   test "$(grep -c '\] point [0-9]* *done' "$T/b2.err")" -eq 12
-check "B: run 3 exits 0 (${rcs[3]}), point 12 failed after 2 attempts (${att[3]})" \
-  test "${rcs[3]}" -eq 0 -a "${att[3]}" = "failed/2"
+att3=$(field "$T/b.h5" 12 status)/$(field "$T/b.h5" 12 attempts)
+check "B: run 3 exits 0 (${rcs[3]}), point 12 failed after 2 attempts ($att3)" \
+  test "${rcs[3]}" -eq 0 -a "$att3" = "failed/2"
 check "B: the reason says so" grep -q "killed while running, 2 attempts; estimated 559 MB, this rank has 97.7 GB" \
   <(row "$T/b.h5" 12)
 check "B: the kernel's OOM killer did the kills ($oom0 -> $oom1)" test "$((oom1 - oom0))" -ge 2
@@ -101,5 +106,75 @@ check "B: the store is sound" deep_check "$T/b.h5"
 same=$(diff <("$DYNSWEEP" export "$T/a.h5" --where 'id<12' | cut -d, -f1-13) \
             <("$DYNSWEEP" export "$T/b.h5" --where 'id<12' | cut -d, -f1-13) >/dev/null && echo 1 || echo 0)
 check "B: its 12 points equal those of A" test "$same" = 1
+
+# ---- D. --retry failed: exactly the failed rows run again, the others are kept
+rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/d.h5" --rank-memory 0.075)
+nf=$("$DYNSWEEP" ls "$T/d.h5" | awk '/ points: / {print $7}')
+check "D: --rank-memory 0.075 MB: exit 0 ($rc), some points fail unrun ($nf)" test "$rc" -eq 0 -a "$nf" -ge 3
+failed_ids=$("$DYNSWEEP" export "$T/d.h5" --where status=failed | awk -F, 'NR > 1 {printf "%s ", $1}')
+"$DYNSWEEP" export "$T/d.h5" --where status!=failed >"$T/d_kept0.csv"
+rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/d.h5")
+check "D: without --retry the failed points stay failed (exit $rc, nothing to do)" \
+  bash -c "test $rc -eq 0 && grep -q 'nothing to do' '$T/err' && test \"\$('$DYNSWEEP' ls '$T/d.h5' | awk '/ points: / {print \$7}')\" = $nf"
+rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/d.h5" --retry failed --rank-memory 1)
+check "D: --retry failed --rank-memory 1: exit 0 ($rc; $(tail -n 1 "$T/err"))" test "$rc" -eq 0
+check "D: it says how many it retries" grep -q -- "--retry failed: $nf failed point(s) to run again" "$T/err"
+again=""; for id in $failed_ids; do again="$again$(field "$T/d.h5" "$id" status)/$(field "$T/d.h5" "$id" attempts) "; done
+want=""; for id in $failed_ids; do if [ "$id" = 12 ]; then want="${want}failed/0 "; else want="${want}done/1 "; fi; done
+check "D: the failed points ($failed_ids) ran again: $again(want $want)" test "$again" = "$want"
+"$DYNSWEEP" export "$T/d.h5" >"$T/d_all.csv"
+kept=$(awk -F, 'NR == FNR { k[$1] = $0; next } FNR > 1 && ($1 in k) && k[$1] != $0' "$T/d_kept0.csv" "$T/d_all.csv" | wc -l)
+check "D: the other rows are untouched, wall time and rank included ($kept differ)" test "$kept" -eq 0
+check "D: the store is sound (old series of the retried points superseded)" deep_check "$T/d.h5"
+check "D: its points equal those of A" \
+  diff <("$DYNSWEEP" export "$T/a.h5" --where 'id<12' | cut -d, -f1-13) <("$DYNSWEEP" export "$T/d.h5" --where 'id<12' | cut -d, -f1-13)
+rc=$(code "$DYNSWEEP" run "$sweep" -o "$T/d.h5" --retry everything)
+check "D: --retry everything is refused (exit $rc)" test "$rc" -eq 2
+
+# ---- E. a worker SIGKILLed by the test: the attempt counts; a drain's does not
+cat >"$T/long.yaml" <<'Y'
+name: longpoint
+seed: 3
+grid:
+  train.steps: [100, 200, 300, 4000000]
+model: {type: linear, width: 16, depth: 3, init_scale: 1.0}
+data: {kind: teacher, d_in: 4, d_out: 2, rank: 2, n_train: 32, n_test: 16, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd, lr: 0.01}
+record: {series: [loss], every: 1000}
+Y
+# worker_of STORE: pid of world rank 1 of the background job
+worker1() {
+  local p
+  for p in $(ps -o pid= --ppid "$SID"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && { echo "$p"; return; }
+  done
+}
+# wait_running STORE ID: until status (published store + journal) shows point ID running
+wait_running() {
+  for _ in $(seq 1 600); do
+    [ -e "$1" ] && [ "$(field "$1" "$2" status 2>/dev/null)" = running ] && return 0
+    bg_running || return 1; sleep 0.05
+  done; return 1
+}
+start_bg "$T/e1.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1
+wait_running "$T/e.h5" 3 && kill -KILL "$(worker1)"
+wait_bg
+check "E: worker killed by SIGKILL while it ran point 3: the job ends (exit $RC)" test "$RC" -ne 0 -a "$RC" -ne 3
+check "E: point 3 was running, 1 attempt (published before the kill)" test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = running/1
+start_bg "$T/e2.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1 -v
+# the published store still says point 3 running (the killed run): wait for
+# this run's three other points first
+for _ in $(seq 1 600); do [ "$(grep -c '\] point [012] *done' "$T/e2.log")" -ge 3 ] && break; bg_running || break; sleep 0.05; done
+wait_running "$T/e.h5" 3 && kill -USR1 "$SID"
+wait_bg
+check "E: resumed, the 3 others first, then point 3; SIGUSR1 drains (exit $RC)" \
+  test "$RC" -eq 3 -a "$(grep -c '\] point [012] *done' "$T/e2.log")" -eq 3
+check "E: the drained attempt is not counted (point 3 $(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts))" \
+  test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = pending/1
+rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --max-attempts 1)
+check "E: --max-attempts 1: point 3 fails at once (exit $rc)" \
+  test "$rc" -eq 0 -a "$(field "$T/e.h5" 3 status)" = failed
+check "E: ... reason" grep -q "killed while running, 1 attempts; estimated" <(row "$T/e.h5" 3)
 
 report

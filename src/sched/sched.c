@@ -415,6 +415,7 @@ static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
  * ends failed. A point whose memory estimate does not fit a rank ends
  * failed without running. */
 static int build_queue(sched *s) {
+  int64_t died = 0;
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
     DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
@@ -426,6 +427,7 @@ static int build_queue(sched *s) {
       if (r->status == DS_ST_RUNNING) {
         r->status = DS_ST_PENDING;
         r->rank = -1;
+        died++;
         DS_TRY(ds_store_write_row(s->store, r));
       }
       ds_fmt_bytes(est, sizeof est, ds_point_mem_bytes(&p.cfg));
@@ -451,6 +453,9 @@ static int build_queue(sched *s) {
     }
   }
   s->final0 = s->nfinal;
+  if (died && !s->o->quiet)
+    ds_log("%lld point(s) were running when the last run died: their attempt counts (--max-attempts "
+           "%d); they run after the points not tried yet", (long long)died, s->max_attempts);
   g_cost = s->cost;
   g_rows = s->rows;
   qsort(s->queue, s->qn, sizeof *s->queue, by_queue_order);
@@ -1080,14 +1085,9 @@ static void abort_busy(sched *s, MPI_Comm comm) {
           "their last checkpoint)", (long long)s->nrunning, s->o->drain_timeout,
           s->fatal ? "store failure" : "drain signal");
   if (!s->fatal) ds_store_set_run(s->store, "drained", (double)time(NULL), s->final0);
-  for (int64_t i = 0; !s->fatal && i < s->n; i++) { /* ended by us, not killed: no attempt */
-    ds_summary_row *r = &s->rows[i];
-    if (r->status != DS_ST_RUNNING) continue;
-    r->status = DS_ST_PENDING;
-    r->rank = -1;
-    if (r->attempts > 0) r->attempts--;
-    if (ds_store_write_row(s->store, r) != DS_OK) break;
-  }
+  /* the rows still running keep their attempt: a point that did not stop
+   * within the drain timeout may be on a dead or hung rank (srun does not
+   * end the job when one task is killed) */
   if (s->fatal) fprintf(stderr, "dynsweep: %s\n", s->fatal_msg);
   ds_store_close(s->store);
   s->store = NULL;
