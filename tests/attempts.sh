@@ -107,6 +107,40 @@ same=$(diff <("$DYNSWEEP" export "$T/a.h5" --where 'id<12' | cut -d, -f1-13) \
             <("$DYNSWEEP" export "$T/b.h5" --where 'id<12' | cut -d, -f1-13) >/dev/null && echo 1 || echo 0)
 check "B: its 12 points equal those of A" test "$same" = 1
 
+# ---- C. the Slurm follow-on chain ends: the job script 'dynsweep submit'
+# writes (its real body), real mpirun and dynsweep in the cgroup, stand-ins
+# for sbatch/squeue/scancel; each job is run when its predecessor ended
+REAL_MPIRUN=$(command -v mpirun)
+mkdir -p "$T/sl/bin" "$T/sl/log"
+cat >"$T/sl/bin/sbatch" <<'X'
+#!/bin/bash
+echo "$*" >>"$FAKE_LOG/sbatch"
+n=$(( $(cat "$FAKE_LOG/nextid" 2>/dev/null || echo 100) + 1 )); echo "$n" >"$FAKE_LOG/nextid"
+echo "$n;cluster"
+X
+printf '#!/bin/bash\nexit 0\n' >"$T/sl/bin/squeue"
+printf '#!/bin/bash\necho "$*" >>"$FAKE_LOG/scancel"\n' >"$T/sl/bin/scancel"
+printf '#!/bin/bash\nexec env -u SLURM_JOB_ID -u SLURM_NTASKS %s --oversubscribe "$@"\n' "$REAL_MPIRUN" >"$T/sl/bin/mpirun"
+chmod +x "$T"/sl/bin/*
+"$DYNSWEEP" submit "$sweep" -o "$T/c.h5" --launcher mpirun --ntasks 2 --dry-run \
+  --run-option=--rank-memory --run-option=100000 >/dev/null
+echo 100 >"$T/sl/log/nextid"
+job=100 seg=1 ended=0
+while [ "$seg" -le 6 ]; do
+  FAKE_LOG=$T/sl/log PATH="$T/sl/bin:$PATH" SLURM_JOB_ID=$job SLURM_NTASKS=2 DS_SEGMENT=$seg \
+    in_cg bash "$T/c.h5.sbatch" >"$T/sl/job$job.out" 2>&1 || true
+  next=$(cat "$T/sl/log/nextid")
+  grep -h '^dynsweep-job:' "$T/sl/job$job.out" | sed 's/^dynsweep-job: [^ ]* /C: /'
+  if grep -qx "$next" "$T/sl/log/scancel" 2>/dev/null; then ended=$seg; break; fi
+  job=$next seg=$((seg + 1))
+done
+check "C: the chain ended by itself after 3 jobs (ended after job $ended)" test "$ended" -eq 3
+check "C: jobs 1 and 2 were killed and left their follow-on" \
+  test "$(grep -l 'stopped (exit 13[0-9]), resumable' "$T"/sl/job10[01].out | wc -l)" -eq 2
+check "C: job 3 saw the sweep complete" grep -q 'sweep complete' "$T/sl/job102.out"
+check "C: 12 points finished, point 12 failed after 2 attempts" \
+  test "$(nfinished "$T/c.h5")/$(field "$T/c.h5" 12 status)/$(field "$T/c.h5" 12 attempts)" = 12/failed/2
+
 # ---- D. --retry failed: exactly the failed rows run again, the others are kept
 rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/d.h5" --rank-memory 0.075)
 nf=$("$DYNSWEEP" ls "$T/d.h5" | awk '/ points: / {print $7}')

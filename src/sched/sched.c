@@ -399,6 +399,7 @@ static void free_sched(sched *s) {
 
 /* A point that will not run: failed with reason, journaled (no series). */
 static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
+  r->team_size = s->nworkers ? s->tsize[r->id] : 1; /* the team it would have had */
   r->status = DS_ST_FAILED;
   r->outcome = DS_OUT_FAILED;
   r->rank = -1;
