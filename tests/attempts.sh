@@ -62,6 +62,9 @@ echo "cgroup: $CG (limit $LIMIT bytes)"
 in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
 ompi() { mpirun --oversubscribe -n "$1" "$DYNSWEEP" run "$sweep" "${@:2}"; }
 
+# OOM kills in the cgroup so far (v1 memory.oom_control, v2 memory.events)
+ooms() { { cat "$CG/memory.oom_control" "$CG/memory.events" 2>/dev/null || true; } | awk '$1 == "oom_kill" {n = $2} END {print n + 0}'; }
+oom_start=$(ooms)
 # ---- A. the estimate against the real limit: plan lists it, run fails it unrun
 in_cg "$DYNSWEEP" plan "$sweep" >"$T/plan" 2>&1
 check "A: plan (in the cgroup) says point 12 cannot fit" \
@@ -75,10 +78,10 @@ check "A: point 12 failed without running (attempts $(field "$T/a.h5" 12 attempt
 check "A: ... with the reason" grep -qF '"does not fit: estimated 559 MB, this rank has 200 MB (cgroup limit 400 MB / 2 ranks)"' \
   <(row "$T/a.h5" 12)
 check "A: the run warns about the failed point" grep -q "1 point(s) failed" "$T/err"
-check "A: no OOM kill in the cgroup" test "$(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control" 2>/dev/null || echo 0)" -eq 0
+check "A: no OOM kill in the cgroup" test "$(ooms)" -eq "$oom_start"
 
 # ---- B. the estimate bypassed: the OOM killer kills the rank running point 12
-oom0=$(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control" 2>/dev/null || echo 0)
+oom0=$(ooms)
 declare -a rcs
 for i in 1 2 3; do
   rcs[$i]=$(code in_cg mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/b.h5" --rank-memory 100000 -v)
@@ -87,7 +90,7 @@ for i in 1 2 3; do
   lv[$i]=$(live "$T/b.h5")
   echo "B: run $i exit ${rcs[$i]}, $((fin[$i])) finished, live counts (done running diverged failed pending) ${lv[$i]}"
 done
-oom1=$(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control" 2>/dev/null || echo 0)
+oom1=$(ooms)
 check "B: run 1 killed (exit ${rcs[1]} > 128), one point left running (${lv[1]})" \
   test "${rcs[1]}" -gt 128 -a "$(echo ${lv[1]} | cut -d' ' -f2)" = 1
 check "B: run 2 killed again (exit ${rcs[2]}), one point left running (${lv[2]})" \
@@ -211,4 +214,10 @@ check "E: --max-attempts 1: point 3 fails at once (exit $rc)" \
   test "$rc" -eq 0 -a "$(field "$T/e.h5" 3 status)" = failed
 check "E: ... reason" grep -q "killed while running, 1 attempts; estimated" <(row "$T/e.h5" 3)
 
+# ---- an older store (format 2, no attempts field) reads attempts 0
+check "store_v2.h5 (no attempts field) reads attempts 0" \
+  test "$("$DYNSWEEP" export "$DS_SRC/tests/data/store_v2.h5" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "attempts") k = i; next } { print $k }' | sort -u)" = 0
+
+# the fault campaign of this test, by kind
+echo "attempts: fault campaign: $(( $(ooms) - oom_start )) OOM kills by the kernel (cgroup limit $((LIMIT / 1048576)) MB), 1 SIGKILL of a worker, 1 SIGUSR1 drain, 3 chained Slurm jobs (2 killed)"
 report
