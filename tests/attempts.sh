@@ -17,7 +17,8 @@
 #  E. a SIGKILL of a worker by the test: the killed point's attempt counts,
 #     a drained point's does not.
 # The memory figure is measured (cgroup, MemAvailable, ulimit -v, Slurm):
-# the test also checks ulimit -v and SLURM_MEM_PER_CPU through plan.
+#  F. the other sources of the figure: ulimit -v, SLURM_MEM_PER_CPU (plan),
+#     SLURM_MEM_PER_NODE shared by a node's training ranks (run).
 . "$(dirname "$0")/lib.sh"
 unset SLURM_MEM_PER_CPU SLURM_MEM_PER_NODE SLURM_CPUS_PER_TASK SLURM_JOB_ID SLURM_NTASKS \
   SLURM_TASKS_PER_NODE OPENBLAS_NUM_THREADS DYNSWEEP_NO_REEXEC
@@ -30,40 +31,17 @@ live() { "$DYNSWEEP" status "$1" | awk '$1 == "points:" {print $2, $4, $6, $8, $
 nfinished() { live "$1" | awk '{print $1 + $3}'; }
 row() { "$DYNSWEEP" export "$1" --where "id=$2" | tail -n 1; }
 
-# ---- a memory cgroup of our own (v1 or v2), 400 MB, no swap
+# ---- a memory cgroup of our own (tests/lib.sh memcg_make), 400 MB, no swap
 CG=
-cleanup() {
-  if [ -n "$CG" ]; then
-    for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-    for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
-  fi
-  rm -rf "$T"
-}
-trap cleanup EXIT
+trap 'memcg_remove; rm -rf "$T"' EXIT
 LIMIT=$((400 * 1048576))
-v1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
-v2=$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
-if [ -n "$v1" ] && [ -d "/sys/fs/cgroup/memory$v1" ]; then
-  CG=/sys/fs/cgroup/memory${v1%/}/dynsweep-attempts-$$
-  mkdir "$CG" 2>/dev/null && echo "$LIMIT" >"$CG/memory.limit_in_bytes" &&
-    { echo 0 >"$CG/memory.swappiness" 2>/dev/null || true; } || CG=
-elif [ -n "$v2" ] && [ -f "/sys/fs/cgroup${v2%/}/memory.max" ]; then
-  CG=/sys/fs/cgroup${v2%/}/dynsweep-attempts-$$
-  mkdir "$CG" 2>/dev/null && echo "$LIMIT" >"$CG/memory.max" &&
-    { echo 0 >"$CG/memory.swap.max" 2>/dev/null || true; } || CG=
-fi
-if [ -z "$CG" ]; then
+if ! memcg_make "$LIMIT"; then
   echo "attempts: no writable memory cgroup here; the memory-limit cases need one"
   bad "cannot create a memory cgroup (run as root on a machine with cgroup v1 memory or v2)"
   report; exit 1
 fi
 echo "cgroup: $CG (limit $LIMIT bytes)"
-# in_cg CMD...: CMD in the cgroup
-in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
-ompi() { mpirun --oversubscribe -n "$1" "$DYNSWEEP" run "$sweep" "${@:2}"; }
 
-# OOM kills in the cgroup so far (v1 memory.oom_control, v2 memory.events)
-ooms() { { cat "$CG/memory.oom_control" "$CG/memory.events" 2>/dev/null || true; } | awk '$1 == "oom_kill" {n = $2} END {print n + 0}'; }
 oom_start=$(ooms)
 # ---- A. the estimate against the real limit: plan lists it, run fails it unrun
 in_cg "$DYNSWEEP" plan "$sweep" >"$T/plan" 2>&1 || true
@@ -213,6 +191,17 @@ rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5
 check "E: --max-attempts 1: point 3 fails at once (exit $rc)" \
   test "$rc" -eq 0 -a "$(field "$T/e.h5" 3 status)" = failed
 check "E: ... reason" grep -q "killed while running, 1 attempts; estimated" <(row "$T/e.h5" 3)
+
+# ---- F. the other sources of what a rank has
+(ulimit -v 700000; "$DYNSWEEP" plan "$sweep" >"$T/planv" 2>&1) || true
+check "F: plan under ulimit -v 700000 (KB): the address space left is what a rank has" \
+  grep -q "^memory: a rank has [0-9]* MB (ulimit -v, left [0-9]* MB)" "$T/planv"
+SLURM_MEM_PER_CPU=300 "$DYNSWEEP" plan "$sweep" >"$T/plans" 2>&1 || true
+check "F: SLURM_MEM_PER_CPU=300: point 12 cannot fit 300 MB" \
+  grep -q "^  point 12: does not fit: estimated 559 MB, this rank has 300 MB (SLURM_MEM_PER_CPU 300 MB)" "$T/plans"
+rc=$(SLURM_MEM_PER_NODE=1000 code mpirun --oversubscribe -n 3 "$DYNSWEEP" run "$sweep" -o "$T/f.h5")
+check "F: SLURM_MEM_PER_NODE=1000 on -n 3: 500 MB for each of the 2 training ranks, point 12 fails unrun (exit $rc)" \
+  grep -qF '"does not fit: estimated 559 MB, this rank has 500 MB (SLURM_MEM_PER_NODE 1000 MB / 2 ranks)"' <(row "$T/f.h5" 12)
 
 # ---- an older store (format 2, no attempts field) reads attempts 0
 check "store_v2.h5 (no attempts field) reads attempts 0" \

@@ -129,7 +129,7 @@ double ds_rank_memory(int node_ranks, double given_mb, char *why, size_t n) {
   c[0].v = cgroup_limit(), c[0].what = "cgroup limit", c[0].shared = 1;
   c[1].v = kb_field("/proc/meminfo", "MemAvailable"), c[1].what = "MemAvailable", c[1].shared = 1;
   struct rlimit rl;
-  c[2].v = NAN, c[2].what = "ulimit -v", c[2].shared = 0;
+  c[2].v = NAN, c[2].what = "ulimit -v, left", c[2].shared = 0;
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
     double vm = kb_field("/proc/self/status", "VmSize");
     c[2].v = (double)rl.rlim_cur - (isnan(vm) ? 0 : vm);
