@@ -192,6 +192,16 @@ check "E: --max-attempts 1: point 3 fails at once (exit $rc)" \
   test "$rc" -eq 0 -a "$(field "$T/e.h5" 3 status)" = failed
 check "E: ... reason" grep -q "killed while running, 1 attempts; estimated" <(row "$T/e.h5" 3)
 
+# ---- G. (a figure, not a check: it depends on timing) a bystander: when the
+# OOM killer kills one rank, mpirun sends SIGTERM to the others a second
+# before SIGKILL; a worker in a short step drains and hands its point back
+# in time, so only the killed point's attempt counts
+sed -e 's/^  width: .*/  width: [16, 6000]/' -e 's/^  steps: 200$/  steps: 3000000/' -e 's/^  every: 20$/  every: 100000/' \
+  "$sweep" >"$T/by.yaml"
+rc=$(code in_cg mpirun --oversubscribe -n 3 "$DYNSWEEP" run "$T/by.yaml" -o "$T/g.h5" --rank-memory 100000)
+echo "G: bystander: run exit $rc; live counts (done running diverged failed pending) $(live "$T/g.h5")" \
+     "(0 1 0 0 1: the bystander drained, its attempt not counted)"
+
 # ---- F. the other sources of what a rank has
 (ulimit -v 700000; "$DYNSWEEP" plan "$sweep" >"$T/planv" 2>&1) || true
 check "F: plan under ulimit -v 700000 (KB): the address space left is what a rank has" \
