@@ -906,7 +906,6 @@ static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr)
     if (id >= 0 && id < s->n) {
       s->rows[id].status = DS_ST_PENDING;
       if (s->rows[id].attempts > 0) s->rows[id].attempts--; /* handed back: not an attempt */
-      if (s->lone[id]) s->lone_running = 0;
       if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) set_fatal(s);
     }
     start_drain(s, "a worker stopped its point (drain signal)");
@@ -1099,7 +1098,7 @@ static void abort_busy(sched *s, MPI_Comm comm) {
 static int serve(sched *s, MPI_Comm comm, int nworkers, int size) {
   int active = nworkers;
   s->parked = ds_calloc((size_t)size, sizeof *s->parked);
-  if (!s->parked) return DS_ENOMEM;
+  if (!s->parked) set_fatal(s); /* no work goes out, so nobody is parked */
   while (active > 0) {
     MPI_Status st;
     int got = wait_message(s, comm, &st);
