@@ -16,6 +16,8 @@
 #  D. --retry failed runs exactly the failed rows again, keeps the others.
 #  E. a SIGKILL of a worker by the test: the killed point's attempt counts,
 #     a drained point's does not.
+#  G. (a figure) a bystander of an OOM kill drains in mpirun's SIGTERM window.
+#  H. a store whose /summary predates the field gets it at the first publish.
 # The memory figure is measured (cgroup, MemAvailable, ulimit -v, Slurm):
 #  F. the other sources of the figure: ulimit -v, SLURM_MEM_PER_CPU (plan),
 #     SLURM_MEM_PER_NODE shared by a node's training ranks (run).
@@ -213,10 +215,42 @@ rc=$(SLURM_MEM_PER_NODE=1000 code mpirun --oversubscribe -n 3 "$DYNSWEEP" run "$
 check "F: SLURM_MEM_PER_NODE=1000 on -n 3: 500 MB for each of the 2 training ranks, point 12 fails unrun (exit $rc)" \
   grep -qF '"does not fit: estimated 559 MB, this rank has 500 MB (SLURM_MEM_PER_NODE 1000 MB / 2 ranks)"' <(row "$T/f.h5" 12)
 
+# ---- H. a store whose /summary predates the attempts field (format 3 as
+# first released; made here by dropping the field with h5py): the first
+# publish replaces /summary by today's row type, so attempts persist
+if [ "$HAVE_H5PY" = 1 ]; then
+  start_bg "$T/h0.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/h.h5" --publish-every 0.1
+  wait_running "$T/h.h5" 3 && kill -USR1 "$SID" || true
+  wait_bg
+  "$PY" - "$T/h.h5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    s = f["summary"][...]
+    names = [n for n in s.dtype.names if n != "attempts"]
+    old = np.empty(s.shape, dtype=[(n, s.dtype[n]) for n in names])
+    for n in names:
+        old[n] = s[n]
+    attrs = dict(f["summary"].attrs)
+    del f["summary"]
+    d = f.create_dataset("summary", data=old)
+    for k, v in attrs.items():
+        d.attrs[k] = v
+PY
+  check "H: the test store has no attempts field" bash -c "! h5dump -H '$T/h.h5' | grep -q attempts"
+  start_bg "$T/h1.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/h.h5" --publish-every 0.1
+  wait_running "$T/h.h5" 3 && { kill_session "$SID" || true; }
+  wait_bg
+  check "H: after a publish the store has the field and point 3's attempt (killed run: exit $RC)" \
+    test "$(field "$T/h.h5" 3 status)/$(field "$T/h.h5" 3 attempts)" = running/1
+  rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/h.h5" --max-attempts 1)
+  check "H: ... so --max-attempts 1 fails it at the next resume (exit $rc)" \
+    test "$rc" -eq 0 -a "$(field "$T/h.h5" 3 status)" = failed
+fi
+
 # ---- an older store (format 2, no attempts field) reads attempts 0
 check "store_v2.h5 (no attempts field) reads attempts 0" \
   test "$("$DYNSWEEP" export "$DS_SRC/tests/data/store_v2.h5" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "attempts") k = i; next } { print $k }' | sort -u)" = 0
 
 # the fault campaign of this test, by kind
-echo "attempts: fault campaign: $(( $(ooms) - oom_start )) OOM kills by the kernel (cgroup limit $((LIMIT / 1048576)) MB), 1 SIGKILL of a worker, 1 SIGUSR1 drain, $(ls "$T"/sl/job*.out | wc -l) chained Slurm jobs ($(grep -l 'stopped (exit 1[3-9][0-9])' "$T"/sl/job*.out | wc -l) killed)"
+echo "attempts: fault campaign: $(( $(ooms) - oom_start )) OOM kills by the kernel (cgroup limit $((LIMIT / 1048576)) MB), 1 SIGKILL of a worker, $([ "$HAVE_H5PY" = 1 ] && echo 1 || echo 0) SIGKILL of a whole job, $([ "$HAVE_H5PY" = 1 ] && echo 2 || echo 1) SIGUSR1 drains, $(ls "$T"/sl/job*.out | wc -l) chained Slurm jobs ($(grep -l 'stopped (exit 1[3-9][0-9])' "$T"/sl/job*.out | wc -l) killed)"
 report
