@@ -69,22 +69,37 @@ static const char *usage_run =
     "                              is also kept below ~1% of the wall time)\n"
     "  --drain-timeout SECONDS     after a drain signal, wait this long for running\n"
     "                              points to checkpoint, then end the job (25)\n"
-    "  --rank-memory MB            per-rank memory budget for ranks_per_point: auto\n"
-    "                              (1024): the smallest power-of-two team whose share\n"
-    "                              of a point's estimated memory fits\n"
+    "  --rank-memory MB            what one rank has (MB = 2^20 bytes); default: measured,\n"
+    "                              the least of the cgroup limit and MemAvailable shared\n"
+    "                              by the node's ranks, ulimit -v, SLURM_MEM_PER_CPU and\n"
+    "                              SLURM_MEM_PER_NODE. A point whose estimated memory\n"
+    "                              (shared by its team) cannot fit ends failed without\n"
+    "                              running, with the reason. ranks_per_point: auto takes\n"
+    "                              the smallest power-of-two team whose share fits it\n"
+    "                              (1024 when not given)\n"
+    "  --max-attempts N            a point that was running when the job died (killed:\n"
+    "                              out of memory, a signal, a lost node) runs again after\n"
+    "                              the points never tried, its last attempt alone; after\n"
+    "                              N attempts it ends failed with the reason (2)\n"
+    "  --retry failed              run the store's failed points again (attempts reset);\n"
+    "                              the other points are kept\n"
     "  -q, --quiet                 no progress output\n"
     "  -v, --verbose               one progress line per finished point\n"
     "Progress: a bar on a terminal, else a log line every 10 s (stderr of rank 0).\n"
-    "exit codes: 0 complete, 2 bad input, 3 drained (run again to resume), 1 failure\n";
+    "exit codes: 0 complete (failed points are final results: a warning counts them),\n"
+    "            2 bad input, 3 drained (run again to resume), 1 failure\n";
 
 static const char *usage_plan =
-    "usage: dynsweep plan SWEEP.yaml [--all]\n"
+    "usage: dynsweep plan SWEEP.yaml [--all] [--rank-memory MB]\n"
     "\n"
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
     "grid and prints the number of points, each point's parameters and estimated\n"
-    "cost, and the total. Needs no MPI.\n"
-    "  --all   list every point (default: the first 40)\n";
+    "cost, and the total. Needs no MPI. Then the points whose estimated memory\n"
+    "cannot fit one rank (or its team), which 'dynsweep run' fails without running.\n"
+    "  --all              list every point (default: the first 40)\n"
+    "  --rank-memory MB   what a rank has (default: measured on this node for one\n"
+    "                     rank, as 'dynsweep run --help' describes)\n";
 
 static const char *usage_status =
     "usage: dynsweep status STORE.h5 [--state]\n"
@@ -131,14 +146,25 @@ static void library_versions(char *buf, size_t n) {
            DS_SCALAPACK_VERSION, ds_blas_config(), yaml_get_version_string());
 }
 
+/* A non-negative number of seconds, or -1. */
+static double seconds_arg(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  return (end == s || *end || !(v >= 0) || v > 1e9) ? -1 : v;
+}
+
 /* ---- plan ------------------------------------------------------------------ */
 
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
   int all = 0;
+  double rank_mem = 0;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--all")) all = 1;
-    else if (argv[i][0] == '-') return bad_args(usage_plan, "plan: unknown option '%s'", argv[i]);
+    else if (!strcmp(argv[i], "--rank-memory")) {
+      if (++i == argc || (rank_mem = seconds_arg(argv[i])) <= 0)
+        return bad_args(usage_plan, "plan: --rank-memory needs a number of MB > 0%s", "");
+    } else if (argv[i][0] == '-') return bad_args(usage_plan, "plan: unknown option '%s'", argv[i]);
     else if (!file) file = argv[i];
     else return bad_args(usage_plan, "plan: unexpected argument '%s'", argv[i]);
   }
@@ -150,8 +176,10 @@ static int cmd_plan(int argc, char **argv) {
     fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);
   }
-  int64_t n = ds_sweep_npoints(&sw);
+  int64_t n = ds_sweep_npoints(&sw), nmis = 0;
   double total = 0, bytes = 0;
+  char why[128], mis[4096] = "";
+  double has = ds_rank_memory(1, rank_mem, why, sizeof why);
   printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
          sw.naxes, sw.replicas, (long long)n, (unsigned long long)sw.hash);
   printf("%8s %7s", "point", "replica");
@@ -162,6 +190,12 @@ static int cmd_plan(int argc, char **argv) {
     if ((rc = ds_sweep_point(&sw, i, &p))) break;
     total += p.cost;
     bytes += ds_point_store_bytes(&p.cfg);
+    char r[256];
+    int team = ds_point_team_size(&p.cfg, (rank_mem > 0 ? rank_mem : 1024) * 1048576.0);
+    if (ds_point_misfit(&p.cfg, team, has, why, r, sizeof r) && nmis++ < 20) {
+      size_t l = strlen(mis);
+      snprintf(mis + l, sizeof mis - l, "  point %lld: %s\n", (long long)p.id, r);
+    }
     if (!all && i >= 40) continue;
     printf("%8lld %7d", (long long)p.id, p.replica);
     for (int a = 0; a < sw.naxes; a++) {
@@ -177,6 +211,11 @@ static int cmd_plan(int argc, char **argv) {
   printf("total: %lld points, %.4g GFLOP, about %.1f core-seconds at a nominal %.0f GFLOP/s per "
          "core; store about %.3g MB\n",
          (long long)n, total * 1e-9, total / rate, rate * 1e-9, bytes * 1e-6);
+  char hb[32];
+  ds_fmt_bytes(hb, sizeof hb, has);
+  printf("memory: a rank has %s (%s); %lld point(s) cannot fit%s\n%s", hb, why, (long long)nmis,
+         nmis ? " ('dynsweep run' fails them without running them):" : "", mis);
+  if (nmis > 20) printf("  ... (%lld more)\n", (long long)(nmis - 20));
   ds_sweep_free(&sw);
   if (rc) fprintf(stderr, "%s\n", ds_errmsg());
   return ds_exit_code(rc);
@@ -210,27 +249,26 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   return rc;
 }
 
-/* A non-negative number of seconds, or -1. */
-static double seconds_arg(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  return (end == s || *end || !(v >= 0) || v > 1e9) ? -1 : v;
-}
-
 static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
   int quiet = 0, verbose = 0;
-  double ckpt = 300, publish = 2, drain = 25, rank_mem = 1024;
+  double ckpt = 300, publish = 2, drain = 25, rank_mem = 0, attempts = 2;
+  int retry = 0;
   for (int i = 0; i < argc; i++) {
     double *num = !strcmp(argv[i], "--checkpoint-every") ? &ckpt
                 : !strcmp(argv[i], "--publish-every")    ? &publish
                 : !strcmp(argv[i], "--drain-timeout")    ? &drain
                 : !strcmp(argv[i], "--rank-memory")      ? &rank_mem
+                : !strcmp(argv[i], "--max-attempts")     ? &attempts
                                                          : NULL;
     if (num) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a number of seconds", argv[i - 1]);
       if ((*num = seconds_arg(argv[i])) < 0)
         return bad_args(usage_run, "run: expected a number of seconds >= 0, got '%s'", argv[i]);
+    } else if (!strcmp(argv[i], "--retry")) {
+      if (++i == argc || strcmp(argv[i], "failed"))
+        return bad_args(usage_run, "run: --retry takes 'failed'%s", "");
+      retry = 1;
     } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a file name", argv[i - 1]);
       out = argv[i];
@@ -248,6 +286,8 @@ static int cmd_run(int argc, char **argv) {
   }
   if (!file) return bad_args(usage_run, "run: missing the sweep file%s", "");
   if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
+  if (attempts < 1 || attempts > 1000 || attempts != floor(attempts))
+    return bad_args(usage_run, "run: --max-attempts needs a whole number 1..1000%s", "");
   /* the handlers are in place since early_signals(); until MPI_Init says
    * which rank we are, the launcher's variables tell */
   const char *er = getenv("OMPI_COMM_WORLD_RANK");
@@ -271,7 +311,8 @@ static int cmd_run(int argc, char **argv) {
     ds_run_opts o = {.store_path = out, .quiet = quiet, .verbose = verbose && !quiet,
                      .library_versions = libs, .checkpoint_every = ckpt,
                      .publish_every = publish, .drain_timeout = drain, .drained = &drained,
-                     .rank_mem_mb = rank_mem};
+                     .rank_mem_mb = rank_mem, .rank_mem_given = rank_mem > 0,
+                     .max_attempts = (int)attempts, .retry_failed = retry};
     rc = ds_sched_run(&sw, &o, MPI_COMM_WORLD);
     ds_sweep_free(&sw);
   }

@@ -16,7 +16,9 @@
 sweep=$DS_SRC/tests/sweeps/durability.yaml
 KILLS=${DS_KILLS:-50}
 RANDOM=20261122 # fixed seed for the kill moments and rank counts
-opts=(-q --publish-every 0.2 --checkpoint-every 0.05)
+# --max-attempts: these kills hit the whole job, not a point's fault; a point
+# running at several of them must still finish (tests/attempts.sh tests the limit)
+opts=(-q --publish-every 0.2 --checkpoint-every 0.05 --max-attempts 1000)
 t_start=$(date +%s)
 
 t0=$(date +%s%N)

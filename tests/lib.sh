@@ -56,3 +56,35 @@ start_bg() {
 wait_bg() { set +e; wait "$BG"; RC=$?; set -e; }
 # bg_running: is the background job still running?
 bg_running() { kill -0 "$BG" 2>/dev/null; }
+
+# ---- a memory cgroup of the test's own (issue 11: real memory limits)
+# memcg_make BYTES: a child of this process's memory cgroup (v1 memory
+# controller or v2) limited to BYTES, no swap; sets CG, returns 1 if none
+# can be made here (not root, no writable cgroup). in_cg CMD...: runs CMD in
+# it. ooms: OOM kills in it so far. memcg_remove: kills what is left in it
+# and removes it (call it from the EXIT trap).
+memcg_make() {
+  local v1 v2
+  CG=
+  v1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
+  v2=$(awk -F: '$1 == 0 {print $3}' /proc/self/cgroup)
+  if [ -n "$v1" ] && [ -d "/sys/fs/cgroup/memory$v1" ]; then
+    CG=/sys/fs/cgroup/memory${v1%/}/dynsweep-test-$$
+    mkdir "$CG" 2>/dev/null && echo "$1" >"$CG/memory.limit_in_bytes" &&
+      { echo 0 >"$CG/memory.swappiness" 2>/dev/null || true; } || CG=
+  elif [ -n "$v2" ] && [ -f "/sys/fs/cgroup${v2%/}/memory.max" ]; then
+    CG=/sys/fs/cgroup${v2%/}/dynsweep-test-$$
+    mkdir "$CG" 2>/dev/null && echo "$1" >"$CG/memory.max" &&
+      { echo 0 >"$CG/memory.swap.max" 2>/dev/null || true; } || CG=
+  fi
+  [ -n "$CG" ]
+}
+in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
+ooms() { { cat "$CG/memory.oom_control" "$CG/memory.events" 2>/dev/null || true; } |
+         awk '$1 == "oom_kill" {n = $2} END {print n + 0}'; }
+memcg_remove() {
+  local p i
+  [ -n "${CG:-}" ] || return 0
+  for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+  for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
+}

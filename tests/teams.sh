@@ -95,6 +95,10 @@ check "auto, --rank-memory 10 MB: teams of 2" test "$(col "$T/auto10.h5" team_si
 drun 3 "$T/auto.yaml" -o "$T/auto3.h5" --rank-memory 3 2>"$T/auto3.err" || true
 check "auto, --rank-memory 3 MB on -n 3: capped at the 2 workers" test "$(col "$T/auto3.h5" team_size 2>/dev/null)" = "2 2 2 2"
 check "... with a warning" grep -q "auto wants a team of 8 ranks" "$T/auto3.err"
+# issue 11: --rank-memory is also what a rank has; 2 x 8 MB cannot fit 3 MB
+check "... and the points, which cannot fit 3 MB ranks, fail without running" \
+  test "$(col "$T/auto3.h5" status 2>/dev/null)" = "3 3 3 3"
+check "... saying so" grep -q "does not fit: estimated .* MB = 2 x .* MB, a rank has 3.00 MB (--rank-memory)" "$T/auto3.err"
 
 # ---- (c) bad values and too few ranks ---------------------------------------------
 for v in 0 -2 fast 1.5; do

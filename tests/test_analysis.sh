@@ -118,11 +118,11 @@ rows = list(csv.DictReader(open(T + "/sum.csv", newline="")))
 if len(rows) != len(s): fail("summary rows %d != %d" % (len(rows), len(s)))
 hdr = list(rows[0].keys())
 want_hdr = ["id", "combo", "replica", "lr", "width", "depth", "model.type", "init_scale", "status", "steps",
-            "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank", "team_size", "reason",
+            "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank", "team_size", "attempts", "reason",
             "steps_to_tol"]
 if hdr != want_hdr: fail("header %s" % hdr)
 for r, row in zip(rows, s):
-    for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "team_size"):
+    for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "team_size", "attempts"):
         if int(r[k]) != int(row[k]): fail("%s %s vs %s" % (k, r[k], row[k]))
     for k in ("lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s"):
         if not same(float(r[k]), float(row[k])): fail("%s %r vs %r" % (k, r[k], row[k]))

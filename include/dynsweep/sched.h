@@ -5,6 +5,7 @@
 #ifndef DYNSWEEP_SCHED_H
 #define DYNSWEEP_SCHED_H
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "dynsweep/config.h"
 #include "dynsweep/store.h"
@@ -25,7 +26,25 @@ typedef struct {
                                signal with points left */
   double rank_mem_mb;       /* per-rank memory budget (MB) for train.ranks_per_point:
                                auto; <= 0 = 1024 */
+  int rank_mem_given;       /* rank_mem_mb came from --rank-memory: it is also what a
+                               rank has (else measured, ds_rank_memory) */
+  int max_attempts;         /* a point killed while running this often ends failed (<= 0: 2) */
+  int retry_failed;         /* --retry failed: failed points run again */
 } ds_run_opts;
+
+/* What one rank may use, bytes (INFINITY if nothing limits it): --rank-memory
+ * if given_mb > 0, else the least of the cgroup memory limit, MemAvailable and
+ * SLURM_MEM_PER_NODE (each shared by the node_ranks training ranks of this
+ * node), SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK and the address-space limit
+ * (ulimit -v) left. why gets the source, e.g. "cgroup limit 2.5 GB / 2 ranks". */
+double ds_rank_memory(int node_ranks, double given_mb, char *why, size_t n);
+/* 1 if point c on a team of team ranks cannot fit ranks having has bytes
+ * each (its memory estimate, ds_point_mem_bytes, is pooled over the team);
+ * reason gets e.g. "does not fit: estimated 80.1 GB, this rank has 2.5 GB (src)". */
+int ds_point_misfit(const ds_point_cfg *c, int team, double has, const char *src, char *reason,
+                    size_t n);
+/* bytes as "80.1 GB" / "512 MB" (2^30 / 2^20) */
+void ds_fmt_bytes(char *buf, size_t n, double bytes);
 
 /* ds_sched_run drains on SIGTERM/SIGUSR1 (finish or checkpoint running
  * points, hand out no more); the handlers are util.h's

@@ -46,6 +46,8 @@ typedef struct {
   int32_t plateaus;        /* plateaus in the recorded loss */
   int64_t plateau_end;     /* step the last plateau ended, -1 if none */
   int32_t team_size;       /* ranks in the team that ran it (0 pending) */
+  int32_t attempts;        /* times it was started (counted at assignment; a start
+                              handed back by a drain is not counted); 0 in older stores */
 } ds_summary_row;
 
 typedef struct {
@@ -121,6 +123,10 @@ int ds_store_read_axes(ds_store *s, int *naxes, char ***names, double **vals, in
  * the point's trajectory group is not touched. A non-final row (pending,
  * running) never replaces a final one (done, diverged, failed). */
 int ds_store_write_row(ds_store *s, const ds_summary_row *row);
+/* `run --retry failed`: replaces a failed row by row (pending) in the writer's
+ * rows, which ds_store_write_row would refuse; not journaled, so the caller
+ * publishes at once (a kill before that leaves the row failed: retry again). */
+int ds_store_reopen_row(ds_store *s, const ds_summary_row *row);
 
 /* ---- durability, checkpoints, progress (issue 5) ---- */
 

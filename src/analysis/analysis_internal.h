@@ -16,6 +16,7 @@ typedef enum {
   AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS,
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
+  AN_F_ATTEMPTS,     /* times the point was started (0 in stores before the field) */
   AN_F_COUNT
 } an_field;
 

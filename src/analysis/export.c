@@ -94,11 +94,11 @@ static int export_summary(an_table *t, out_t *o, const int64_t *sel, int64_t nse
   static const char *const before[] = {"id", "combo", "replica"};
   static const char *const after[] = {"status", "steps", "final_loss", "min_loss",
                                       "final_test_loss", "diverged_step", "wall_s", "rank",
-                                      "team_size", "reason", "steps_to_tol"};
-  int cols[3 + DS_MAX_AXES + 80 + 11], n = 0;
+                                      "team_size", "attempts", "reason", "steps_to_tol"};
+  int cols[3 + DS_MAX_AXES + 80 + 12], n = 0;
   for (int k = 0; k < 3; k++) DS_TRY(an_col_get(t, before[k], &cols[n++]));
   for (int k = 0; k < npc; k++) cols[n++] = pc[k];
-  for (int k = 0; k < 11; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
+  for (int k = 0; k < 12; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
   for (int k = 0; k < n; k++) put_field(o, t->cols[cols[k]].name);
   end_line(o);
   for (int64_t j = 0; j < nsel; j++) {

@@ -9,7 +9,8 @@
 #define AN_NAMES_HELP                                                                            \
   "Column names (for --where, --sort, --x, --y, --params):\n"                                     \
   "  summary: id (or point), combo, replica, status, steps, final_loss, min_loss,\n"             \
-  "           final_test_loss, diverged_step, wall_s, rank, team_size, reason, steps_to_tol\n"   \
+  "           final_test_loss, diverged_step, wall_s, rank, team_size, attempts, reason,\n"   \
+  "           steps_to_tol (attempts = times the point was started, run --max-attempts)\n"   \
   "           (steps_to_tol = steps of a point that finished done with its last loss below\n"    \
   "           train.tol; empty otherwise)\n"                                                     \
   "  parameters: a grid axis by its name or path (lr, width, model.type, ...), the aliases\n"    \
@@ -23,7 +24,8 @@ const char *const ds_usage_ls =
     "\n"
     "Prints one row per point: id, replica, grid parameters, status\n"
     "(done / diverged / failed / pending / running), steps done, final and minimum\n"
-    "training loss, wall seconds, and the rank that ran it; then counts per status.\n"
+    "training loss, wall seconds, and the rank that ran it; then counts per status,\n"
+    "and for each failed point its attempts and the reason ('dynsweep run --retry failed').\n"
     "Columns named in --where or --sort that are not in the table are added to it.\n"
     "  --where 'depth=4,lr<0.1'  only the points meeting every condition\n"
     "  --sort KEY[,KEY...]       order by these columns (ascending; -KEY or KEY:desc for\n"
@@ -41,8 +43,8 @@ const char *const ds_usage_export =
     "Writes a table with a header line (default: CSV to standard output).\n"
     "Without --series: the summary table, one row per point:\n"
     "  id,combo,replica,<grid parameters>,<width,depth,lr,init_scale unless axes>,<--params>,\n"
-    "  status,steps,final_loss,min_loss,final_test_loss,diverged_step,wall_s,rank,team_size,reason,\n"
-    "  steps_to_tol\n"
+    "  status,steps,final_loss,min_loss,final_test_loss,diverged_step,wall_s,rank,team_size,attempts,\n"
+    "  reason,steps_to_tol\n"
     "With --series NAME: the series in long format, one row per record of every written point:\n"
     "  point,step,value,replica,<parameters>,status            (scalar series)\n"
     "  point,step,value_0,...,value_{K-1},replica,<parameters>,status\n"
@@ -175,6 +177,12 @@ int ds_cli_ls(int argc, char **argv) {
   if (ncond > 0) printf(" (matching --where, of %lld in the store)", (long long)t.n);
   if (limit >= 0 && nsel > limit) printf("; first %lld shown", limit);
   printf("\n");
+  for (int64_t j = 0; j < nsel && (limit < 0 || j < limit); j++) { /* why each failed */
+    const ds_summary_row *r = &t.rows[sel[j]];
+    if (r->status == DS_ST_FAILED)
+      printf("failed: point %lld (%d attempt(s)): %.*s\n", (long long)r->id, r->attempts,
+             (int)sizeof r->reason, r->reason);
+  }
   free(sel);
   free(conds);
   free(keys);

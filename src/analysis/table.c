@@ -15,7 +15,7 @@
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
     "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
-    "plateaus", "steps_to_tol", "team_size"};
+    "plateaus", "steps_to_tol", "team_size", "attempts"};
 
 /* store.h: outcome codes of the summary (worker.h DS_OUT_*) */
 static const char *const outcome_names[] = {"converged", "diverged", "catapult", "failed",
@@ -187,6 +187,7 @@ static int materialise(an_table *t, an_col *c) {
       case AN_F_WALL_S: v = r->wall_s; break;
       case AN_F_RANK: v = r->rank; break;
       case AN_F_TEAM_SIZE: v = r->team_size; break;
+      case AN_F_ATTEMPTS: v = r->attempts; break;
       case AN_F_REASON: {
         char buf[sizeof r->reason + 1];
         memcpy(buf, r->reason, sizeof r->reason);

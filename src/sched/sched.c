@@ -73,7 +73,7 @@ typedef struct {
   int64_t final0;        /* finished rows when this session started */
   int64_t nfinal, ndone, ndiv, nfail, nrunning, session_done;
   double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
-  int fatal, draining, tty, nothing_to_do;
+  int fatal, draining, tty, nothing_to_do, resumed;
   char fatal_msg[1024];
   /* teams (train.ranks_per_point) */
   int nworkers;          /* world ranks 1..size-1 */
@@ -81,6 +81,13 @@ typedef struct {
   struct tclass *cls;    /* one queue per team size (multi-rank runs), or NULL */
   int ncls;
   int *lead_size;        /* world rank -> size of the team it leads (0: not a leader) */
+  /* attempts (issue 11) */
+  int max_attempts;
+  double has;            /* bytes a rank has (ds_rank_memory; the least over the ranks) */
+  char has_why[128];     /* where that figure comes from */
+  char *lone;            /* rows on their last attempt after a death: run alone */
+  int lone_running;      /* a lone row is running: nothing else starts */
+  int *parked, nparked;  /* leaders waiting for a lone row to end */
 } sched;
 
 /* The queued rows of one team size, longest first, and its teams. */
@@ -312,9 +319,17 @@ static int plan_teams(sched *s, int size, int *color) {
 }
 
 static double *g_cost; /* for qsort */
-static int by_cost_desc(const void *a, const void *b) {
+static const ds_summary_row *g_rows;
+/* Never-started points first, longest first; then the points that were
+ * running when a run died: fewest attempts first, shortest first (the point
+ * that killed the job is more likely the big one; the others finish first). */
+static int by_queue_order(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  if (g_cost[x] != g_cost[y]) return g_cost[x] > g_cost[y] ? -1 : 1;
+  int tx = g_rows[x].attempts > 0, ty = g_rows[y].attempts > 0;
+  if (tx != ty) return tx - ty;
+  if (tx && g_rows[x].attempts != g_rows[y].attempts)
+    return g_rows[x].attempts < g_rows[y].attempts ? -1 : 1;
+  if (g_cost[x] != g_cost[y]) return (g_cost[x] > g_cost[y]) == !tx ? -1 : 1;
   return x < y ? -1 : x > y;
 }
 
@@ -328,9 +343,12 @@ static int alloc_rows(sched *s, int64_t n) {
   s->queue = ds_calloc(m, sizeof *s->queue);
   free(s->tsize);
   s->tsize = ds_calloc(m, sizeof *s->tsize);
+  free(s->lone);
+  s->lone = ds_calloc(m, 1);
   if (!s->rows) s->rows = ds_calloc(m, sizeof *s->rows);
-  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->tsize && s->rows ? DS_OK
-                                                                                     : DS_ENOMEM;
+  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->tsize && s->lone && s->rows
+             ? DS_OK
+             : DS_ENOMEM;
 }
 
 static void free_sched(sched *s) {
@@ -342,19 +360,60 @@ static void free_sched(sched *s) {
   free(s->rows);
   free(s->queue);
   free(s->tsize);
+  free(s->lone);
+  free(s->parked);
   for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
   free(s->cls);
   free(s->lead_size);
 }
 
-/* Queue every unfinished row, longest first; count the finished ones. */
+/* A point that will not run: failed with reason, journaled (no series). */
+static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
+  r->team_size = s->nworkers ? s->tsize[r->id] : 1; /* the team it would have had */
+  r->status = DS_ST_FAILED;
+  r->outcome = DS_OUT_FAILED;
+  r->rank = -1;
+  snprintf(r->reason, sizeof r->reason, "%s", reason);
+  if (!s->o->quiet) ds_warn("point %lld failed without running: %s", (long long)r->id, r->reason);
+  ds_traj none; /* written like a point that failed in its worker: no series */
+  ds_traj_init(&none);
+  return ds_store_write_point(s->store, r, &none);
+}
+
+/* Queue every unfinished row (by_queue_order); count the finished ones. A
+ * row left running was running when a run died: that attempt counts (it was
+ * counted when the point was handed out), and after max_attempts the point
+ * ends failed. A point whose memory estimate does not fit a rank ends
+ * failed without running. */
 static int build_queue(sched *s) {
+  int64_t died = 0;
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
     DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
     s->cost[i] = p.cost;
     s->tsize[i] = point_team(s->o, &p.cfg, s->nworkers);
-    const ds_summary_row *r = &s->rows[i];
+    ds_summary_row *r = &s->rows[i];
+    if (!is_final(r->status)) {
+      char why[256], est[32], has[32];
+      if (r->status == DS_ST_RUNNING) {
+        r->status = DS_ST_PENDING;
+        r->rank = -1;
+        died++;
+        DS_TRY(ds_store_write_row(s->store, r));
+      }
+      ds_fmt_bytes(est, sizeof est, ds_point_mem_bytes(&p.cfg));
+      ds_fmt_bytes(has, sizeof has, s->has);
+      if (r->attempts >= s->max_attempts) {
+        snprintf(why, sizeof why, "killed while running, %d attempts; estimated %s, this rank has %s",
+                 r->attempts, est, has);
+        DS_TRY(fail_unrun(s, r, why));
+      } else if (ds_point_misfit(&p.cfg, s->nworkers ? s->tsize[i] : 1, s->has, s->has_why, why,
+                                 sizeof why)) {
+        DS_TRY(fail_unrun(s, r, why));
+      } else if (r->attempts > 0 && r->attempts + 1 >= s->max_attempts) {
+        s->lone[i] = 1; /* its last attempt runs alone, so a death names it */
+      }
+    }
     if (is_final(r->status)) {
       s->nfinal++;
       s->ndone += r->status == DS_ST_DONE;
@@ -365,23 +424,34 @@ static int build_queue(sched *s) {
     }
   }
   s->final0 = s->nfinal;
+  if (died && !s->o->quiet)
+    ds_log("%lld point(s) were running when the last run died: their attempt counts (--max-attempts "
+           "%d); they run after the points not tried yet", (long long)died, s->max_attempts);
   g_cost = s->cost;
-  qsort(s->queue, s->qn, sizeof *s->queue, by_cost_desc);
+  g_rows = s->rows;
+  qsort(s->queue, s->qn, sizeof *s->queue, by_queue_order);
   g_cost = NULL;
+  g_rows = NULL;
   return DS_OK;
 }
 
-static int64_t next_point(sched *s) {
-  if (s->fatal || s->draining || g_stop || s->qhead >= s->qn) return -1;
-  return s->queue[s->qhead++];
+/* The head of a queue, unless a lone row blocks it: -2 = wait (a lone row
+ * runs, or the head is lone and other points run). */
+static int64_t take_head(sched *s, int64_t *q, int64_t n, int64_t *head) {
+  if (s->fatal || s->draining || g_stop || *head >= n) return -1;
+  int64_t id = q[*head];
+  if (s->lone_running || (s->lone[id] && s->nrunning > 0)) return -2;
+  (*head)++;
+  return id;
 }
+
+static int64_t next_point(sched *s) { return take_head(s, s->queue, s->qn, &s->qhead); }
 
 /* The next point for a team of tsz ranks: the longest of that size. */
 static int64_t next_point_for(sched *s, int tsz) {
-  if (s->fatal || s->draining || g_stop) return -1;
   for (int c = 0; c < s->ncls; c++) {
     tclass *k = &s->cls[c];
-    if (k->size == tsz) return k->head < k->n ? k->q[k->head++] : -1;
+    if (k->size == tsz) return take_head(s, k->q, k->n, &k->head);
   }
   return -1;
 }
@@ -618,7 +688,8 @@ static int resume_existing(sched *s) {
   if (rc == DS_OK && inputs_changed && old_ihash[0]) warn_inputs_changed(old_inputs, inputs);
   int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
   int complete = rc == DS_OK && !extend && !strcmp(state, "complete");
-  for (int64_t i = 0; complete && i < n; i++) complete = is_final(rows[i].status);
+  for (int64_t i = 0; complete && i < n; i++)
+    complete = is_final(rows[i].status) && !(s->o->retry_failed && rows[i].status == DS_ST_FAILED);
   if (have_old) ds_sweep_free(&old);
   for (int a = 0; names && a < naxes; a++) free(names[a]);
   free(names);
@@ -638,6 +709,7 @@ static int resume_existing(sched *s) {
   if (rc == DS_OK && inputs_changed) rc = ds_store_set_inputs(s->store, inputs, new_ihash);
   free(old_inputs);
   free(inputs);
+  s->resumed = rc == DS_OK;
   if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
   int64_t nsw = ds_sweep_npoints(s->sw);
   if (rc == DS_OK) {
@@ -688,11 +760,6 @@ static int load_unfinished(sched *s) {
   for (int64_t i = 0; i < s->n; i++) {
     ds_summary_row *r = &s->rows[i];
     if (is_final(r->status)) continue;
-    if (r->status == DS_ST_RUNNING) {
-      r->status = DS_ST_PENDING;
-      r->rank = -1;
-      DS_TRY(ds_store_write_row(s->store, r));
-    }
     char *b = NULL;
     size_t len = 0;
     int rc = ds_store_read_ckpt(s->store, i, &b, &len);
@@ -706,7 +773,7 @@ static int load_unfinished(sched *s) {
   }
   ds_clear_error();
   int64_t todo = s->n - s->nfinal;
-  if (s->final0 > 0 || nblob > 0)
+  if (s->resumed || nblob > 0)
     ds_log("resuming %s: %lld of %lld points finished, %lld to run (%lld from a checkpoint)",
            s->o->store_path, (long long)s->nfinal, (long long)s->n, (long long)todo,
            (long long)nblob);
@@ -722,6 +789,22 @@ static double attr_num(ds_store *st, const char *name) {
   return strtod(buf, NULL);
 }
 
+/* --retry failed: failed rows become pending with no attempts (their old
+ * series are superseded when they finish again); the others are kept. */
+static int reopen_failed(sched *s) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < s->n; i++) {
+    if (s->rows[i].status != DS_ST_FAILED) continue;
+    ds_point p;
+    DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
+    fill_row(&s->rows[i], s->rows[i].id, &p);
+    DS_TRY(ds_store_reopen_row(s->store, &s->rows[i]));
+    k++;
+  }
+  if (!s->o->quiet) ds_log("--retry failed: %lld failed point(s) to run again", (long long)k);
+  return k ? ds_store_publish(s->store, 1) : DS_OK;
+}
+
 static int prepare(sched *s, const char *hosts, int nranks) {
   struct stat st;
   int rc;
@@ -731,6 +814,7 @@ static int prepare(sched *s, const char *hosts, int nranks) {
     if (!s->o->quiet) ds_log("%s: nothing to do, all points finished", s->o->store_path);
     return DS_OK;
   }
+  if (rc == DS_OK && s->o->retry_failed) rc = reopen_failed(s);
   if (rc == DS_OK) rc = build_queue(s);
   if (rc == DS_OK && s->nfinal == s->n) {
     s->nothing_to_do = 1;
@@ -833,10 +917,12 @@ static void finish_point(sched *s, int64_t id, const ds_point_result *res, const
 static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr) {
   int64_t id = res->id;
   s->nrunning--;
+  if (id >= 0 && id < s->n && s->lone[id]) s->lone_running = 0;
   if (res->status == DS_ST_PENDING || res->status == DS_ST_RUNNING) {
     requeue(s, id);
     if (id >= 0 && id < s->n) {
       s->rows[id].status = DS_ST_PENDING;
+      if (s->rows[id].attempts > 0) s->rows[id].attempts--; /* handed back: not an attempt */
       if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) set_fatal(s);
     }
     start_drain(s, "a worker stopped its point (drain signal)");
@@ -845,10 +931,14 @@ static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr)
   finish_point(s, id, res, tr);
 }
 
+/* Counts the attempt and journals it before the point is handed out, so a
+ * kill at any moment after this is counted at the next resume. */
 static void mark_running(sched *s, int64_t id, int rank) {
   s->nrunning++;
+  s->lone_running |= s->lone[id];
   s->rows[id].status = DS_ST_RUNNING;
   s->rows[id].rank = rank;
+  s->rows[id].attempts++;
   if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) set_fatal(s);
 }
 
@@ -978,18 +1068,29 @@ static int recv_result(MPI_Comm comm, int src, ds_point_result *res, ds_traj *tr
   return rc;
 }
 
+/* Hands worker dst its next point, or stop (-1); a worker that must wait
+ * for a lone point is parked (served again by unpark). */
 static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
   int64_t id = s->cls ? next_point_for(s, s->lead_size[dst]) : next_point(s);
+  if (id == -2) {
+    s->parked[s->nparked++] = dst;
+    return;
+  }
   int64_t hdr[3] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0};
   if (id >= 0 && !s->blob[id]) hdr[2] = 0;
-  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
-  if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
   if (id >= 0) {
     s->rows[id].team_size = s->tsize[id];
     mark_running(s, id, dst);
-  } else {
-    (*active)--;
   }
+  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
+  if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
+  if (id < 0) (*active)--;
+}
+
+static void unpark(sched *s, MPI_Comm comm, int *active) {
+  int n = s->nparked;
+  s->nparked = 0;
+  for (int k = 0; k < n; k++) assign(s, comm, s->parked[k], active);
 }
 
 /* Drain or store failure with workers still busy past the deadline: publish
@@ -1001,6 +1102,9 @@ static void abort_busy(sched *s, MPI_Comm comm) {
           "their last checkpoint)", (long long)s->nrunning, s->o->drain_timeout,
           s->fatal ? "store failure" : "drain signal");
   if (!s->fatal) ds_store_set_run(s->store, "drained", (double)time(NULL), s->final0);
+  /* the rows still running keep their attempt: a point that did not stop
+   * within the drain timeout may be on a dead or hung rank (srun does not
+   * end the job when one task is killed) */
   if (s->fatal) fprintf(stderr, "dynsweep: %s\n", s->fatal_msg);
   ds_store_stats st;
   ds_store_get_stats(s->store, &st);
@@ -1011,12 +1115,15 @@ static void abort_busy(sched *s, MPI_Comm comm) {
   MPI_Abort(comm, code);
 }
 
-static int serve(sched *s, MPI_Comm comm, int nworkers) {
+static int serve(sched *s, MPI_Comm comm, int nworkers, int size) {
   int active = nworkers;
+  s->parked = ds_calloc((size_t)size, sizeof *s->parked);
+  if (!s->parked) set_fatal(s); /* no work goes out, so nobody is parked */
   while (active > 0) {
     MPI_Status st;
     int got = wait_message(s, comm, &st);
     tick(s);
+    if (s->nparked) unpark(s, comm, &active);
     if (s->draining && s->nrunning > 0 && ds_now() > s->drain_deadline) abort_busy(s, comm);
     if (!got) continue;
     int src = st.MPI_SOURCE;
@@ -1049,6 +1156,7 @@ static int serve(sched *s, MPI_Comm comm, int nworkers) {
       return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
     }
     assign(s, comm, src, &active);
+    if (s->nparked) unpark(s, comm, &active);
   }
   return DS_OK;
 }
@@ -1224,8 +1332,30 @@ static int wrap_up(sched *s, int size, double cpu, double wall) {
     if (!complete)
       ds_log("drained: %lld point(s) left; run the same command again to resume",
              (long long)(s->n - s->nfinal));
+    if (s->nfail)
+      ds_warn("%lld point(s) failed ('dynsweep ls %s' says why; 'dynsweep run ... --retry failed' "
+              "runs them again)", (long long)s->nfail, s->o->store_path);
   }
   return rc;
+}
+
+/* Collective: what a training rank has (ds_rank_memory with the training
+ * ranks of its node; rank 0 of a multi-rank run only schedules), the least
+ * over the ranks, and where that figure comes from. */
+static double rank_has(const ds_run_opts *o, MPI_Comm comm, int rank, int size, char *why, size_t n) {
+  MPI_Comm node;
+  int nr = 1, me0 = rank == 0 && size > 1, has0 = 0;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nr);
+  MPI_Allreduce(&me0, &has0, 1, MPI_INT, MPI_MAX, node);
+  MPI_Comm_free(&node);
+  char w[128] = "no limit found";
+  struct { double v; int r; } in = {INFINITY, rank}, out;
+  if (!me0) in.v = ds_rank_memory(nr - has0, o->rank_mem_given ? o->rank_mem_mb : 0, w, sizeof w);
+  MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm);
+  MPI_Bcast(w, sizeof w, MPI_CHAR, out.r, comm);
+  snprintf(why, n, "%s", w);
+  return out.v;
 }
 
 int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
@@ -1237,6 +1367,13 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   sched s = {.sw = sw, .o = o};
   s.tty = isatty(2);
   s.nworkers = size - 1;
+  s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;
+  s.has = rank_has(o, comm, rank, size, s.has_why, sizeof s.has_why);
+  if (rank == 0 && !o->quiet) {
+    char hb[32];
+    ds_fmt_bytes(hb, sizeof hb, s.has);
+    ds_log("memory: a rank has %s (%s)", hb, s.has_why);
+  }
   if (rank == 0) {
     s.t0 = ds_now();
     rc = check_teams(&s); /* before anything is created */
@@ -1276,7 +1413,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     double cpu0 = ds_cpu_time();
     s.t0 = s.last_prog = ds_now();
     if (size == 1) serve_alone(&s);
-    else rc = serve(&s, comm, nteams);
+    else rc = serve(&s, comm, nteams, size);
     double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.t0;
     drained = s.nfinal < s.n && !s.fatal;
     int wrc = wrap_up(&s, size, cpu, wall);

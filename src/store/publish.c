@@ -550,10 +550,19 @@ int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
   if (ds_store_is_final(s->rows[idx].status) && !ds_store_is_final(row->status)) return DS_OK;
   ds_summary_row r = *row;
   r.reason[sizeof r.reason - 1] = 0;
-  /* "running" is not journaled: after a kill a resume makes running rows
-   * pending anyway; it reaches STORE with the next publish */
-  if (r.status != DS_ST_RUNNING) DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
+  /* "running" is journaled too: it carries the attempt count, so a resume
+   * after a kill knows which points were running (sched.c) */
+  DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
   s->rows[idx] = r;
+  ds_store_mark_dirty(s, idx);
+  return DS_OK;
+}
+
+int ds_store_reopen_row(ds_store *s, const ds_summary_row *row) {
+  int64_t idx = -1;
+  DS_TRY(ds_store_writer_row(s, row->id, &idx));
+  s->rows[idx] = *row;
+  s->rows[idx].reason[sizeof row->reason - 1] = 0;
   ds_store_mark_dirty(s, idx);
   return DS_OK;
 }

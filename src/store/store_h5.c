@@ -103,7 +103,7 @@ static const ds_store_field ds_store_fields[] = {
     F(steps, 'I'),       F(final_loss, 'd'), F(min_loss, 'd'),      F(final_test_loss, 'd'),
     F(diverged_step, 'I'), F(wall_s, 'd'),   F(rank, 'i'),          F(reason, 's'),
     F(outcome, 'i'),     F(event_step, 'I'), F(peak_ratio, 'd'),    F(plateaus, 'i'),
-    F(plateau_end, 'I'), F(team_size, 'i')};
+    F(plateau_end, 'I'), F(team_size, 'i'),  F(attempts, 'i')};
 #undef F
 #define DS_STORE_NFIELDS (sizeof ds_store_fields / sizeof ds_store_fields[0])
 

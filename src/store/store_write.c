@@ -540,6 +540,25 @@ static int ds_store_write_rows(ds_store *s, int64_t lo, int64_t hi) {
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot update /summary rows");
 }
 
+/* A /summary written before a field was added (attempts, issue 11) is
+ * replaced by one of today's row type holding all rows, so the new field is
+ * kept from now on (readers read either type; format_version unchanged).
+ * *done = 1 if it did (all rows written). */
+static int ds_store_upgrade_summary(ds_store *s, int *done) {
+  hid_t ft = H5Dget_type(s->summary);
+  int old = ft >= 0 && H5Tget_member_index(ft, "attempts") < 0;
+  if (ft >= 0) H5Tclose(ft);
+  *done = 0;
+  if (!old) return DS_OK;
+  H5Dclose(s->summary);
+  s->summary = -1;
+  if (H5Ldelete(s->file, "summary", H5P_DEFAULT) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot replace /summary of an older row type");
+  DS_TRY(ds_store_write_summary(s, s->rows));
+  *done = 1;
+  return DS_OK;
+}
+
 /* End of a publish: appends the batch to /series and writes the summary rows
  * that changed. */
 int ds_store_h5_end(ds_store *s) {
@@ -560,7 +579,9 @@ int ds_store_h5_end(ds_store *s) {
     ds_store_h5_abort(s);
   }
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot append to /series");
-  return ds_store_write_rows(s, s->dirty_lo, s->dirty_hi);
+  int all = 0;
+  DS_TRY(ds_store_upgrade_summary(s, &all));
+  return all ? DS_OK : ds_store_write_rows(s, s->dirty_lo, s->dirty_hi);
 }
 
 void ds_store_mark_dirty(ds_store *s, int64_t idx) {

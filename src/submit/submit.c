@@ -57,6 +57,8 @@ const char *ds_usage_submit =
     "      --max-jobs N          stop the chain after N jobs (default 100)\n"
     "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
     "      --run-option OPT      pass OPT on to 'dynsweep run' (repeatable), e.g. --verbose\n"
+    "      --max-attempts N      'dynsweep run --max-attempts N': a point killed while\n"
+    "                            running this often ends failed, so the chain ends (2)\n"
     "      --dynsweep PATH       the dynsweep executable the job runs (default: this one)\n"
     "      --dry-run             write the script and print the sbatch command; submit nothing\n"
     "  -q, --quiet               no per-point progress lines in the job output\n"
@@ -470,6 +472,12 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
       VALUE();
       if (!*val || !sub_printable(val)) return sub_bad("--run-option: expected one argument on one line, got '%s'", val);
       if (o->nrunopt == SUB_MAX_EXTRA) return sub_bad("too many --run-option (limit 32)%s", "");
+      o->runopt[o->nrunopt++] = val;
+    } else if (!strcmp(name, "--max-attempts")) { /* passed on to 'dynsweep run' */
+      VALUE();
+      if (sub_num(val, 1, 1000) < 0) return sub_bad("--max-attempts: expected a whole number 1..1000, got '%s'", val);
+      if (o->nrunopt + 2 > SUB_MAX_EXTRA) return sub_bad("too many --run-option (limit 32)%s", "");
+      o->runopt[o->nrunopt++] = "--max-attempts";
       o->runopt[o->nrunopt++] = val;
     } else if (!strcmp(name, "--dry-run") && !val) o->dry_run = 1;
     else if (TAKES("-q", "--quiet") && !val) o->quiet = 1;
