@@ -10,7 +10,7 @@ DS_PACKAGES=(build-essential cmake pkg-config
   openmpi-bin libopenmpi-dev
   libscalapack-openmpi-dev libopenblas-dev
   libhdf5-openmpi-dev hdf5-tools
-  libyaml-dev zlib1g-dev
+  libyaml-dev zlib1g-dev librandom123-dev
   python3 python3-numpy python3-h5py python3-yaml
   dataset-fashion-mnist   # real data: Fashion-MNIST IDX files (seed 003/004 studies)
   python3-torch           # reference trajectories (tests/torch_reference.py)
