@@ -52,13 +52,21 @@ void ds_store_silence_hdf5(void) {
   ds_store_h5msg[0] = 0;
 }
 
+int ds_store_h5_checksum_failed(void) {
+  return strstr(ds_store_h5msg, "checksum") != NULL || strstr(ds_store_h5msg, "Fletcher32") != NULL;
+}
+
 int ds_store_h5fail(int code, const char *path, const char *fmt, ...) {
   char op[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(op, sizeof op, fmt, ap);
   va_end(ap);
-  int rc = ds_store_h5msg[0] ? ds_fail(code, "%s: %s (HDF5: %s)", path, op, ds_store_h5msg)
+  /* a checksum that does not match: the file is damaged, whatever was asked */
+  int sum = ds_store_h5_checksum_failed();
+  int rc = sum ? ds_fail(DS_EIO, "%s: %s: the file is damaged: %s (bit rot?); 'dynsweep verify %s' "
+                                 "lists what is damaged", path, op, ds_store_h5msg, path)
+         : ds_store_h5msg[0] ? ds_fail(code, "%s: %s (HDF5: %s)", path, op, ds_store_h5msg)
                              : ds_fail(code, "%s: %s", path, op);
   ds_store_h5msg[0] = 0;
   H5Eclear2(H5E_DEFAULT);
@@ -158,6 +166,20 @@ hid_t ds_store_dcpl(int no_attrs) {
   hid_t p = H5Pcreate(H5P_DATASET_CREATE);
   if (p < 0) return -1;
   if (H5Pset_obj_track_times(p, 0) < 0 || (no_attrs && H5Pset_dset_no_attrs_hint(p, 1) < 0)) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+/* Chunked, Fletcher32-checksummed datasets without time stamps (format 4):
+ * every chunk carries a checksum that HDF5 checks at each read. rank 1 or 2;
+ * chunk dimensions must be > 0. */
+hid_t ds_store_dcpl_sum(int rank, const hsize_t *chunk) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_chunk(p, rank, chunk) < 0 || H5Pset_fletcher32(p) < 0 ||
+      H5Pset_obj_track_times(p, 0) < 0) {
     H5Pclose(p);
     return -1;
   }

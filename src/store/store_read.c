@@ -352,8 +352,9 @@ static int ds_store_read_traj3(ds_store *s, int64_t id, ds_traj *out) {
     const ds_store_idx *x = &s->idx[i];
     found = 1;
     if (x->kind < 0) continue; /* a point written with no series */
-    if (x->kind >= s->nkinds || x->ncols < 1 || x->n < 0)
-      return ds_fail(DS_EIO, "%s: /series/index row %lld is corrupt", s->path, (long long)i);
+    if (x->kind >= s->nkinds || x->ncols < 1 || x->n < 0 || x->n > INT64_MAX / x->ncols)
+      return ds_fail(DS_EIO, "%s: point %" PRId64 ": /series/index row %lld is corrupt (the file is "
+                     "damaged; 'dynsweep verify' lists what)", s->path, id, (long long)i);
     int k = ds_traj_add(out, s->knames[x->kind], x->ncols, s->kunits[x->kind], s->kdefs[x->kind]);
     if (k < 0) return -k;
     ds_series *ser = &out->s[k];
@@ -365,8 +366,8 @@ static int ds_store_read_traj3(ds_store *s, int64_t id, ds_traj *out) {
     if (ds_store_read_part(s->series, "step", H5T_NATIVE_INT64, x->step_start, x->n, ser->step) < 0 ||
         ds_store_read_part(s->series, "value", H5T_NATIVE_DOUBLE, x->value_start, x->n * x->ncols,
                            ser->val) < 0)
-      return ds_store_h5fail(DS_EIO, s->path, "cannot read series %s of point %" PRId64,
-                             s->knames[x->kind], id);
+      return ds_store_h5fail(DS_EIO, s->path, "point %" PRId64 ": cannot read its series %s", id,
+                             s->knames[x->kind]);
   }
   if (!found)
     return ds_fail(DS_EINPUT, "%s: point %" PRId64 " has no trajectory (not written yet)", s->path,
@@ -473,11 +474,19 @@ int ds_store_read_ckpt(ds_store *s, int64_t id, char **blob, size_t *len) {
   hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
   char *b = n >= 0 ? malloc(n ? (size_t)n : 1) : NULL;
   int ok = b && (n == 0 || H5Dread(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, b) >= 0);
+  int64_t crc = -1;
+  if (ok && d >= 0 && H5Aexists(d, "crc32") > 0 && ds_store_get_i64(d, "crc32", &crc) < 0) ok = 0;
   if (sp >= 0) H5Sclose(sp);
   if (d >= 0) H5Dclose(d);
   if (!ok) {
     free(b);
-    return ds_store_h5fail(DS_EIO, s->path, "cannot read /%s", name);
+    return ds_store_h5fail(DS_EIO, s->path, "point %" PRId64 ": cannot read its checkpoint /%s", id,
+                           name);
+  }
+  if (crc >= 0 && (uint32_t)crc != ds_crc32(b, (size_t)n, 0)) { /* format 4 */
+    free(b);
+    return ds_fail(DS_EIO, "%s: point %" PRId64 ": its checkpoint /%s fails its CRC-32 (the file is "
+                           "damaged: bit rot?)", s->path, id, name);
   }
   *blob = b;
   *len = (size_t)n;

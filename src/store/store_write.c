@@ -98,13 +98,21 @@ static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *con
   return ok ? 0 : -1;
 }
 
-/* A float64 dataset of rank 1 or 2 (dims may be 0). */
-static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const hsize_t *dims,
-                                   const double *v, hid_t dcpl) {
-  hid_t sp = H5Screate_simple(rank, dims, NULL), d = -1;
-  hsize_t count = dims[0] * (rank > 1 ? dims[1] : 1);
-  int ok = sp >= 0;
+/* Chunk rows of /summary and /grid/axis_values: small enough that a
+ * damaged chunk names few points, large enough for a short chunk index. */
+#define DS_ROWS_CHUNK 64
+
+/* A float64 dataset of rank 2 (dims may be 0), chunked and checksummed. */
+static int ds_store_write_f64_dset(hid_t loc, const char *name, const hsize_t *dims,
+                                   const double *v) {
+  hsize_t maxd[2] = {H5S_UNLIMITED, H5S_UNLIMITED};
+  hsize_t chunk[2] = {dims[0] < 1 ? 1 : dims[0] > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : dims[0],
+                      dims[1] < 1 ? 1 : dims[1]};
+  hid_t sp = H5Screate_simple(2, dims, maxd), d = -1, dcpl = ds_store_dcpl_sum(2, chunk);
+  hsize_t count = dims[0] * dims[1];
+  int ok = sp >= 0 && dcpl >= 0;
   if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 &&
        (count == 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
@@ -127,17 +135,20 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace)
   int ok = g >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_names", m->axis_names, m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_paths", m->axis_paths, m->naxes) >= 0 &&
-           ds_store_write_f64_dset(g, "axis_values", 2, dims, m->point_axis_vals, H5P_DEFAULT) >= 0;
+           ds_store_write_f64_dset(g, "axis_values", dims, m->point_axis_vals) >= 0;
   if (g >= 0) H5Gclose(g);
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /grid");
 }
 
 /* /summary: all rows, fixed size (rows are later updated in place). */
 static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
-  hsize_t n = (hsize_t)s->npoints;
-  hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, NULL);
-  int ok = ft >= 0 && sp >= 0;
-  if (ok) s->summary = H5Dcreate2(s->file, "summary", ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t n = (hsize_t)s->npoints, maxd = H5S_UNLIMITED;
+  hsize_t chunk = n < 1 ? 1 : n > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : n;
+  hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, &maxd);
+  hid_t dcpl = ds_store_dcpl_sum(1, &chunk);
+  int ok = ft >= 0 && sp >= 0 && dcpl >= 0;
+  if (ok) s->summary = H5Dcreate2(s->file, "summary", ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && s->summary >= 0 &&
        ds_store_put_str(s->summary, "status_names",
                         "0=pending,1=done,2=diverged,3=failed,4=running") >= 0;
@@ -301,10 +312,14 @@ int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *
 
 static hid_t ds_store_ext_dset(hid_t loc, const char *name, hid_t type, hsize_t chunk) {
   hsize_t zero = 0, maxd = H5S_UNLIMITED;
-  hid_t sp = H5Screate_simple(1, &zero, &maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
-  if (sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-      H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-      (H5Tis_variable_str(type) > 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0))
+  /* Fletcher32 on numbers; HDF5 filters cannot take variable-length strings
+   * (the digests of integrity.c cover those) */
+  int vlen = H5Tis_variable_str(type) > 0;
+  hid_t sp = H5Screate_simple(1, &zero, &maxd), d = -1;
+  hid_t dcpl = vlen ? H5Pcreate(H5P_DATASET_CREATE) : ds_store_dcpl_sum(1, &chunk);
+  if (sp >= 0 && dcpl >= 0 &&
+      (!vlen || (H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0)) &&
+      (vlen || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0))
     d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (sp >= 0) H5Sclose(sp);
   if (dcpl >= 0) H5Pclose(dcpl);
@@ -608,16 +623,16 @@ int ds_store_h5_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len
   } else if (ok) {
     hsize_t chunk = len < 4096 ? 4096 : len > (1u << 20) ? (1u << 20) : (hsize_t)len;
     sp = H5Screate_simple(1, &n, &maxd);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-         H5Pset_obj_track_times(dcpl, 0) >= 0;
+    dcpl = ds_store_dcpl_sum(1, &chunk);
+    ok = sp >= 0 && dcpl >= 0;
     if (ok) d = H5Dcreate2(g, name, H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     ok = ok && d >= 0;
   }
   char now[40];
   ds_iso_time(now, sizeof now);
   ok = ok && (len == 0 || H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, blob) >= 0) &&
-       ds_store_put_i64(d, "bytes", (int64_t)len) >= 0 && ds_store_put_str(d, "time", now) >= 0;
+       ds_store_put_i64(d, "bytes", (int64_t)len) >= 0 && ds_store_put_str(d, "time", now) >= 0 &&
+       ds_store_put_i64(d, "crc32", (int64_t)ds_crc32(blob, len, 0)) >= 0;
   if (dcpl >= 0) H5Pclose(dcpl);
   if (sp >= 0) H5Sclose(sp);
   if (d >= 0) H5Dclose(d);
