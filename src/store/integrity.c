@@ -106,11 +106,12 @@ int ds_store_digests_seal(ds_store *s) {
 int ds_store_digests_check(ds_store *s, int *bad_mask) {
   uint32_t crc[DS_DIGESTS];
   *bad_mask = 0;
-  if (H5Aexists(s->file, ds_store_digest_names[0]) <= 0) {
+  htri_t ex = H5Aexists(s->file, ds_store_digest_names[0]);
+  if (ex == 0 && s->version < 4) { /* older stores have none */
     H5Eclear2(H5E_DEFAULT);
     return DS_OK;
   }
-  int unread = ds_store_digests_compute(s, crc);
+  int unread = ex > 0 ? ds_store_digests_compute(s, crc) : (1 << DS_DIGESTS) - 1;
   for (int i = 0; i < DS_DIGESTS; i++) {
     int64_t v = -1;
     if ((unread & (1 << i)) || ds_store_get_i64(s->file, ds_store_digest_names[i], &v) < 0 ||
@@ -491,10 +492,12 @@ static void ds_verify_series(ds_verify *v, const ds_summary_row *r, const unsign
   const int64_t *step = cs.buf;
   const double *val = cv.buf;
   unsigned char *has = ds_calloc(np ? (size_t)np : 1, 1);
+  int64_t *lost = ds_calloc(np ? (size_t)np : 1, sizeof *lost); /* 1 steps, 2 values unreadable */
+  int64_t *nlost = ds_calloc(np ? (size_t)np : 1, sizeof *nlost);
   ds_verify_range *rs = ds_calloc(ci.n ? (size_t)ci.n : 1, sizeof *rs);
   ds_verify_range *rv = ds_calloc(ci.n ? (size_t)ci.n : 1, sizeof *rv);
   int64_t nrs = 0, nrv = 0;
-  if (!has || !rs || !rv) goto done;
+  if (!has || !rs || !rv || !lost || !nlost) goto done;
   for (int64_t i = 0; i < ci.n; i++) {
     if (ci.bad[i]) continue;
     const ds_store_idx *e = &x[i];
@@ -519,8 +522,8 @@ static void ds_verify_series(ds_verify *v, const ds_summary_row *r, const unsign
     has[row] = 1;
     if (e->kind < 0) continue;
     if (ds_verify_any_bad(&cs, e->step_start, e->n) || ds_verify_any_bad(&cv, e->value_start, e->n * e->ncols)) {
-      ds_verify_damaged(v, "point %" PRId64 ": series %s: its data cannot be read: %s", e->point, kname,
-                        ds_verify_any_bad(&cs, e->step_start, e->n) ? cs.why : cv.why);
+      lost[row] = lost[row] ? lost[row] : (int64_t)(ds_verify_any_bad(&cs, e->step_start, e->n) ? 1 : 2);
+      nlost[row]++;
       ds_verify_point(v, row);
       continue;
     }
@@ -547,6 +550,10 @@ static void ds_verify_series(ds_verify *v, const ds_summary_row *r, const unsign
       ds_verify_point(v, row);
     }
   }
+  for (int64_t i = 0; i < np; i++)
+    if (lost[i])
+      ds_verify_damaged(v, "point %" PRId64 ": %" PRId64 " of its series cannot be read (/series/%s): %s",
+                        r[i].id, nlost[i], lost[i] == 1 ? "step" : "value", lost[i] == 1 ? cs.why : cv.why);
   ds_verify_overlaps(v, rs, nrs, x, "step");
   ds_verify_overlaps(v, rv, nrv, x, "value");
   /* summary vs series: finished points have series, unfinished ones not */
@@ -567,7 +574,7 @@ static void ds_verify_series(ds_verify *v, const ds_summary_row *r, const unsign
     }
   }
 done:
-  free(has), free(rs), free(rv);
+  free(has), free(rs), free(rv), free(lost), free(nlost);
   free(ci.buf), free(ci.bad), free(cs.buf), free(cs.bad), free(cv.buf), free(cv.bad);
   ds_store_free_strs(kn, nk);
 }
@@ -686,7 +693,7 @@ int ds_store_verify(const char *path, FILE *out, int64_t *ndamaged) {
   *ndamaged = 0;
   ds_store_silence_hdf5();
   DS_TRY(ds_store_check_file(path));
-  int rc = ds_store_open(path, &s);
+  int rc = ds_store_open_checked(path, &s, 0);
   if (rc != DS_OK) {
     if (rc == DS_EINPUT) return rc; /* not a dynsweep store */
     fprintf(out, "damaged: %s\n", ds_errmsg());
@@ -714,9 +721,7 @@ int ds_store_verify(const char *path, FILE *out, int64_t *ndamaged) {
     ds_verify_ckpts(&v, r, badrow);
   }
   int mask = 0;
-  if (s->version >= 4 && H5Aexists(s->file, ds_store_digest_names[0]) <= 0)
-    ds_verify_damaged(&v, "the digests of the string data are missing");
-  else if (ds_store_digests_check(s, &mask) != DS_OK)
+  if (ds_store_digests_check(s, &mask) != DS_OK)
     for (int i = 0; i < DS_DIGESTS; i++)
       if (mask & (1 << i))
         ds_verify_damaged(&v, "%s fail their CRC-32 digest (%s)", ds_store_digest_what[i],

@@ -96,6 +96,7 @@ hid_t ds_store_fcpl(void); /* persistent free-space tracking */
 double ds_store_unix_now(void);
 
 /* store_read.c */
+int ds_store_open_checked(const char *path, ds_store **out, int check_digests);
 int ds_store_check_file(const char *path); /* exists, regular, HDF5 */
 int ds_store_open_handles(ds_store *s);  /* opens s->path read-only into s */
 void ds_store_close_handles(ds_store *s);
