@@ -157,6 +157,7 @@ hid_t ds_store_row_filetype(void);
 hid_t ds_store_gcpl(unsigned est_links); /* link creation order tracked + indexed */
 hid_t ds_store_dcpl(int no_attrs);
 hid_t ds_store_dcpl_sum(int rank, const hsize_t *chunk); /* chunked + Fletcher32 */
+hid_t ds_store_dcpl_strs(int64_t n); /* string datasets: compact (checksummed header) */
 /* Did the latest HDF5 failure come from a checksum (Fletcher32 or metadata)? */
 int ds_store_h5_checksum_failed(void);
 /* CRC-32 digests of the string data HDF5 does not checksum (it keeps

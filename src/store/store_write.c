@@ -74,7 +74,9 @@ static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m, int replace
   hid_t t = ds_store_vlen_str(), sp = H5Screate(H5S_SCALAR), d = -1;
   const char *text = ds_store_nz(m->sweep_text);
   int ok = g >= 0 && t >= 0 && sp >= 0;
-  if (ok) d = H5Dcreate2(g, "yaml", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = ds_store_dcpl_strs(1);
+  if (ok) d = H5Dcreate2(g, "yaml", t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
        ds_store_put_str(d, "path", ds_store_nz(m->sweep_path)) >= 0;
   if (d >= 0) H5Dclose(d);
@@ -84,13 +86,33 @@ static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m, int replace
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /sweep/yaml");
 }
 
+/* Variable-length strings: the dataset holds references into HDF5's global
+ * heap, which nothing checksums, and a damaged reference can crash HDF5 1.10
+ * when read. A compact dataset keeps the references inside its object header,
+ * which is checksummed (format 4); the strings themselves are covered by the
+ * digests (integrity.c). Compact data must stay below 64 KiB: 16 bytes per
+ * string. */
+#define DS_STRS_COMPACT_MAX 3500
+hid_t ds_store_dcpl_strs(int64_t n) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_obj_track_times(p, 0) < 0 ||
+      (n <= DS_STRS_COMPACT_MAX && H5Pset_layout(p, H5D_COMPACT) < 0)) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
 /* A 1-D string dataset (n may be 0). */
 static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *const *v,
                                     int64_t n) {
   hsize_t dim = (hsize_t)n;
   hid_t t = ds_store_vlen_str(), sp = H5Screate_simple(1, &dim, NULL), d = -1;
-  int ok = t >= 0 && sp >= 0;
-  if (ok) d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = ds_store_dcpl_strs(n);
+  int ok = t >= 0 && sp >= 0 && dcpl >= 0;
+  if (ok) d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 && (n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
@@ -105,7 +127,8 @@ static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *con
 /* A float64 dataset of rank 2 (dims may be 0), chunked and checksummed. */
 static int ds_store_write_f64_dset(hid_t loc, const char *name, const hsize_t *dims,
                                    const double *v) {
-  hsize_t maxd[2] = {H5S_UNLIMITED, H5S_UNLIMITED};
+  /* fixed size; an empty dimension is unlimited (a chunk is >= 1) */
+  hsize_t maxd[2] = {dims[0] ? dims[0] : H5S_UNLIMITED, dims[1] ? dims[1] : H5S_UNLIMITED};
   hsize_t chunk[2] = {dims[0] < 1 ? 1 : dims[0] > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : dims[0],
                       dims[1] < 1 ? 1 : dims[1]};
   hid_t sp = H5Screate_simple(2, dims, maxd), d = -1, dcpl = ds_store_dcpl_sum(2, chunk);
@@ -142,7 +165,7 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace)
 
 /* /summary: all rows, fixed size (rows are later updated in place). */
 static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
-  hsize_t n = (hsize_t)s->npoints, maxd = H5S_UNLIMITED;
+  hsize_t n = (hsize_t)s->npoints, maxd = n ? n : H5S_UNLIMITED;
   hsize_t chunk = n < 1 ? 1 : n > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : n;
   hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, &maxd);
   hid_t dcpl = ds_store_dcpl_sum(1, &chunk);
@@ -308,7 +331,6 @@ int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *
  * stores; the chunk index (extensible array) stays small for large ones. */
 #define DS_SERIES_CHUNK 2048
 #define DS_INDEX_CHUNK 256
-#define DS_KINDS_CHUNK 32
 
 static hid_t ds_store_ext_dset(hid_t loc, const char *name, hid_t type, hsize_t chunk) {
   hsize_t zero = 0, maxd = H5S_UNLIMITED;
@@ -333,11 +355,8 @@ static int ds_store_create_series(ds_store *s) {
   hid_t str = ds_store_vlen_str(), it = ds_store_idx_filetype();
   int ok = g >= 0 && str >= 0 && it >= 0;
   const char *names[] = {"names", "units", "definitions"};
-  for (int i = 0; ok && i < 3; i++) {
-    hid_t d = ds_store_ext_dset(g, names[i], str, DS_KINDS_CHUNK);
-    ok = d >= 0;
-    if (d >= 0) H5Dclose(d);
-  }
+  for (int i = 0; ok && i < 3; i++) /* compact (see ds_store_dcpl_strs); rewritten when kinds are added */
+    ok = ds_store_write_strs_dset(g, names[i], NULL, 0) >= 0;
   hid_t d1 = ok ? ds_store_ext_dset(g, "index", it, DS_INDEX_CHUNK) : -1;
   hid_t d2 = d1 >= 0 ? ds_store_ext_dset(g, "step", H5T_STD_I64LE, DS_SERIES_CHUNK) : -1;
   hid_t d3 = d2 >= 0 ? ds_store_ext_dset(g, "value", H5T_IEEE_F64LE, DS_SERIES_CHUNK) : -1;
@@ -558,10 +577,16 @@ int ds_store_h5_end(ds_store *s) {
   if (b) {
     hid_t str = ds_store_vlen_str(), it = ds_store_idx_memtype();
     int64_t nk = b->nk - b->nk0;
-    ok = str >= 0 && it >= 0 &&
-         ds_store_append(b->d[0], b->nk0, nk, str, b->kn + b->nk0) >= 0 &&
-         ds_store_append(b->d[1], b->nk0, nk, str, b->ku + b->nk0) >= 0 &&
-         ds_store_append(b->d[2], b->nk0, nk, str, b->kd + b->nk0) >= 0 &&
+    char **kv[3] = {b->kn, b->ku, b->kd};
+    ok = str >= 0 && it >= 0;
+    for (int i = 0; ok && nk > 0 && i < 3; i++) { /* the kinds anew, all of them */
+      H5Dclose(b->d[i]);
+      b->d[i] = -1;
+      ok = H5Ldelete(s->series, ds_store_series_dsets[i], H5P_DEFAULT) >= 0 &&
+           ds_store_write_strs_dset(s->series, ds_store_series_dsets[i], (const char *const *)kv[i],
+                                    b->nk) >= 0;
+    }
+    ok = ok &&
          ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
          ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0 &&
          ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
