@@ -11,6 +11,7 @@
  * the digests below cover them. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,28 +145,21 @@ static void ds_verify_point(ds_verify *v, int64_t row) {
   if (row >= 0 && row < v->nrows) v->hurt[row] = 1;
 }
 
-static void ds_verify_damaged(ds_verify *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void ds_verify_damaged(ds_verify *v, const char *fmt, ...) {
+/* One "damaged: ..." (counted as damage) or "warning: ..." line. */
+static void ds_verify_say(ds_verify *v, int damage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ds_verify_say(ds_verify *v, int damage, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(v->out, "damaged: ");
+  fprintf(v->out, damage ? "damaged: " : "warning: ");
   vfprintf(v->out, fmt, ap);
   fputc('\n', v->out);
   va_end(ap);
-  v->ndamaged++;
+  if (damage) v->ndamaged++;
+  else v->nwarn++;
 }
-
-static void ds_verify_warn(ds_verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ds_verify_warn(ds_verify *v, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(v->out, "warning: ");
-  vfprintf(v->out, fmt, ap);
-  fputc('\n', v->out);
-  va_end(ap);
-  v->nwarn++;
-}
+#define ds_verify_damaged(v, ...) ds_verify_say(v, 1, __VA_ARGS__)
+#define ds_verify_warn(v, ...) ds_verify_say(v, 0, __VA_ARGS__)
 
 /* The innermost HDF5 message of the latest failure, for a damaged line. */
 static const char *ds_verify_why(char *buf, size_t n) {

@@ -493,9 +493,9 @@ static int ckpt_intact(const ds_point *p, const char *b, size_t n) {
     memcpy(&h, b, sizeof h);
     memcpy(&want, b + n - sizeof want, sizeof want);
     if (h.magic != CKPT_MAGIC || h.version != CKPT_VERSION)
-      why = "not a checkpoint of this dynsweep (no CRC-32)";
+      why = "not one of this dynsweep (no CRC-32)";
     else if ((uint32_t)crc32(0L, (const Bytef *)b, (uInt)(n - sizeof want)) != want)
-      why = "its CRC-32 does not match: damaged (bit rot?)";
+      why = "damaged: its CRC-32 does not match (bit rot?)";
   }
   if (why) ds_warn("point %lld: its checkpoint (%zu bytes) is %s: not resuming from it, the point "
                    "restarts from step 0", (long long)p->id, n, why);
