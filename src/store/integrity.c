@@ -243,7 +243,7 @@ static int ds_verify_read_any(hid_t obj, int is_attr) {
   int ok = mt >= 0 && n >= 0 && sz > 0;
   void *buf = ok ? calloc(n ? (size_t)n : 1, sz) : NULL;
   ok = ok && buf &&
-       (n == 0 || (is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) >= 0);
+       (n == 0 || (is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, ds_store_dxpl(), buf)) >= 0);
   if (ok && n > 0 && (H5Tis_variable_str(mt) > 0 || H5Tdetect_class(mt, H5T_VLEN) > 0))
     H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
   free(buf);

@@ -186,6 +186,18 @@ hid_t ds_store_dcpl_sum(int rank, const hsize_t *chunk) {
   return p;
 }
 
+/* Transfers with a 64 KiB type-conversion buffer: HDF5's default (1 MiB,
+ * zeroed at every H5Dread/H5Dwrite that converts: strings, partial compound
+ * rows) cost more than the small reads and writes of a publish themselves. */
+hid_t ds_store_dxpl(void) {
+  static hid_t p = -1;
+  if (p < 0 && (p = H5Pcreate(H5P_DATASET_XFER)) >= 0 && H5Pset_buffer(p, 65536, NULL, NULL) < 0) {
+    H5Pclose(p);
+    p = -1;
+  }
+  return p >= 0 ? p : H5P_DEFAULT;
+}
+
 /* Persistent free-space tracking: space freed by a replaced checkpoint or
  * summary is found again after the file is closed and reopened (each
  * publish reopens a copy), instead of being lost. */
@@ -369,7 +381,7 @@ static int ds_store_get_strs(hid_t obj, int is_attr, char ***out, int64_t *n) {
   if (mt < 0 || cnt < 0 || (ft >= 0 && H5Tget_class(ft) != H5T_STRING)) goto done;
   buf = calloc(cnt ? (size_t)cnt : 1, vlen ? sizeof(char *) : fixed);
   if (!buf) goto done;
-  if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
+  if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, ds_store_dxpl(), buf)) < 0)
     goto done;
   *out = ds_store_copy_strs(buf, cnt, fixed);
   *n = cnt;

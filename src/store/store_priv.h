@@ -171,6 +171,7 @@ int ds_store_digests_compute(ds_store *s, uint32_t crc[DS_DIGESTS]);
 int ds_store_digests_seal(ds_store *s);
 int ds_store_digests_check(ds_store *s, int *bad_mask);
 hid_t ds_store_fapl(void); /* sec2, libver latest, close degree strong */
+hid_t ds_store_dxpl(void); /* transfers with a small conversion buffer (cached) */
 
 /* Attributes on any object (loc). Return 0 on success, -1 on HDF5 failure. */
 int ds_store_put_str(hid_t loc, const char *name, const char *val);

@@ -79,7 +79,7 @@ static int ds_store_load_ids(ds_store *s) {
   if (!s->ids) return DS_ENOMEM;
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
   int ok = t >= 0 && H5Tinsert(t, "id", 0, H5T_NATIVE_INT64) >= 0 &&
-           (n == 0 || H5Dread(s->summary, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->ids) >= 0);
+           (n == 0 || H5Dread(s->summary, t, H5S_ALL, H5S_ALL, ds_store_dxpl(), s->ids) >= 0);
   if (t >= 0) H5Tclose(t);
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot read /summary ids");
 }
@@ -190,7 +190,7 @@ int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n) {
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary shape");
   ds_summary_row *r = ds_calloc(cnt ? cnt : 1, sizeof *r);
   if (!r) return DS_ENOMEM;
-  if (cnt > 0 && H5Dread(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, r) < 0) {
+  if (cnt > 0 && H5Dread(s->summary, s->row_mem, H5S_ALL, H5S_ALL, ds_store_dxpl(), r) < 0) {
     free(r);
     return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary");
   }
@@ -463,7 +463,7 @@ int ds_store_sweep_text(ds_store *s, char **text) {
   if (d < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /sweep/yaml");
   hid_t t = ds_store_vlen_str();
   char *v = NULL;
-  int ok = t >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0 && v;
+  int ok = t >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, ds_store_dxpl(), &v) >= 0 && v;
   if (ok) *text = ds_strdup(v);
   if (v) H5free_memory(v);
   if (t >= 0) H5Tclose(t);

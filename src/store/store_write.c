@@ -181,7 +181,7 @@ static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
     if (ok) {
       memcpy(copy, rows, n * sizeof *copy);
       for (hsize_t i = 0; i < n; i++) copy[i].reason[DS_STORE_REASON_LEN - 1] = 0;
-      ok = H5Dwrite(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, copy) >= 0;
+      ok = H5Dwrite(s->summary, s->row_mem, H5S_ALL, H5S_ALL, ds_store_dxpl(), copy) >= 0;
       free(copy);
     }
   }
@@ -545,7 +545,7 @@ static int ds_store_append(hid_t d, int64_t n0, int64_t n, hid_t mtype, const vo
   if (H5Dset_extent(d, &size) < 0) return -1;
   hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &cnt, NULL);
   int ok = fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
-           H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) >= 0;
+           H5Dwrite(d, mtype, ms, fs, ds_store_dxpl(), buf) >= 0;
   if (fs >= 0) H5Sclose(fs);
   if (ms >= 0) H5Sclose(ms);
   return ok ? 0 : -1;
@@ -562,7 +562,7 @@ static int ds_store_write_rows(ds_store *s, int64_t lo, int64_t hi) {
   hid_t fs = H5Dget_space(s->summary), ms = H5Screate_simple(1, &cnt, NULL);
   int ok = fs >= 0 && ms >= 0 &&
            H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
-           H5Dwrite(s->summary, s->row_mem, ms, fs, H5P_DEFAULT, r) >= 0;
+           H5Dwrite(s->summary, s->row_mem, ms, fs, ds_store_dxpl(), r) >= 0;
   if (fs >= 0) H5Sclose(fs);
   if (ms >= 0) H5Sclose(ms);
   free(r);
