@@ -23,12 +23,17 @@ import sys
 p, o, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with open(p, 'r+b') as f:
     f.seek(o); x = f.read(1)[0]; f.seek(o); f.write(bytes([x ^ (1 << b)]))" "$1" "$2" "${3:-0}"; }
-# chunk_off FILE DATASET [CHUNK]: file offset of the middle of a chunk
+# chunk_off FILE DATASET [CHUNK]: file offset of the middle of a chunk (of
+# the data of a contiguous dataset)
 chunk_off() { "$PY" -c "
 import sys, h5py
 with h5py.File(sys.argv[1], 'r') as f:
-    ci = f[sys.argv[2]].id.get_chunk_info(int(sys.argv[3]))
-    print(ci.byte_offset + ci.size // 2)" "$1" "$2" "${3:-0}"; }
+    d = f[sys.argv[2]].id
+    if f[sys.argv[2]].chunks:
+        ci = d.get_chunk_info(int(sys.argv[3]))
+        print(ci.byte_offset + ci.size // 2)
+    else:
+        print(d.get_offset() + d.get_storage_size() // 2)" "$1" "$2" "${3:-0}"; }
 
 # ---- a clean store; an old one ---------------------------------------------------
 drun 2 "$small" -o "$T/s.h5" -q
