@@ -689,7 +689,6 @@ int ds_store_verify(const char *path, FILE *out, int64_t *ndamaged) {
   DS_TRY(ds_store_check_file(path));
   int rc = ds_store_open_checked(path, &s, 0);
   if (rc != DS_OK) {
-    if (rc == DS_EINPUT) return rc; /* not a dynsweep store */
     fprintf(out, "damaged: %s\n", ds_errmsg());
     fprintf(out, "%s: DAMAGED: the store cannot be opened\n", path);
     ds_clear_error();

@@ -53,6 +53,10 @@ static int ds_store_check_format(ds_store *s) {
   int64_t ver = 0;
   if (ds_store_get_text(s->file, "format", fmt, sizeof fmt) < 0 && ds_store_h5_checksum_failed())
     return ds_store_h5fail(DS_EIO, s->path, "cannot read the root attribute format");
+  if (strcmp(fmt, DS_STORE_FORMAT) != 0 && H5Aexists(s->file, "digest_attrs") > 0)
+    return ds_fail(DS_EIO, "%s: the file is damaged: its root attribute format reads \"%.40s\", "
+                   "not \"%s\", in a file with a store's digests (bit rot?); 'dynsweep verify %s' "
+                   "lists what is damaged", s->path, fmt, DS_STORE_FORMAT, s->path);
   if (strcmp(fmt, DS_STORE_FORMAT) != 0) {
     H5Eclear2(H5E_DEFAULT);
     return ds_fail(DS_EINPUT, "%s: HDF5 file but not a dynsweep store (root attribute format "
