@@ -2,3 +2,6 @@
 # HDF5 command-line tools and h5py (tests/store_tools.sh).
 ds_unit_test(test_store ${CMAKE_CURRENT_SOURCE_DIR}/test_store.c ds_store ds_util)
 ds_script_test(store_tools store_tools.sh)
+# Bit rot (issue 11): checksums, `dynsweep verify`, the corrupted-bytes campaign,
+# damaged checkpoints and torn/foreign journals (tests/verify.sh).
+ds_script_test(verify verify.sh)

@@ -57,7 +57,7 @@ f = h5py.File(sys.argv[1], "r")
 names = ["loss", "grad_norm", "sv/W1", "sv/W2", "layer/norms/deep"]
 ncols = [1, 1, 3, 3, 2]
 assert f.attrs["format"] == "dynsweep-store", f.attrs["format"]
-assert f.attrs["format_version"] == 3
+assert f.attrs["format_version"] == 4
 assert f.attrs["sweep_hash"] == "0123456789abcdef"
 assert f["sweep/yaml"].asstr()[()].startswith("name: test-sweep\n")
 s = f["summary"]

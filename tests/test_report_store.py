@@ -19,7 +19,7 @@ from dynsweep_store import Store, StoreError, read_points  # noqa: E402
 
 
 def add_series3(g, pid, name, step, value, unit, definition):
-    """Appends a scalar series of point pid to the /series tables (format 3)."""
+    """Appends a scalar series of point pid to the /series tables (format 3-4)."""
     ser = g["series"]
     kinds = list(zip(*(ser[d].asstr()[...] for d in ("names", "units", "definitions"))))
     if (name, unit, definition) in kinds:
@@ -27,8 +27,9 @@ def add_series3(g, pid, name, step, value, unit, definition):
     else:
         k = len(kinds)
         for d, v in (("names", name), ("units", unit), ("definitions", definition)):
-            ser[d].resize((k + 1,))
-            ser[d][k] = v
+            old = list(ser[d].asstr()[...])  # compact since format 4: made anew
+            del ser[d]
+            ser.create_dataset(d, data=old + [v], dtype=h5py.string_dtype())
     s0, v0, i0 = ser["step"].shape[0], ser["value"].shape[0], ser["index"].shape[0]
     ser["step"].resize((s0 + len(step),))
     ser["step"][s0:] = step

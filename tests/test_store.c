@@ -235,7 +235,7 @@ static void test_roundtrip(const char *path) {
 
   char buf[256];
   struct { const char *name, *want; } attrs[] = {
-      {"format", "dynsweep-store"}, {"format_version", "3"}, {"sweep_name", "test-sweep"},
+      {"format", "dynsweep-store"}, {"format_version", "4"}, {"sweep_name", "test-sweep"},
       {"sweep_hash", "0123456789abcdef"}, {"hosts", "node1,node2"}, {"nranks", "4"},
       {"start_time", "2024-01-02T03:04:05Z"}, {"end_time", "2024-01-02T04:00:00Z"},
       {"blas_kernel", "Haswell"},

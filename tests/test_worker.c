@@ -110,12 +110,17 @@ static void check_config(const char *label, const char *yaml, ds_team *team) {
     CHECK(rc != DS_OK, "%s: foreign checkpoint accepted", label);
     ds_traj_free(&tr);
   }
-  /* a truncated checkpoint is refused */
-  ds_ckpt bad = {.resume = s.blob[0], .resume_len = s.len[0] / 2};
-  ds_traj_init(&tr);
-  rc = ds_worker_run_point(&sw, &p, team, &tr, &r, &bad);
-  CHECK(rc != DS_OK, "%s: truncated checkpoint accepted", label);
-  ds_traj_free(&tr);
+  /* a truncated or bit-flipped checkpoint (CRC-32 mismatch) is not resumed
+   * from: the point restarts from step 0 (with a warning), same result */
+  s.blob[0][s.len[0] / 3] ^= 0x08;
+  for (int k = 0; k < 2; k++) {
+    ds_ckpt bad = {.resume = s.blob[0], .resume_len = k ? s.len[0] : s.len[0] / 2};
+    ds_traj_init(&tr);
+    rc = ds_worker_run_point(&sw, &p, team, &tr, &r, &bad);
+    CHECK(rc == DS_OK && same_traj(&ref, &tr) && same_result(&rref, &r),
+          "%s: %s checkpoint: not a restart from step 0", label, k ? "bit-flipped" : "truncated");
+    ds_traj_free(&tr);
+  }
 
   for (int i = 0; i < s.n; i++) free(s.blob[i]);
   for (int i = 0; i < s2.n; i++) free(s2.blob[i]);

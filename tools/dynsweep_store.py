@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - decoding falls back to numeric codes
 # 1: docs/store.md as first written; 2: the crash-safe store (same layout plus run
 # bookkeeping attributes and /checkpoints); 3: the series of all points in
 # sweep-wide tables under /series instead of one group per point under /points.
-KNOWN_FORMAT_VERSIONS = (1, 2, 3)
+KNOWN_FORMAT_VERSIONS = (1, 2, 3, 4)
 STATUS_NAMES = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
 STATUS_CODES = {v: k for k, v in STATUS_NAMES.items()}
 ALIASES = {"width": "model.width", "depth": "model.depth", "lr": "optimizer.lr",
@@ -178,7 +178,7 @@ class Store:
                 raise StoreError("%s: not a dynsweep store (format attribute %r)" % (self.path, fmt))
             ver = int(_s(f.attrs.get("format_version", 0)))
             if ver not in KNOWN_FORMAT_VERSIONS:
-                raise StoreError("%s: store format_version %d is not known (this reader: 1, 2, 3)"
+                raise StoreError("%s: store format_version %d is not known (this reader: 1-4)"
                                  % (self.path, ver))
             attrs = {k: _s(v) for k, v in f.attrs.items()}
             text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""

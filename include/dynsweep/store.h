@@ -14,6 +14,7 @@
 #define DYNSWEEP_STORE_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "dynsweep/traj.h"
 
 enum {
@@ -176,6 +177,14 @@ void ds_store_get_stats(const ds_store *s, ds_store_stats *st);
 /* Best effort, for a complete store: removes an empty journal and a stale
  * STORE.tmp a killed writer left, if no writer holds the lock. */
 void ds_store_tidy(const char *path);
+
+/* `dynsweep verify` (docs/store.md, "Integrity"): reads every object,
+ * attribute and dataset of the store at path, checks the checksums (HDF5
+ * metadata, Fletcher32, the string digests, checkpoint CRCs) and the
+ * consistency of index, series, summary and grid, and reports the journal.
+ * Prints one line per damaged thing (naming the points) and a final line to
+ * out; *ndamaged = their count. DS_EINPUT: not a dynsweep store at all. */
+int ds_store_verify(const char *path, FILE *out, int64_t *ndamaged);
 
 /* Live view for `dynsweep status` (reader handle, no lock): the summary rows
  * of the published file with the journal's newer rows folded in, the number

@@ -44,7 +44,9 @@ int ds_worker_plateaus(const int64_t *step, const double *loss, int64_t n, int64
  * byte blob made and read only by the worker (weights, optimiser state, batch
  * sampler and random-stream positions, step, the series recorded so far);
  * whoever keeps it (rank 0 / the store) treats it as bytes. Resuming from it
- * continues the trajectory bitwise identically to an uninterrupted run. */
+ * continues the trajectory bitwise identically to an uninterrupted run. The
+ * blob ends with a CRC-32 of the rest: a damaged one is not resumed from (a
+ * warning naming the point; the point restarts from step 0). */
 typedef struct {
   int64_t every_steps;            /* save every k steps (0 = off) */
   double every_s;                 /* save when this many wall seconds passed since the last (0 = off) */

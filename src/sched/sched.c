@@ -767,8 +767,9 @@ static int load_unfinished(sched *s) {
       s->blob[i] = b;
       s->bloblen[i] = len;
       nblob++;
-    } else if (rc != DS_EINPUT) {
-      return rc;
+    } else if (rc != DS_EINPUT) { /* damaged: never resumed from */
+      ds_warn("%s; not resuming from it, point %lld restarts from step 0", ds_errmsg(), (long long)i);
+      ds_clear_error();
     }
   }
   ds_clear_error();

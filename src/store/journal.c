@@ -212,3 +212,57 @@ int ds_journal_lock(ds_store *s) {
   }
   return ds_fail(DS_EIO, "%s: cannot lock %s (it keeps being replaced)", s->path, s->jpath);
 }
+
+/* ---- reporting --------------------------------------------------------------- */
+
+static const char *ds_journal_type_name(uint32_t type) {
+  return type == DS_JR_RESULT ? "result" : type == DS_JR_ROW ? "summary row" : type == DS_JR_CKPT ? "checkpoint" : "unknown";
+}
+
+void ds_journal_describe_tail(int fd, int64_t off, char *buf, size_t n) {
+  struct stat st;
+  unsigned char h[DS_JR_HDR];
+  uint32_t magic, type, hcrc;
+  uint64_t len;
+  int64_t id = -1, size = fstat(fd, &st) == 0 ? (int64_t)st.st_size : off;
+  if (pread(fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h) {
+    snprintf(buf, n, "%lld bytes too short for a record header", (long long)(size - off));
+    return;
+  }
+  memcpy(&magic, h, 4);
+  memcpy(&type, h + 4, 4);
+  memcpy(&len, h + 8, 8);
+  memcpy(&hcrc, h + 20, 4);
+  if (magic != DS_JR_MAGIC || hcrc != ds_crc32(h, 20, 0)) {
+    snprintf(buf, n, "%lld bytes whose record header is damaged (which points they recorded is "
+             "unknown)", (long long)(size - off));
+    return;
+  }
+  if (pread(fd, &id, sizeof id, (off_t)(off + DS_JR_HDR)) != (ssize_t)sizeof id) id = -1;
+  int64_t have = size - off - DS_JR_HDR;
+  snprintf(buf, n, "a %s record of point %lld (%s; %lld of its %llu bytes present)",
+           ds_journal_type_name(type), (long long)id,
+           have < (int64_t)len ? "cut short" : "its CRC does not match", (long long)(have < 0 ? 0 : have),
+           (unsigned long long)len);
+}
+
+static int ds_journal_ids_cb(void *arg, uint32_t type, const char *p, size_t len) {
+  ds_journal_ids *x = arg;
+  int64_t id = -1;
+  (void)type;
+  if (len >= sizeof id) memcpy(&id, p, sizeof id);
+  if (x->n < (int64_t)(sizeof x->id / sizeof x->id[0])) x->id[x->n] = id;
+  x->n++;
+  return DS_OK;
+}
+
+void ds_journal_list(int fd, ds_journal_ids *x, char *buf, size_t n) {
+  memset(x, 0, sizeof *x);
+  ds_journal_scan(fd, ds_journal_ids_cb, x, NULL, NULL);
+  ds_clear_error();
+  int64_t shown = x->n < (int64_t)(sizeof x->id / sizeof x->id[0]) ? x->n : (int64_t)(sizeof x->id / sizeof x->id[0]);
+  size_t o = (size_t)snprintf(buf, n, "%lld record(s)", (long long)x->n);
+  for (int64_t i = 0; i < shown && o < n; i++)
+    o += (size_t)snprintf(buf + o, n - o, "%s%lld", i ? " " : ", of points ", (long long)x->id[i]);
+  if (x->n > shown && o < n) snprintf(buf + o, n - o, " ...");
+}

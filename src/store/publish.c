@@ -220,6 +220,8 @@ static int ds_store_open_tmp(ds_store *s) {
   s->series = H5Gopen2(s->file, "series", H5P_DEFAULT);
   if (s->summary < 0 || s->series < 0)
     return ds_store_h5fail(DS_EIO, s->tmppath, "cannot open /summary and /series");
+  int bad = 0; /* never publish over string data that rotted since the last publish */
+  DS_TRY(ds_store_digests_check(s, &bad));
   return ds_store_h5_begin(s);
 }
 
@@ -259,9 +261,11 @@ static int ds_store_publish_tmp(ds_store *s) {
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
   snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  /* a format-3 store stays format 3 (its datasets have no checksums) */
   if (ds_store_put_str(s->file, "store_uuid", uuid) < 0 ||
-      ds_store_put_i32(s->file, "format_version", DS_STORE_FORMAT_VERSION) < 0)
+      ds_store_put_i32(s->file, "format_version", (int32_t)s->version) < 0)
     return ds_store_h5fail(DS_EIO, s->tmppath, "cannot write root attributes");
+  DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close the copy");
   double t0 = ds_now();
   if (ds_store_fsync_path(s->tmppath) != 0)
@@ -372,6 +376,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   s->summary = -1;
   DS_TRY(ds_store_create_layout(s, m, rows));
   DS_TRY(ds_store_h5_run_attrs(s));
+  DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
   if (ds_store_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
@@ -447,12 +452,14 @@ static int ds_store_load(ds_store *s) {
     s->uuid = ds_store_new_uuid(); /* a version-1 store: gets one at the next publish */
   if (ds_store_get_i64(s->file, "generation", &s->gen) < 0) s->gen = 0;
   H5Eclear2(H5E_DEFAULT);
-  if (s->version < DS_STORE_FORMAT_VERSION)
+  if (s->version < DS_STORE_FORMAT_RESUME_MIN)
     return ds_fail(DS_EINPUT, "%s: store format_version %lld was written by an older dynsweep "
                    "(series under /points); this dynsweep reads it (ls, show, export, status) but "
                    "cannot add to it: finish the sweep with the dynsweep that made it, or start a "
                    "new store", s->path, (long long)s->version);
   int64_t n = 0;
+  int mask = 0;
+  DS_TRY(ds_store_digests_check(s, &mask));
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
   return ds_store_load_written(s);
@@ -483,12 +490,29 @@ int ds_store_resume(const char *path, ds_store **out) {
     rc = ds_journal_scan(s->jfd, ds_store_fold, s, &end, &n);
     s->jend = end;
     s->jrecs = n;
+    if (rc == DS_OK && fstat(s->jfd, &st) == 0 && end < (int64_t)st.st_size) {
+      char what[256];
+      ds_journal_describe_tail(s->jfd, end, what, sizeof what);
+      ds_warn("%s: %s is torn at byte %lld: %s, left by a kill or damaged, is dropped (%lld "
+              "record(s) before it are replayed); what it recorded is recomputed: an unfinished "
+              "point runs again from its previous checkpoint or from step 0", path, s->jpath,
+              (long long)end, what, (long long)n);
+      if (ftruncate(s->jfd, (off_t)end) != 0) { /* the next append overwrites it anyway */ }
+    }
     if (rc == DS_OK && n > 0) rc = ds_store_publish(s, 1); /* replay */
   } else if (fstat(s->jfd, &st) == 0 && st.st_size > DS_JOURNAL_HDR &&
              !(mine && h.base_gen == s->gen - 1)) {
-    ds_warn("%s: ignoring %s (%s); points it recorded that were not published run again",
-            path, s->jpath, !valid ? "damaged header" : !mine ? "it belongs to another store"
-                                                              : "older generation");
+    /* not ours: keep a copy for inspection, say what it held, start afresh */
+    char what[512], *keep = ds_store_suffix(path, ".journal.ignored");
+    ds_journal_ids ids;
+    ds_journal_list(s->jfd, &ids, what, sizeof what);
+    int kept = keep && ds_store_copy(s->jpath, keep) == DS_OK;
+    ds_clear_error();
+    ds_warn("%s: ignoring %s (%s): its %s are not applied%s%s; points of this store that are not "
+            "finished run (again)", path, s->jpath,
+            !valid ? "damaged header" : !mine ? "it belongs to another store" : "older generation",
+            what, kept ? "; kept as " : "", kept ? keep : "");
+    free(keep);
   }
   if (rc == DS_OK && s->jrecs == 0) rc = ds_journal_reset(s);
   if (rc != DS_OK) {

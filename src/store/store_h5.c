@@ -52,13 +52,21 @@ void ds_store_silence_hdf5(void) {
   ds_store_h5msg[0] = 0;
 }
 
+int ds_store_h5_checksum_failed(void) {
+  return strstr(ds_store_h5msg, "checksum") != NULL || strstr(ds_store_h5msg, "Fletcher32") != NULL;
+}
+
 int ds_store_h5fail(int code, const char *path, const char *fmt, ...) {
   char op[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(op, sizeof op, fmt, ap);
   va_end(ap);
-  int rc = ds_store_h5msg[0] ? ds_fail(code, "%s: %s (HDF5: %s)", path, op, ds_store_h5msg)
+  /* a checksum that does not match: the file is damaged, whatever was asked */
+  int sum = ds_store_h5_checksum_failed();
+  int rc = sum ? ds_fail(DS_EIO, "%s: %s: the file is damaged: %s (bit rot?); 'dynsweep verify %s' "
+                                 "lists what is damaged", path, op, ds_store_h5msg, path)
+         : ds_store_h5msg[0] ? ds_fail(code, "%s: %s (HDF5: %s)", path, op, ds_store_h5msg)
                              : ds_fail(code, "%s: %s", path, op);
   ds_store_h5msg[0] = 0;
   H5Eclear2(H5E_DEFAULT);
@@ -162,6 +170,32 @@ hid_t ds_store_dcpl(int no_attrs) {
     return -1;
   }
   return p;
+}
+
+/* Chunked, Fletcher32-checksummed datasets without time stamps (format 4):
+ * every chunk carries a checksum that HDF5 checks at each read. rank 1 or 2;
+ * chunk dimensions must be > 0. */
+hid_t ds_store_dcpl_sum(int rank, const hsize_t *chunk) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_chunk(p, rank, chunk) < 0 || H5Pset_fletcher32(p) < 0 ||
+      H5Pset_obj_track_times(p, 0) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+/* Transfers with a 64 KiB type-conversion buffer: HDF5's default (1 MiB,
+ * zeroed at every H5Dread/H5Dwrite that converts: strings, partial compound
+ * rows) cost more than the small reads and writes of a publish themselves. */
+hid_t ds_store_dxpl(void) {
+  static hid_t p = -1;
+  if (p < 0 && (p = H5Pcreate(H5P_DATASET_XFER)) >= 0 && H5Pset_buffer(p, 65536, NULL, NULL) < 0) {
+    H5Pclose(p);
+    p = -1;
+  }
+  return p >= 0 ? p : H5P_DEFAULT;
 }
 
 /* Persistent free-space tracking: space freed by a replaced checkpoint or
@@ -347,7 +381,7 @@ static int ds_store_get_strs(hid_t obj, int is_attr, char ***out, int64_t *n) {
   if (mt < 0 || cnt < 0 || (ft >= 0 && H5Tget_class(ft) != H5T_STRING)) goto done;
   buf = calloc(cnt ? (size_t)cnt : 1, vlen ? sizeof(char *) : fixed);
   if (!buf) goto done;
-  if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
+  if ((is_attr ? H5Aread(obj, mt, buf) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, ds_store_dxpl(), buf)) < 0)
     goto done;
   *out = ds_store_copy_strs(buf, cnt, fixed);
   *n = cnt;

@@ -8,9 +8,12 @@
 #include "dynsweep/store.h"
 
 #define DS_STORE_FORMAT "dynsweep-store"
-#define DS_STORE_FORMAT_VERSION 3
+#define DS_STORE_FORMAT_VERSION 4
 /* Oldest format this dynsweep reads (read-only; resuming needs version 3). */
 #define DS_STORE_FORMAT_READ_MIN 1
+#define DS_STORE_FORMAT_RESUME_MIN 3
+/* version 4: Fletcher32 on every numeric dataset, CRC-32 digests of the
+ * string data (root attributes digest_*), a crc32 attribute per checkpoint */
 /* version 3: the series of all points in sweep-wide tables under /series */
 typedef struct {
   int64_t point;       /* point id; -1: superseded by a rewrite of the point */
@@ -94,6 +97,7 @@ hid_t ds_store_fcpl(void); /* persistent free-space tracking */
 double ds_store_unix_now(void);
 
 /* store_read.c */
+int ds_store_open_checked(const char *path, ds_store **out, int check_digests);
 int ds_store_check_file(const char *path); /* exists, regular, HDF5 */
 int ds_store_open_handles(ds_store *s);  /* opens s->path read-only into s */
 void ds_store_close_handles(ds_store *s);
@@ -126,6 +130,16 @@ int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, co
  * record. fn returns DS_OK to go on. */
 typedef int (*ds_journal_fn)(void *arg, uint32_t type, const char *payload, size_t len);
 int ds_journal_scan(int fd, ds_journal_fn fn, void *arg, int64_t *end, int64_t *nrec);
+/* What starts at byte off, where a scan stopped: "a result record of point 7
+ * (cut short; 120 of its 5000 bytes present)" or similar, for warnings. */
+void ds_journal_describe_tail(int fd, int64_t off, char *buf, size_t n);
+/* The valid records of a journal whatever its header: count and the first
+ * point ids, and "N record(s), of points a b c" in buf. */
+typedef struct {
+  int64_t n;
+  int64_t id[12];
+} ds_journal_ids;
+void ds_journal_list(int fd, ds_journal_ids *x, char *buf, size_t n);
 /* Opens (creating) STORE.journal and takes its exclusive lock. */
 int ds_journal_lock(ds_store *s);
 
@@ -143,7 +157,22 @@ hid_t ds_store_row_memtype(void);
 hid_t ds_store_row_filetype(void);
 hid_t ds_store_gcpl(unsigned est_links); /* link creation order tracked + indexed */
 hid_t ds_store_dcpl(int no_attrs);
+hid_t ds_store_dcpl_sum(int rank, const hsize_t *chunk); /* chunked + Fletcher32 */
+hid_t ds_store_dcpl_strs(int64_t n); /* string datasets: compact (checksummed header) */
+/* Did the latest HDF5 failure come from a checksum (Fletcher32 or metadata)? */
+int ds_store_h5_checksum_failed(void);
+/* CRC-32 digests of the string data HDF5 does not checksum (it keeps
+ * variable-length strings in the global heap): DS_DIGESTS parts, see
+ * store_write.c. compute: into crc[]; seal: computes and writes them as root
+ * attributes; check: compares with the stored ones (DS_OK if equal or
+ * absent, else DS_EIO naming the parts). */
+#define DS_DIGESTS 4
+extern const char *const ds_store_digest_names[DS_DIGESTS];
+int ds_store_digests_compute(ds_store *s, uint32_t crc[DS_DIGESTS]);
+int ds_store_digests_seal(ds_store *s);
+int ds_store_digests_check(ds_store *s, int *bad_mask);
 hid_t ds_store_fapl(void); /* sec2, libver latest, close degree strong */
+hid_t ds_store_dxpl(void); /* transfers with a small conversion buffer (cached) */
 
 /* Attributes on any object (loc). Return 0 on success, -1 on HDF5 failure. */
 int ds_store_put_str(hid_t loc, const char *name, const char *val);

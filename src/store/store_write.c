@@ -79,7 +79,9 @@ static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m, int replace
   hid_t t = ds_store_vlen_str(), sp = H5Screate(H5S_SCALAR), d = -1;
   const char *text = ds_store_nz(m->sweep_text);
   int ok = g >= 0 && t >= 0 && sp >= 0;
-  if (ok) d = H5Dcreate2(g, "yaml", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = ds_store_dcpl_strs(1);
+  if (ok) d = H5Dcreate2(g, "yaml", t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0 &&
        ds_store_put_str(d, "path", ds_store_nz(m->sweep_path)) >= 0;
   if (d >= 0) H5Dclose(d);
@@ -89,13 +91,33 @@ static int ds_store_write_sweep(ds_store *s, const ds_store_meta *m, int replace
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /sweep/yaml");
 }
 
+/* Variable-length strings: the dataset holds references into HDF5's global
+ * heap, which nothing checksums, and a damaged reference can crash HDF5 1.10
+ * when read. A compact dataset keeps the references inside its object header,
+ * which is checksummed (format 4); the strings themselves are covered by the
+ * digests (integrity.c). Compact data must stay below 64 KiB: 16 bytes per
+ * string. */
+#define DS_STRS_COMPACT_MAX 3500
+hid_t ds_store_dcpl_strs(int64_t n) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p < 0) return -1;
+  if (H5Pset_obj_track_times(p, 0) < 0 ||
+      (n <= DS_STRS_COMPACT_MAX && H5Pset_layout(p, H5D_COMPACT) < 0)) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
 /* A 1-D string dataset (n may be 0). */
 static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *const *v,
                                     int64_t n) {
   hsize_t dim = (hsize_t)n;
   hid_t t = ds_store_vlen_str(), sp = H5Screate_simple(1, &dim, NULL), d = -1;
-  int ok = t >= 0 && sp >= 0;
-  if (ok) d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = ds_store_dcpl_strs(n);
+  int ok = t >= 0 && sp >= 0 && dcpl >= 0;
+  if (ok) d = H5Dcreate2(loc, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 && (n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
@@ -103,13 +125,22 @@ static int ds_store_write_strs_dset(hid_t loc, const char *name, const char *con
   return ok ? 0 : -1;
 }
 
-/* A float64 dataset of rank 1 or 2 (dims may be 0). */
-static int ds_store_write_f64_dset(hid_t loc, const char *name, int rank, const hsize_t *dims,
-                                   const double *v, hid_t dcpl) {
-  hid_t sp = H5Screate_simple(rank, dims, NULL), d = -1;
-  hsize_t count = dims[0] * (rank > 1 ? dims[1] : 1);
-  int ok = sp >= 0;
+/* Chunk rows of /summary and /grid/axis_values: small enough that a
+ * damaged chunk names few points, large enough for a short chunk index. */
+#define DS_ROWS_CHUNK 64
+
+/* A float64 dataset of rank 2 (dims may be 0), chunked and checksummed. */
+static int ds_store_write_f64_dset(hid_t loc, const char *name, const hsize_t *dims,
+                                   const double *v) {
+  /* fixed size; an empty dimension is unlimited (a chunk is >= 1) */
+  hsize_t maxd[2] = {dims[0] ? dims[0] : H5S_UNLIMITED, dims[1] ? dims[1] : H5S_UNLIMITED};
+  hsize_t chunk[2] = {dims[0] < 1 ? 1 : dims[0] > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : dims[0],
+                      dims[1] < 1 ? 1 : dims[1]};
+  hid_t sp = H5Screate_simple(2, dims, maxd), d = -1, dcpl = ds_store_dcpl_sum(2, chunk);
+  hsize_t count = dims[0] * dims[1];
+  int ok = sp >= 0 && dcpl >= 0;
   if (ok) d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && d >= 0 &&
        (count == 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
   if (d >= 0) H5Dclose(d);
@@ -132,17 +163,20 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace)
   int ok = g >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_names", m->axis_names, m->naxes) >= 0 &&
            ds_store_write_strs_dset(g, "axis_paths", m->axis_paths, m->naxes) >= 0 &&
-           ds_store_write_f64_dset(g, "axis_values", 2, dims, m->point_axis_vals, H5P_DEFAULT) >= 0;
+           ds_store_write_f64_dset(g, "axis_values", dims, m->point_axis_vals) >= 0;
   if (g >= 0) H5Gclose(g);
   return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot write /grid");
 }
 
 /* /summary: all rows, fixed size (rows are later updated in place). */
 static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
-  hsize_t n = (hsize_t)s->npoints;
-  hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, NULL);
-  int ok = ft >= 0 && sp >= 0;
-  if (ok) s->summary = H5Dcreate2(s->file, "summary", ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t n = (hsize_t)s->npoints, maxd = n ? n : H5S_UNLIMITED;
+  hsize_t chunk = n < 1 ? 1 : n > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : n;
+  hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, &maxd);
+  hid_t dcpl = ds_store_dcpl_sum(1, &chunk);
+  int ok = ft >= 0 && sp >= 0 && dcpl >= 0;
+  if (ok) s->summary = H5Dcreate2(s->file, "summary", ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
   ok = ok && s->summary >= 0 &&
        ds_store_put_str(s->summary, "status_names",
                         "0=pending,1=done,2=diverged,3=failed,4=running") >= 0;
@@ -152,7 +186,7 @@ static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
     if (ok) {
       memcpy(copy, rows, n * sizeof *copy);
       for (hsize_t i = 0; i < n; i++) copy[i].reason[DS_STORE_REASON_LEN - 1] = 0;
-      ok = H5Dwrite(s->summary, s->row_mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, copy) >= 0;
+      ok = H5Dwrite(s->summary, s->row_mem, H5S_ALL, H5S_ALL, ds_store_dxpl(), copy) >= 0;
       free(copy);
     }
   }
@@ -302,14 +336,17 @@ int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *
  * stores; the chunk index (extensible array) stays small for large ones. */
 #define DS_SERIES_CHUNK 2048
 #define DS_INDEX_CHUNK 256
-#define DS_KINDS_CHUNK 32
 
 static hid_t ds_store_ext_dset(hid_t loc, const char *name, hid_t type, hsize_t chunk) {
   hsize_t zero = 0, maxd = H5S_UNLIMITED;
-  hid_t sp = H5Screate_simple(1, &zero, &maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
-  if (sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-      H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-      (H5Tis_variable_str(type) > 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0))
+  /* Fletcher32 on numbers; HDF5 filters cannot take variable-length strings
+   * (the digests of integrity.c cover those) */
+  int vlen = H5Tis_variable_str(type) > 0;
+  hid_t sp = H5Screate_simple(1, &zero, &maxd), d = -1;
+  hid_t dcpl = vlen ? H5Pcreate(H5P_DATASET_CREATE) : ds_store_dcpl_sum(1, &chunk);
+  if (sp >= 0 && dcpl >= 0 &&
+      (!vlen || (H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0)) &&
+      (vlen || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0))
     d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (sp >= 0) H5Sclose(sp);
   if (dcpl >= 0) H5Pclose(dcpl);
@@ -323,11 +360,8 @@ static int ds_store_create_series(ds_store *s) {
   hid_t str = ds_store_vlen_str(), it = ds_store_idx_filetype();
   int ok = g >= 0 && str >= 0 && it >= 0;
   const char *names[] = {"names", "units", "definitions"};
-  for (int i = 0; ok && i < 3; i++) {
-    hid_t d = ds_store_ext_dset(g, names[i], str, DS_KINDS_CHUNK);
-    ok = d >= 0;
-    if (d >= 0) H5Dclose(d);
-  }
+  for (int i = 0; ok && i < 3; i++) /* compact (see ds_store_dcpl_strs); rewritten when kinds are added */
+    ok = ds_store_write_strs_dset(g, names[i], NULL, 0) >= 0;
   hid_t d1 = ok ? ds_store_ext_dset(g, "index", it, DS_INDEX_CHUNK) : -1;
   hid_t d2 = d1 >= 0 ? ds_store_ext_dset(g, "step", H5T_STD_I64LE, DS_SERIES_CHUNK) : -1;
   hid_t d3 = d2 >= 0 ? ds_store_ext_dset(g, "value", H5T_IEEE_F64LE, DS_SERIES_CHUNK) : -1;
@@ -516,7 +550,7 @@ static int ds_store_append(hid_t d, int64_t n0, int64_t n, hid_t mtype, const vo
   if (H5Dset_extent(d, &size) < 0) return -1;
   hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &cnt, NULL);
   int ok = fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
-           H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf) >= 0;
+           H5Dwrite(d, mtype, ms, fs, ds_store_dxpl(), buf) >= 0;
   if (fs >= 0) H5Sclose(fs);
   if (ms >= 0) H5Sclose(ms);
   return ok ? 0 : -1;
@@ -533,7 +567,7 @@ static int ds_store_write_rows(ds_store *s, int64_t lo, int64_t hi) {
   hid_t fs = H5Dget_space(s->summary), ms = H5Screate_simple(1, &cnt, NULL);
   int ok = fs >= 0 && ms >= 0 &&
            H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) >= 0 &&
-           H5Dwrite(s->summary, s->row_mem, ms, fs, H5P_DEFAULT, r) >= 0;
+           H5Dwrite(s->summary, s->row_mem, ms, fs, ds_store_dxpl(), r) >= 0;
   if (fs >= 0) H5Sclose(fs);
   if (ms >= 0) H5Sclose(ms);
   free(r);
@@ -567,10 +601,16 @@ int ds_store_h5_end(ds_store *s) {
   if (b) {
     hid_t str = ds_store_vlen_str(), it = ds_store_idx_memtype();
     int64_t nk = b->nk - b->nk0;
-    ok = str >= 0 && it >= 0 &&
-         ds_store_append(b->d[0], b->nk0, nk, str, b->kn + b->nk0) >= 0 &&
-         ds_store_append(b->d[1], b->nk0, nk, str, b->ku + b->nk0) >= 0 &&
-         ds_store_append(b->d[2], b->nk0, nk, str, b->kd + b->nk0) >= 0 &&
+    char **kv[3] = {b->kn, b->ku, b->kd};
+    ok = str >= 0 && it >= 0;
+    for (int i = 0; ok && nk > 0 && i < 3; i++) { /* the kinds anew, all of them */
+      H5Dclose(b->d[i]);
+      b->d[i] = -1;
+      ok = H5Ldelete(s->series, ds_store_series_dsets[i], H5P_DEFAULT) >= 0 &&
+           ds_store_write_strs_dset(s->series, ds_store_series_dsets[i], (const char *const *)kv[i],
+                                    b->nk) >= 0;
+    }
+    ok = ok &&
          ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
          ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0 &&
          ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
@@ -634,16 +674,16 @@ int ds_store_h5_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len
   } else if (ok) {
     hsize_t chunk = len < 4096 ? 4096 : len > (1u << 20) ? (1u << 20) : (hsize_t)len;
     sp = H5Screate_simple(1, &n, &maxd);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-         H5Pset_obj_track_times(dcpl, 0) >= 0;
+    dcpl = ds_store_dcpl_sum(1, &chunk);
+    ok = sp >= 0 && dcpl >= 0;
     if (ok) d = H5Dcreate2(g, name, H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     ok = ok && d >= 0;
   }
   char now[40];
   ds_iso_time(now, sizeof now);
   ok = ok && (len == 0 || H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, blob) >= 0) &&
-       ds_store_put_i64(d, "bytes", (int64_t)len) >= 0 && ds_store_put_str(d, "time", now) >= 0;
+       ds_store_put_i64(d, "bytes", (int64_t)len) >= 0 && ds_store_put_str(d, "time", now) >= 0 &&
+       ds_store_put_i64(d, "crc32", (int64_t)ds_crc32(blob, len, 0)) >= 0;
   if (dcpl >= 0) H5Pclose(dcpl);
   if (sp >= 0) H5Sclose(sp);
   if (d >= 0) H5Dclose(d);

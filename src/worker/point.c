@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <zlib.h>
 
 #include "dynsweep/data.h"
 #include "dynsweep/dtrain.h"
@@ -390,7 +391,10 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
 /* ---- checkpoints ------------------------------------------------------------
  * Blob: header {magic, version, id, t, nparams, nstate, batch n, min_loss,
  * wall} then theta, optimiser state and step count, the batcher (its rng and
- * permutation), and the trajectory recorded so far (ds_traj_pack). */
+ * permutation), the trajectory recorded so far (ds_traj_pack), and (version
+ * 5) the CRC-32 of all bytes before it (u32): a damaged blob is never
+ * resumed from, the point restarts from step 0 with a warning. */
+#define CKPT_VERSION 5
 #define CKPT_MAGIC 0x44534b50u /* "DSKP" */
 typedef struct {
   uint32_t magic, version;
@@ -444,11 +448,11 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
     return trc;
   }
   int64_t nk0 = st->diag.have_K0 ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  ckpt_header h = {CKPT_MAGIC, 4, p->id, st->t, (int64_t)st->mlp.nparams,
+  ckpt_header h = {CKPT_MAGIC, CKPT_VERSION, p->id, st->t, (int64_t)st->mlp.nparams,
                    nstate, st->opt.t, st->batch ? st->bt.n : 0, nk0,
                    st->min_loss, wall, st->prev_loss, st->loss0, st->peak, st->peak_step,
                    st->diag.batch_catapults};
-  size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl;
+  size_t n = sizeof h + (h.nparams + h.nstate + h.nk0) * sizeof(double) + tl + sizeof(uint32_t);
   if (st->batch) n += sizeof st->bt + (size_t)st->bt.n * sizeof(int);
   char *b = malloc(n), *q = b;
   if (!b) {
@@ -467,6 +471,8 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
     PUT(st->bt.perm, (size_t)st->bt.n * sizeof(int));
   }
   PUT(tb, tl);
+  uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b, (uInt)(q - b));
+  PUT(&crc, sizeof crc);
 #undef PUT
   free(tb);
   free(gth);
@@ -474,6 +480,27 @@ static int ckpt_save(point_state *st, const ds_point *p, const ds_traj *tr, cons
   int rc = ck->save(ck->arg, p->id, b, n);
   free(b);
   return rc ? ds_context(rc, "saving the checkpoint of point %lld", (long long)p->id) : DS_OK;
+}
+
+/* Is the blob whole (its CRC-32 trailer matches)? If not, warns naming the
+ * point: the caller starts the point afresh instead. */
+static int ckpt_intact(const ds_point *p, const char *b, size_t n) {
+  ckpt_header h;
+  uint32_t want = 0;
+  const char *why = NULL;
+  if (n < sizeof h + sizeof want) {
+    why = "too short";
+  } else {
+    memcpy(&h, b, sizeof h);
+    memcpy(&want, b + n - sizeof want, sizeof want);
+    if (h.magic != CKPT_MAGIC || h.version != CKPT_VERSION)
+      why = "not one of this dynsweep (no CRC-32)";
+    else if ((uint32_t)crc32(0L, (const Bytef *)b, (uInt)(n - sizeof want)) != want)
+      why = "damaged: its CRC-32 does not match (bit rot?)";
+  }
+  if (why) ds_warn("point %lld: its checkpoint (%zu bytes) is %s: not resuming from it, the point "
+                   "restarts from step 0", (long long)p->id, n, why);
+  return why == NULL;
 }
 
 /* theta (nparams) and the optimiser state (nstate) are written to theta_out,
@@ -486,7 +513,7 @@ static int ckpt_restore(point_state *st, const ds_point *p, ds_traj *tr, const c
   memcpy(&h, q, sizeof h);
   q += sizeof h;
   int64_t nk0 = st->diag.ntk_on ? (int64_t)st->diag.kn * st->diag.kn : 0;
-  if (h.magic != CKPT_MAGIC || h.version != 4 || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
+  if (h.magic != CKPT_MAGIC || h.version != CKPT_VERSION || h.id != p->id || (h.nk0 != 0 && h.nk0 != nk0) ||
       h.nparams != (int64_t)st->mlp.nparams || h.nstate != nstate ||
       h.batch_n != (st->batch ? st->bt.n : 0))
     return ds_fail(DS_EINPUT, "checkpoint of point %lld does not match its configuration",
@@ -550,7 +577,7 @@ typedef struct {
 
 static int ckpt_restore_dist(point_state *st, const ds_point *p, ds_traj *tr, const ds_ckpt *ck) {
   ds_team *tm = st->team;
-  int has = tm->rank == 0 && ck && ck->resume;
+  int has = tm->rank == 0 && ck && ck->resume && ckpt_intact(p, ck->resume, ck->resume_len);
   MPI_Bcast(&has, 1, MPI_INT, 0, tm->comm);
   if (!has) return DS_OK;
   size_t P = st->mlp.nparams, k = ds_optim_nstate(st->c->optimizer.type, 1);
@@ -559,7 +586,8 @@ static int ckpt_restore_dist(point_state *st, const ds_point *p, ds_traj *tr, co
   if (tm->rank == 0) {
     th = ds_calloc(P, sizeof *th);
     os = ds_calloc(k * P, sizeof *os);
-    rc = th && os ? ckpt_restore(st, p, tr, ck->resume, ck->resume_len, th, os, (int64_t)(k * P))
+    rc = th && os ? ckpt_restore(st, p, tr, ck->resume, ck->resume_len - sizeof(uint32_t), th, os,
+                                 (int64_t)(k * P))
                   : DS_ENOMEM;
   }
   rc = team_agree(tm, rc);
@@ -666,9 +694,9 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
   res->final_test_loss = NAN;
   int rc = setup(sw, p, &st, tr, team);
   if (rc == DS_OK && st.dist) rc = ckpt_restore_dist(&st, p, tr, ck);
-  else if (rc == DS_OK && ck && ck->resume)
-    rc = ckpt_restore(&st, p, tr, ck->resume, ck->resume_len, st.theta, st.opt.state,
-                      (int64_t)st.opt.nstate);
+  else if (rc == DS_OK && ck && ck->resume && ckpt_intact(p, ck->resume, ck->resume_len))
+    rc = ckpt_restore(&st, p, tr, ck->resume, ck->resume_len - sizeof(uint32_t), st.theta,
+                      st.opt.state, (int64_t)st.opt.nstate);
   if (rc != DS_OK) {
     state_free(&st);
     return ds_context(rc, "point %lld", (long long)p->id);

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Bit rot (issue 11, item 4): corruption is detected, never resumed from.
+# Real files, real flipped bytes (offsets from h5py's chunk info):
+# - `dynsweep verify` passes a clean store (and an old format-2 one, saying it
+#   has no checksums) and flags damaged series, summary and string data, naming
+#   the points; readers fail with a clear message instead of wrong data;
+# - the campaign: one bit flipped at a time at deterministic offsets over every
+#   region of a finished store (tests/corrupt_campaign.py): verify flags every
+#   flip that changes anything, no reader silently returns different data;
+# - a bit flipped in a checkpoint (in the file, or in the blob itself before it
+#   reached the store) is not resumed from: a warning naming the point, a
+#   restart from step 0, a trajectory bitwise equal to an uninterrupted run;
+# - a torn and a foreign journal are reported with what is dropped/recomputed.
+. "$(dirname "$0")/lib.sh"
+unset OPENBLAS_CORETYPE DYNSWEEP_NO_REEXEC
+export OPENBLAS_NUM_THREADS=1 HDF5_USE_FILE_LOCKING=FALSE
+small=$DS_SRC/tests/sweeps/small.yaml
+D=$DYNSWEEP
+
+# flip FILE OFFSET [BIT]: xor one bit of the byte at OFFSET
+flip() { "$PY" -c "
+import sys
+p, o, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(p, 'r+b') as f:
+    f.seek(o); x = f.read(1)[0]; f.seek(o); f.write(bytes([x ^ (1 << b)]))" "$1" "$2" "${3:-0}"; }
+# chunk_off FILE DATASET [CHUNK]: file offset of the middle of a chunk (of
+# the data of a contiguous dataset)
+chunk_off() { "$PY" -c "
+import sys, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    d = f[sys.argv[2]].id
+    if f[sys.argv[2]].chunks:
+        ci = d.get_chunk_info(int(sys.argv[3]))
+        print(ci.byte_offset + ci.size // 2)
+    else:
+        print(d.get_offset() + d.get_storage_size() // 2)" "$1" "$2" "${3:-0}"; }
+
+# ---- a clean store; an old one ---------------------------------------------------
+drun 2 "$small" -o "$T/s.h5" -q
+check "verify: clean store, exit 0" test "$(code "$D" verify "$T/s.h5")" -eq 0
+check "... says OK with checksums" grep -q "OK: 32 points.*all checksums and digests match" "$T/out"
+check "store is format 4 with Fletcher32 on the results" bash -c "h5dump -pH '$T/s.h5' |
+  grep -c FLETCHER32 | grep -qx 5"
+check "verify --help documents the exit codes" bash -c "'$D' verify --help | grep -q '1 damaged'"
+cp "$DS_SRC/tests/data/store_v2.h5" "$T/v2.h5"
+check "verify: format-2 store, exit 0" test "$(code "$D" verify "$T/v2.h5")" -eq 0
+check "... notes it has no checksums" grep -q "format_version 2 has no checksums" "$T/out"
+check "verify: not a store, exit 2" test "$(code "$D" verify "$small")" -eq 2
+
+# ---- targeted flips ----------------------------------------------------------------
+cp "$T/s.h5" "$T/val.h5"; flip "$T/val.h5" "$(chunk_off "$T/val.h5" series/value 1)" 3
+check "value chunk flipped: verify exit 1" test "$(code "$D" verify "$T/val.h5")" -eq 1
+check "... names damaged points' series" grep -qE "^damaged: point [0-9]+: [0-9]+ of its series cannot be read.*Fletcher32" "$T/out"
+pt=$(sed -nE 's/^damaged: point ([0-9]+): .*/\1/p' "$T/out" | head -1)
+check "... final line lists the points" grep -qE "DAMAGED: .* point\(s\) affected: .*\b$pt\b" "$T/out"
+check "show of damaged point $pt: exit 1" test "$(code "$D" show "$T/val.h5" "$pt")" -eq 1
+check "... says point, damage and verify" grep -q "point $pt: cannot read its series .*damaged.*bit rot.*dynsweep verify" "$T/err"
+check "ls still works (the summary is intact)" test "$(code "$D" ls "$T/val.h5")" -eq 0
+
+cp "$T/s.h5" "$T/sum.h5"; flip "$T/sum.h5" "$(chunk_off "$T/sum.h5" summary 0)" 5
+check "summary chunk flipped: verify exit 1" test "$(code "$D" verify "$T/sum.h5")" -eq 1
+check "... names the summary rows" grep -q "^damaged: /summary rows 0-31 cannot be read" "$T/out"
+check "ls: exit 1, clear message" test "$(code "$D" ls "$T/sum.h5")" -eq 1
+check "... checksum named" grep -q "damaged.*checksum" "$T/err"
+
+# the sweep text lives in HDF5's global heap (no checksum): the digest catches it
+off=$("$PY" -c "import sys; d=open(sys.argv[1],'rb').read(); print(d.index(b'per_decade: 5'))" "$T/s.h5")
+cp "$T/s.h5" "$T/yaml.h5"; flip "$T/yaml.h5" "$off" 1
+check "sweep text flipped: verify exit 1" test "$(code "$D" verify "$T/yaml.h5")" -eq 1
+check "... its digest named" grep -q "^damaged: /sweep/yaml (the sweep file) fail their CRC-32 digest" "$T/out"
+check "status: exit 1, clear message" test "$(code "$D" status "$T/yaml.h5")" -eq 1
+check "... digest named" grep -q "fail their CRC-32 digest (bit rot?)" "$T/err"
+check "resume refuses it (exit 1)" test "$(code drun 1 "$small" -o "$T/yaml.h5")" -eq 1
+
+# ---- the campaign -------------------------------------------------------------------
+rc=0
+"$PY" "$DS_SRC/tests/corrupt_campaign.py" "$D" "$T/s.h5" --per-region 4 >"$T/campaign.txt" 2>&1 || rc=$?
+sed -n '/^region/,$p' "$T/campaign.txt"
+check "campaign: every flip detected or harmless, no reader silently wrong" test "$rc" -eq 0 ||
+  grep -E "MISSED|SILENTLY" "$T/campaign.txt" >&2
+
+# resumed NAME WARNING: `run` on $T/NAME.h5 (stderr in $T/NAME.log) exits 0,
+# warns (grep pattern WARNING) and ends with the uninterrupted run's trajectory
+resumed() {
+  local rc=0
+  drun 2 "$one" -o "$T/$1.h5" -q 2>"$T/$1.log" || rc=$?
+  check "$1: resume exit 0" test "$rc" -eq 0
+  check "... warns: $2" grep -q "$2" "$T/$1.log"
+  check "... trajectory equals the uninterrupted run's" same_points "$T/ref.h5" "$T/$1.h5"
+}
+
+# ---- checkpoints ---------------------------------------------------------------------
+# one long point (~2 s): a reference run, and a run drained mid-point so the
+# store keeps its checkpoint
+one=$T/one.yaml
+sed -e 's/^  model.type: \[linear, relu\]$/  model.type: [linear]/' -e 's/^  lr: \[0.01, 0.02\]$/  lr: [0.01]/' \
+  "$DS_SRC/tests/sweeps/long.yaml" >"$one"
+grep -q '^  lr: \[0.01\]$' "$one" || bad "one.yaml: sed changed nothing"
+drun 2 "$one" -o "$T/ref.h5" -q
+start_bg "$T/c1.log" -n 2 "$D" run "$one" -o "$T/c.h5" --checkpoint-every 0.2
+while bg_running && [ ! -e "$T/c.h5.journal" ]; do sleep 0.01; done
+sleep 0.8; kill -USR1 "$SID"; wait_bg
+nck=$(h5ls "$T/c.h5/checkpoints" 2>/dev/null | wc -l)
+check "drained with a checkpoint (exit $RC, $nck checkpoint)" test "$RC" -eq 3 -a "$nck" -eq 1
+check "verify: drained store clean" test "$(code "$D" verify "$T/c.h5")" -eq 0
+# (a) a bit flipped in the file: Fletcher32 and the checkpoint's crc32 catch it
+cp "$T/c.h5" "$T/ca.h5"; flip "$T/ca.h5" "$(chunk_off "$T/ca.h5" checkpoints/000000 0)" 2
+check "checkpoint flipped in the file: verify exit 1" test "$(code "$D" verify "$T/ca.h5")" -eq 1
+check "... names point 0's checkpoint" grep -q "^damaged: point 0: cannot read its checkpoint" "$T/out"
+resumed ca "not resuming from it, point 0 restarts from step 0"
+check "... verify clean afterwards" test "$(code "$D" verify "$T/ca.h5")" -eq 0
+# (b) the blob itself damaged (before it reached the store: Fletcher32 and the
+# store's crc32 are recomputed): the worker's CRC-32 catches it
+cp "$T/c.h5" "$T/cb.h5"
+"$PY" - "$T/cb.h5" <<'EOF'
+import sys, zlib, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    d = f["checkpoints/000000"]
+    b = bytearray(d[...].tobytes()); b[len(b) // 3] ^= 0x10
+    d[...] = list(b)
+    d.attrs["crc32"] = zlib.crc32(bytes(b))
+EOF
+check "blob flipped, file checksums redone: verify passes (store-level checks agree)" \
+  test "$(code "$D" verify "$T/cb.h5")" -eq 0
+resumed cb "point 0: its checkpoint .* CRC-32 does not match.*restarts from step 0"
+# (c) intact: resumes from it, same result
+cp "$T/c.h5" "$T/cc.h5"
+drun 2 "$one" -o "$T/cc.h5" -v 2>"$T/cc.log"
+check "intact checkpoint: resumed from it" grep -q "(1 from a checkpoint)" "$T/cc.log"
+check "... no warning" bash -c "! grep -q 'restarts from step 0' '$T/cc.log'"
+check "... trajectory equals the uninterrupted run's" same_points "$T/ref.h5" "$T/cc.h5"
+
+# ---- journals -------------------------------------------------------------------------
+# a run killed mid-point leaves journaled checkpoints that were not published
+start_bg "$T/k.log" -n 2 "$D" run "$one" -o "$T/k.h5" --checkpoint-every 0.1 --publish-every 1000
+while bg_running && [ ! -e "$T/k.h5.journal" ]; do sleep 0.01; done
+sleep 0.8; kill_session "$SID"; wait_bg
+jsz=$(stat -c %s "$T/k.h5.journal" 2>/dev/null || echo 0)
+check "killed run left journal records ($jsz bytes)" test "$jsz" -gt 200
+cp "$T/k.h5" "$T/j.h5"; cp "$T/k.h5.journal" "$T/j.h5.journal"
+truncate -s $((jsz - 7)) "$T/j.h5.journal"
+check "verify: torn journal is a warning, store clean (exit 0)" test "$(code "$D" verify "$T/j.h5")" -eq 0
+check "... warning names the torn bytes" grep -q "^warning: .*j.h5.journal: [0-9]* bytes from byte [0-9]* are torn" "$T/out"
+resumed j "j.h5.journal is torn at byte [0-9]*: a checkpoint record of point 0 (cut short.*what it recorded is recomputed"
+# a foreign journal: another store's, copied next to this one
+cp "$T/c.h5" "$T/f.h5"; cp "$T/k.h5.journal" "$T/f.h5.journal"
+check "verify: foreign journal is a warning" test "$(code "$D" verify "$T/f.h5")" -eq 0
+check "... says it belongs to another store" grep -q "^warning: .*f.h5.journal belongs to another store" "$T/out"
+resumed f "ignoring .*f.h5.journal (it belongs to another store): its [0-9]* record(s), of points 0.* are not applied; kept as .*f.h5.journal.ignored"
+check "... the copy is kept" test -s "$T/f.h5.journal.ignored"
+report
