@@ -6,29 +6,35 @@ set -euo pipefail
 DS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DS_BUILD=${DS_BUILD:-$DS_ROOT/build}
 
+# What building dynsweep and running the demo need (tools/demo.sh) ...
 DS_PACKAGES=(build-essential cmake pkg-config
   openmpi-bin libopenmpi-dev
   libscalapack-openmpi-dev libopenblas-dev
   libhdf5-openmpi-dev hdf5-tools
-  libyaml-dev zlib1g-dev librandom123-dev
-  python3 python3-numpy python3-h5py python3-yaml
+  libyaml-dev zlib1g-dev librandom123-dev)
+# ... and what the test suite needs on top (tools/test.sh: ds_install test)
+DS_TEST_PACKAGES=(
+  python3 python3-numpy python3-h5py python3-yaml  # store checks, analysis tools
   dataset-fashion-mnist   # real data: Fashion-MNIST IDX files (seed 003/004 studies)
   python3-torch           # reference trajectories (tests/torch_reference.py)
   python3-matplotlib      # tools/dynsweep-report figures
   chromium                # renders the report in a test (headless)
   slurmctld slurmd slurm-client munge)  # tests/slurm_sweep.sh starts a local cluster
 
+# ds_missing_packages [test]: the packages of the list that are not installed
 ds_missing_packages() {
-  local p missing=()
-  for p in "${DS_PACKAGES[@]}"; do
+  local p missing=() want=("${DS_PACKAGES[@]}")
+  [ "${1:-}" = test ] && want+=("${DS_TEST_PACKAGES[@]}")
+  for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   echo "${missing[@]:-}"
 }
 
+# ds_install [test]: install what is missing (the demo's list; with "test" also the suite's)
 ds_install() {
   local missing
-  missing=$(ds_missing_packages)
+  missing=$(ds_missing_packages "${1:-}")
   [ -z "$missing" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "dynsweep setup: these Debian packages are missing: $missing" >&2

@@ -9,7 +9,7 @@
 # that environment irrelevant (tests/hermetic.sh checks the wiring).
 set -euo pipefail
 . "$(dirname "$0")/setup.sh"
-ds_install
+ds_install test
 ds_build
 (cd "$DS_BUILD" && ctest --output-on-failure -j 2 "$@")
 if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
