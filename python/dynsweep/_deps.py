@@ -17,7 +17,11 @@ class MissingDependency(ImportError):
 
 def message(module, err, what="dynsweep"):
     exe = sys.executable or "(unknown)"
-    if os.path.realpath(exe) != os.path.realpath("/usr/bin/python3"):
+    if sys.prefix != sys.base_prefix:
+        why = ("this Python is a virtual environment (%s) that does not see Debian's python3-* "
+               "packages: run /usr/bin/python3, or make the venv with --system-site-packages"
+               % sys.prefix)
+    elif os.path.realpath(exe) != os.path.realpath("/usr/bin/python3"):
         why = ("this Python is not Debian's interpreter (a pyenv, conda, venv or self-built Python "
                "does not see Debian's python3-* packages): run it with /usr/bin/python3")
     elif sys.flags.no_site:
