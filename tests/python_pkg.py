@@ -173,6 +173,28 @@ except dynsweep.MissingDependency as e:
           and isinstance(e, ImportError))
 sys.modules["pandas"] = pd
 
+# ---- unfinished points: rows 0-3 made pending/running in a copy --------------------
+import h5py  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    cp = os.path.join(tmp, "p.h5")
+    shutil.copy(store, cp)
+    with h5py.File(cp, "r+") as f:
+        s = f["summary"][...]
+        s["status"][:4] = [0, 0, 4, 4]
+        s["outcome"][:4] = 4
+        f["summary"][...] = s
+    p = dynsweep.open(cp)
+    pdf = p.summary()
+    check("pending/running rows: status pending/running, outcome unfinished",
+          list(pdf.status.astype(str)[:4]) == ["pending", "pending", "running", "running"] and
+          list(pdf.outcome.astype(str)[:4]) == ["unfinished"] * 4 and
+          list(pdf.outcome.astype(str)[4:]) == list(df.outcome.astype(str)[4:]))
+    pds = p.to_xarray()
+    check("... and code 4 in the Dataset's outcome",
+          sorted(pds.outcome.values.ravel().tolist()).count(4) == 4)
+
 # ---- a format-2 store (no attempts field, /points groups) -------------------------
 old = dynsweep.open(old_store)
 odf = old.summary()

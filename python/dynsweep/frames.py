@@ -182,12 +182,14 @@ class Store:
         (point order): columns point, step, value (one value per record), or point,
         step, col, value when the series has several columns (sv/W1, layer_fro; col 0
         is the first, e.g. the largest singular value). points: ids to keep (None:
-        all); where: as in select(). An unknown series name raises KeyError."""
+        all); where: as in select(). A name no written point recorded raises KeyError
+        (while no point has been written at all, the frame is empty)."""
         pd = _pd()
         got = self.raw.series(name, where)
-        if not got and name not in self.raw.series_names():
+        recorded = self.raw.series_names() if not got else [name]
+        if not got and recorded and name not in recorded:  # none written yet: empty frame
             raise KeyError("no point recorded a series %r; recorded: %s"
-                           % (name, ", ".join(self.raw.series_names())))
+                           % (name, ", ".join(recorded)))
         if points is not None:
             keep = set(int(p) for p in np.atleast_1d(points))
             got = [g for g in got if g[0]["id"] in keep]
