@@ -1,0 +1,453 @@
+"""dynsweep.store -- read a dynsweep HDF5 store (docs/store.md) with h5py and numpy.
+(tools/dynsweep_store.py is this module, for scripts that put tools/ on sys.path.)
+
+    from dynsweep.store import Store      # or: sys.path.insert(0, "tools"); from dynsweep_store import Store
+
+    st = Store("sweep.h5")                 # reads the summary, grid and sweep file
+    t = st.table()                         # dict of numpy arrays, one entry per point
+    t["lr"], t["model.type"], t["status_name"], t["final_loss"], t["steps_to_tol"]
+    rec = st.records()                     # the same as one numpy structured array
+    for params, step, value in st.series("loss", where={"model.type": "relu"}):
+        ...                                # params: {'lr': 0.02, 'width': 8, ..., 'id': 3}
+
+The store may be read while a sweep is running: every call opens the file
+read-only, reads and closes it again (no handle is kept), with HDF5 file
+locking off for the reader; a read that fails (e.g. because a new snapshot
+replaced the file at that moment) is tried once more. Call refresh() to see
+newer summary rows.
+
+Grid parameters come back by axis name (lr, width, model.type, ...). Numeric
+axes are float64 arrays (whole numbers stay floats); enum and bool axes are
+decoded to their names ("relu", "true") using the sweep file stored in the
+store (/sweep/yaml) and the point's grid combination.
+"""
+import os
+import time
+
+# HDF5 1.10 refuses to open a file another process holds open for writing
+# unless file locking is off; reading published snapshots needs no lock.
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+
+from ._deps import require  # noqa: E402
+
+h5py = require("h5py")
+np = require("numpy")
+
+try:
+    import yaml  # python3-yaml
+except ImportError:  # pragma: no cover - decoding falls back to numeric codes
+    yaml = None
+
+# 1: docs/store.md as first written; 2: the crash-safe store (same layout plus run
+# bookkeeping attributes and /checkpoints); 3: the series of all points in
+# sweep-wide tables under /series instead of one group per point under /points.
+KNOWN_FORMAT_VERSIONS = (1, 2, 3, 4)
+STATUS_NAMES = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
+STATUS_CODES = {v: k for k, v in STATUS_NAMES.items()}
+ALIASES = {"width": "model.width", "depth": "model.depth", "lr": "optimizer.lr",
+           "init_scale": "model.init_scale"}
+SUMMARY_FIELDS = ("id", "combo", "replica", "width", "depth", "lr", "init_scale", "status",
+                  "steps", "final_loss", "min_loss", "final_test_loss", "diverged_step",
+                  "wall_s", "rank", "reason")
+
+
+class StoreError(Exception):
+    """Not a dynsweep store, or a store this module cannot read."""
+
+
+class _Series3:
+    """/series of a version-3 store (docs/store.md): index rows grouped by point."""
+
+    def __init__(self, f):
+        g = f["series"]
+        self.names = [_s(x) for x in g["names"].asstr()[...]]
+        self.units = [_s(x) for x in g["units"].asstr()[...]]
+        self.defs = [_s(x) for x in g["definitions"].asstr()[...]]
+        self.index = g["index"][...]
+        self.step = g["step"]
+        self.value = g["value"]
+        self.rows = {}
+        for i, pid in enumerate(self.index["point"].tolist()):
+            if pid >= 0:
+                self.rows.setdefault(pid, []).append(i)
+
+    def point(self, pid):
+        """[(name, unit, definition, step, value)] of point pid in recorded order,
+        None if it was not written."""
+        if pid not in self.rows:
+            return None
+        out = []
+        for i in self.rows[pid]:
+            r = self.index[i]
+            k, nc, n = int(r["kind"]), int(r["ncols"]), int(r["n"])
+            if k < 0:
+                continue
+            s0, v0 = int(r["step_start"]), int(r["value_start"])
+            step = self.step[s0:s0 + n]
+            val = self.value[v0:v0 + n * nc]
+            if nc > 1:
+                val = val.reshape(n, nc)
+            out.append((self.names[k], self.units[k], self.defs[k], step, val))
+        return out
+
+
+def read_points(f, ids=None):
+    """{point id: [(name, unit, definition, step, value)]} of the written points of an
+    open store file (any format version), ids: only those."""
+    out = {}
+    if "series" in f and "index" in f["series"]:
+        s3 = _Series3(f)
+        for pid in (s3.rows if ids is None else ids):
+            got = s3.point(int(pid))
+            if got is not None:
+                out[int(pid)] = got
+        return out
+    pts = f["points"] if "points" in f else {}
+    keys = list(pts) if ids is None else ["%06d" % int(i) for i in ids]
+    for key in keys:
+        if key not in pts:
+            continue
+        g = pts[key]
+        lst = []
+        for n in g.attrs.get("series_names", []):
+            n = _s(n)
+            v = g[n + "/value"]
+            lst.append((n, _s(v.attrs.get("unit", "")), _s(v.attrs.get("definition", "")),
+                        g[n + "/step"][...], v[...]))
+        out[int(key)] = lst
+    return out
+
+
+def _s(x):
+    """h5py attribute/string value -> str."""
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "replace")
+    if isinstance(x, np.ndarray) and x.shape == ():
+        return _s(x[()])
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _read(path, fn):
+    """Open read-only, run fn(file), close; once more if that fails."""
+    last = None
+    for attempt in range(2):
+        try:
+            with h5py.File(path, "r") as f:
+                return fn(f)
+        except (OSError, KeyError, ValueError, RuntimeError) as e:
+            last = e
+            if not os.path.exists(path):
+                break
+            time.sleep(0.1)  # a snapshot may be being published: try again once
+    if isinstance(last, FileNotFoundError) or not os.path.exists(path):
+        raise StoreError("%s: no such file" % path)
+    raise StoreError("%s: cannot read the store: %s" % (path, last))
+
+
+def _yaml_get(doc, dotted):
+    cur = doc
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+class Axis:
+    """One grid axis: name (alias or path), path, and whether its values are names."""
+
+    def __init__(self, name, path, is_text, labels):
+        self.name, self.path, self.is_text, self.labels = name, path, is_text, labels
+        self.is_int = False
+
+    def __repr__(self):
+        return "Axis(%r, %r%s)" % (self.name, self.path, ", text" if self.is_text else "")
+
+
+class Store:
+    def __init__(self, path):
+        self.path = str(path)
+        self.refresh()
+
+    # ---- metadata and summary -------------------------------------------------
+    def refresh(self):
+        """(Re)read attributes, sweep file, grid and summary in one open."""
+        def load(f):
+            fmt = _s(f.attrs.get("format", b""))
+            if fmt != "dynsweep-store":
+                raise StoreError("%s: not a dynsweep store (format attribute %r)" % (self.path, fmt))
+            ver = int(_s(f.attrs.get("format_version", 0)))
+            if ver not in KNOWN_FORMAT_VERSIONS:
+                raise StoreError("%s: store format_version %d is not known (this reader: 1-4)"
+                                 % (self.path, ver))
+            attrs = {k: _s(v) for k, v in f.attrs.items()}
+            text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""
+            names = [str(x) for x in f["grid/axis_names"].asstr()[...]]
+            paths = [str(x) for x in f["grid/axis_paths"].asstr()[...]]
+            vals = np.asarray(f["grid/axis_values"][...], dtype=np.float64)
+            summ = f["summary"][...]
+            return attrs, text, names, paths, vals, summ
+
+        try:
+            (self.attrs, self.sweep_yaml, names, paths, self.axis_values,
+             self.summary) = _read(self.path, load)
+        except StoreError:
+            raise
+        except Exception as e:  # a file that is HDF5 but not laid out as a store
+            raise StoreError("%s: not a dynsweep store: %s" % (self.path, e))
+        self.n = len(self.summary)
+        self.sweep = None
+        if yaml is not None and self.sweep_yaml:
+            try:
+                self.sweep = yaml.safe_load(self.sweep_yaml)
+            except yaml.YAMLError:
+                self.sweep = None
+        self.axes = [self._decode_axis(a, n, p) for a, (n, p) in enumerate(zip(names, paths))]
+        self._table = None
+
+    def _grid_entry(self, name, path):
+        grid = (self.sweep or {}).get("grid") if isinstance(self.sweep, dict) else None
+        if not isinstance(grid, dict):
+            return None
+        for k, v in grid.items():
+            if k == "replicas":
+                continue
+            if k == name or k == path or ALIASES.get(k) == path:
+                return v
+        return None
+
+    def _decode_axis(self, a, name, path):
+        entry = self._grid_entry(name, path)
+        is_text = isinstance(entry, list) and any(
+            isinstance(e, bool) or (isinstance(e, str) and not _isnum(e)) for e in entry)
+        labels = None
+        if is_text and self.n:
+            words = ["true" if e is True else "false" if e is False else str(e).lower()
+                     for e in entry]
+            # Points enumerate axes in file order, last axis fastest: the combo
+            # index gives the position of this axis' value in the list.
+            counts = [len(np.unique(self.axis_values[:, j])) for j in range(self.axis_values.shape[1])]
+            counts[a] = len(words)
+            stride = int(np.prod(counts[a + 1:], dtype=np.int64)) if a + 1 < len(counts) else 1
+            idx = (self.summary["combo"].astype(np.int64) // stride) % len(words)
+            code_to_word = {}
+            ok = True
+            for code, i in zip(self.axis_values[:, a], idx):
+                if code_to_word.setdefault(code, words[i]) != words[i]:
+                    ok = False
+                    break
+            if ok:
+                labels = np.array([code_to_word[c] for c in self.axis_values[:, a]], dtype=object)
+            else:
+                is_text = False
+        ax = Axis(name, path, is_text, labels)
+        # integer axes (a list of whole numbers in the sweep file) come back as int64
+        ax.is_int = (not is_text and isinstance(entry, list) and len(entry) > 0 and
+                     all(isinstance(e, int) and not isinstance(e, bool) for e in entry))
+        return ax
+
+    def axis(self, name):
+        """The Axis named name (alias or path), or None."""
+        for ax in self.axes:
+            if name in (ax.name, ax.path) or ALIASES.get(name) == ax.path:
+                return ax
+        return None
+
+    def param(self, dotted, default=None):
+        """Base value of an option from the stored sweep file (not the axis values)."""
+        if not isinstance(self.sweep, dict):
+            return default
+        v = _yaml_get(self.sweep, ALIASES.get(dotted, dotted))
+        return default if v is None else v
+
+    def column(self, name):
+        """One column of table() by name: summary field, axis name/path, alias."""
+        t = self.table()
+        if name in t:
+            return t[name]
+        ax = self.axis(name)
+        if ax is not None:
+            return t[ax.name]
+        if name in ALIASES and name in t:
+            return t[name]
+        if name == "point":
+            return t["id"]
+        raise KeyError("unknown column %r; columns: %s" % (name, ", ".join(t)))
+
+    def table(self):
+        """Dict of numpy arrays, one element per point (summary row order):
+        id, combo, replica, each grid axis by name (decoded), width, depth, lr,
+        init_scale, status (int), status_name (str), steps, final_loss, min_loss,
+        final_test_loss, diverged_step, wall_s, rank, reason (str), steps_to_tol
+        (float; NaN unless the point finished done with its last loss < train.tol)."""
+        if self._table is not None:
+            return self._table
+        s = self.summary
+        t = {}
+        for k in ("id", "combo", "replica"):
+            t[k] = np.asarray(s[k])
+        for a, ax in enumerate(self.axes):
+            if ax.is_text:
+                t[ax.name] = ax.labels
+            elif ax.is_int:
+                t[ax.name] = self.axis_values[:, a].astype(np.int64)
+            else:
+                t[ax.name] = self.axis_values[:, a].copy()
+        for k in SUMMARY_FIELDS[3:]:
+            if k in t or k not in s.dtype.names:
+                continue
+            if k == "reason":
+                t[k] = np.array([_s(x).rstrip("\0") if isinstance(x, bytes) else str(x)
+                                 for x in s[k]], dtype=object)
+            else:
+                t[k] = np.asarray(s[k])
+        for k in s.dtype.names:  # fields added by later format revisions
+            if k not in t:
+                t[k] = np.asarray(s[k])
+        t["status_name"] = np.array([STATUS_NAMES.get(int(x), str(int(x))) for x in s["status"]],
+                                    dtype=object)
+        tol = self._per_point("train.tol", 0.0)
+        reached = (s["status"] == 1) & (tol > 0) & (s["final_loss"] < tol)
+        t["steps_to_tol"] = np.where(reached, s["steps"].astype(np.float64), np.nan)
+        self._table = t
+        return t
+
+    def _per_point(self, dotted, default):
+        """Per-point numeric value of an option: the axis if it is one, else the base value."""
+        ax = self.axis(dotted)
+        if ax is not None and not ax.is_text:
+            return self.axis_values[:, self.axes.index(ax)]
+        try:
+            v = float(self.param(dotted, default))
+        except (TypeError, ValueError):
+            v = default
+        return np.full(self.n, v, dtype=np.float64)
+
+    def per_point_text(self, dotted, default=None):
+        """Per-point text value of an (enum) option: the axis if it is one, else the base."""
+        ax = self.axis(dotted)
+        if ax is not None:
+            col = ax.labels if ax.is_text else self.axis_values[:, self.axes.index(ax)]
+            return np.array([str(x) for x in col], dtype=object)
+        v = self.param(dotted, default)
+        return np.array([None if v is None else str(v)] * self.n, dtype=object)
+
+    def records(self):
+        """table() as one numpy structured array (text columns as unicode)."""
+        t = self.table()
+        cols, dtypes = [], []
+        for k, v in t.items():
+            if v.dtype == object:
+                v = v.astype(str)
+            cols.append(v)
+            dtypes.append((k, v.dtype))
+        out = np.empty(self.n, dtype=dtypes)
+        for (k, _), v in zip(dtypes, cols):
+            out[k] = v
+        return out
+
+    def params(self, i):
+        """Grid parameters of summary row i: {axis name: value, 'replica': r, 'id': id}."""
+        p = {}
+        for a, ax in enumerate(self.axes):
+            v = self.axis_values[i, a]
+            p[ax.name] = ax.labels[i] if ax.is_text else int(v) if ax.is_int else float(v)
+        p["replica"] = int(self.summary["replica"][i])
+        p["id"] = int(self.summary["id"][i])
+        return p
+
+    def select(self, where=None):
+        """Row indices matching where: {column: value | callable(array) -> bool array}."""
+        mask = np.ones(self.n, dtype=bool)
+        for k, v in (where or {}).items():
+            col = self.column(k)
+            if callable(v):
+                mask &= np.asarray(v(col), dtype=bool)
+            elif k == "status" and isinstance(v, str):
+                mask &= col == STATUS_CODES[v]
+            elif col.dtype == object:
+                mask &= col == str(v)
+            else:
+                mask &= np.isclose(col.astype(np.float64), float(v), rtol=1e-12, atol=0)
+        return np.nonzero(mask)[0]
+
+    # ---- series -----------------------------------------------------------------
+    def series_names(self):
+        """Names of the series recorded by any written point (recorded order, union)."""
+        def fn(f):
+            names = []
+            if "series" in f and "index" in f["series"]:
+                s3 = _Series3(f)
+                for pid in sorted(s3.rows):
+                    for i in s3.rows[pid]:
+                        k = int(s3.index[i]["kind"])
+                        if k >= 0 and s3.names[k] not in names:
+                            names.append(s3.names[k])
+                return names
+            if "points" not in f:
+                return names
+            for key in f["points"]:
+                g = f["points"][key]
+                for n in g.attrs.get("series_names", []):
+                    n = _s(n)
+                    if n not in names:
+                        names.append(n)
+            return names
+        return _read(self.path, fn)
+
+    def point_series(self, point_id):
+        """{series name: (step int64 array, value array (n,) or (n, ncols))} of one point;
+        {} if the point was not written yet."""
+        def fn(f):
+            got = read_points(f, [int(point_id)]).get(int(point_id), [])
+            return {n: (step, val) for n, _, _, step, val in got}
+        return _read(self.path, fn)
+
+    def series(self, name, where=None):
+        """[(params dict, step array, value array)] for every written point that has
+        the series name, in point order; where as in select()."""
+        rows = self.select(where)
+        ids = [int(self.summary["id"][i]) for i in rows]
+
+        def fn(f):
+            out = []
+            got = read_points(f, ids)
+            for i, pid in zip(rows, ids):
+                for n, _, _, step, val in got.get(pid, []):
+                    if n == name:
+                        out.append((self.params(i), step, val))
+                        break
+            return out
+        return _read(self.path, fn)
+
+    def series_unit(self, name):
+        """(unit, definition) of a series from the first point that has it, or (None, None)."""
+        def fn(f):
+            if "series" in f and "index" in f["series"]:
+                s3 = _Series3(f)
+                used = set(int(k) for k in s3.index["kind"][s3.index["point"] >= 0])
+                for k, n in enumerate(s3.names):
+                    if n == name and k in used:
+                        return s3.units[k], s3.defs[k]
+                return None, None
+            for key in f.get("points", {}):
+                g = f["points"][key]
+                if name + "/value" in g:
+                    a = g[name + "/value"].attrs
+                    return _s(a.get("unit", "")), _s(a.get("definition", ""))
+            return None, None
+        return _read(self.path, fn)
+
+
+def _isnum(s):
+    try:
+        float(s)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def open_store(path):
+    return Store(path)
