@@ -49,6 +49,10 @@ echo "$*" >>"$FAKE_LOG/dynsweep"
 case ${FAKE_MODE:-ok} in
   ok) exit 0 ;;
   fail) exit 2 ;;
+  # the launcher's exit 1 (mpirun sent SIGTERM itself) over a store that
+  # drained, or over one a store error stopped: the script asks the store
+  abort1) [ "$1" = status ] && { echo drained; exit 0; }; exit 1 ;;
+  stop1)  [ "$1" = status ] && { echo stopped; exit 0; }; exit 1 ;;
   drain) trap 'echo usr1 >>"$FAKE_LOG/dynsweep"; exit 3' USR1
          touch "$FAKE_LOG/running"; for i in $(seq 200); do sleep 0.05; done; exit 0 ;;
 esac
@@ -185,6 +189,25 @@ for L in srun mpirun; do
   check "$L: SIGUSR1 reached dynsweep" grep -qx usr1 "$T/out/dynsweep"
   check "$L, drained: follow-on kept" test ! -e "$T/out/scancel"
   check "$L, drained: logged" grep -q "resumable" "$T/out/job.log"
+
+  # SIGTERM to the batch shell (scancel, the time limit) is passed on as SIGUSR1
+  rm -f "$T"/out/*
+  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
+    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
+  jp=$!
+  for _ in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
+  kill -TERM "$jp"
+  jrc=0; wait "$jp" || jrc=$?
+  check "$L, SIGTERM to the job: passed on as SIGUSR1, exit 3 ($jrc)" \
+    bash -c "[ $jrc -eq 3 ] && grep -qx usr1 '$T/out/dynsweep' && [ ! -e '$T/out/scancel' ]"
+
+  job "$L" abort1
+  check "$L, launcher exit 1 over a drained store: job exit 3 ($jrc), follow-on kept" \
+    bash -c "[ $jrc -eq 3 ] && [ ! -e '$T/out/scancel' ] && grep -q 'but the store drained' '$T/out/job.log'"
+  check "$L: asked the store with status --state" grep -qxF "status $T/s.h5 --state" "$T/out/dynsweep"
+  job "$L" stop1
+  check "$L, launcher exit 1 over a stopped store: exit 1 ($jrc), follow-on cancelled" \
+    bash -c "[ $jrc -eq 1 ] && grep -qx 4242 '$T/out/scancel'"
 done
 
 job srun ok 100
