@@ -78,6 +78,16 @@ void ds_sleep(double seconds);
 /* ---- logging (stderr, prefixed "dynsweep: ") ---- */
 void ds_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ds_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Rank 0's console (console.c): a progress bar on a terminal (stderr, or
+ * the terminal mpirun writes its stderr to;
+ * DYNSWEEP_PROGRESS=log: never), else plain lines. ds_log and
+ * ds_warn clear a bar before they print. */
+#include <stdarg.h>
+int ds_console_open_bar(void);          /* 1 if a bar can be drawn */
+int ds_console_width(void);             /* columns of that terminal (80 if unknown) */
+void ds_console_bar(const char *line);  /* redraw the bar line in place, cut to the width */
+void ds_console_bar_end(void);          /* end the bar's line */
+void ds_console_vline(const char *prefix, const char *fmt, va_list ap);
 
 /* ---- OpenBLAS kernel ----
  * Must be called first thing in main(), before MPI_Init: if OpenBLAS chose a

@@ -113,7 +113,7 @@ static void start_drain(sched *s, const char *why) {
   if (s->draining) return;
   s->draining = 1;
   s->drain_deadline = ds_now() + s->o->drain_timeout;
-  if (s->tty && !s->o->quiet) fputc('\n', stderr);
+  if (s->tty) ds_console_bar_end();
   ds_log("%s: no new points; waiting up to %.0f s for %lld running point(s) to checkpoint",
          why, s->o->drain_timeout, (long long)s->nrunning);
 }
@@ -851,25 +851,33 @@ static void progress(sched *s, const ds_summary_row *r, int force) {
   int64_t left = s->n - s->nfinal, pending = left - s->nrunning;
   double eta = rate > 0 ? left / rate : 0;
   char etas[32];
-  if (rate > 0) snprintf(etas, sizeof etas, "%.0fs", eta);
-  else snprintf(etas, sizeof etas, "?");
+  if (!(rate > 0)) snprintf(etas, sizeof etas, "?");
+  else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
+  else if (eta < 6000) snprintf(etas, sizeof etas, "%.0fm%02.0fs", floor(eta / 60), fmod(eta, 60));
+  else snprintf(etas, sizeof etas, "%.0fh%02.0fm", floor(eta / 3600), fmod(eta / 60, 60));
   if (r && s->o->verbose) {
     ds_log("[%lld/%lld] point %lld %-8s steps %-7lld loss %-11.4g rank %d %.2fs%s%s",
            (long long)s->nfinal, (long long)s->n, (long long)r->id, ds_status_name(r->status),
            (long long)r->steps, r->final_loss, r->rank, r->wall_s, r->reason[0] ? " | " : "",
            r->reason);
   }
-  if (s->tty) {
+  if (s->tty) { /* one line that fits the terminal, redrawn in place */
     if (!force && now - s->last_prog < 0.2) return;
-    char bar[31];
-    int fill = s->n ? (int)(30 * s->nfinal / s->n) : 30;
-    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
-    bar[30] = 0;
-    fprintf(stderr, "\r[%s] %lld/%lld | done %lld diverged %lld failed %lld running %lld pending "
-                    "%lld | %.2f pts/s ETA %s\033[K", bar, (long long)s->nfinal, (long long)s->n,
-            (long long)s->ndone, (long long)s->ndiv, (long long)s->nfail, (long long)s->nrunning,
-            (long long)pending, rate, etas);
-    fflush(stderr);
+    char text[256], line[512], bar[64];
+    snprintf(text, sizeof text, "%lld/%lld done %lld div %lld fail %lld run %lld | %.3g pts/s ETA %s",
+             (long long)s->nfinal, (long long)s->n, (long long)s->ndone, (long long)s->ndiv,
+             (long long)s->nfail, (long long)s->nrunning, rate, etas);
+    int w = ds_console_width() - 1 - (int)strlen(text) - 3;
+    if (w > 40) w = 40;
+    if (w >= 8) {
+      int fill = s->n ? (int)(w * s->nfinal / s->n) : w;
+      for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
+      bar[w] = 0;
+      snprintf(line, sizeof line, "[%s] %s", bar, text);
+    } else {
+      snprintf(line, sizeof line, "%s", text);
+    }
+    ds_console_bar(line);
   } else if (!s->o->verbose || force) {
     if (!force && now - s->last_prog < 10.0) return;
     ds_log("progress: %lld/%lld finished (done %lld, diverged %lld, failed %lld), running %lld, "
@@ -1098,7 +1106,7 @@ static void unpark(sched *s, MPI_Comm comm, int *active) {
  * what we have and end the job. */
 static void abort_busy(sched *s, MPI_Comm comm) {
   int code = s->fatal ? 1 : DS_EXIT_DRAINED;
-  if (s->tty && !s->o->quiet) fputc('\n', stderr);
+  if (s->tty) ds_console_bar_end();
   ds_warn("%lld point(s) still running %.0f s after the %s; ending the job (they resume from "
           "their last checkpoint)", (long long)s->nrunning, s->o->drain_timeout,
           s->fatal ? "store failure" : "drain signal");
@@ -1175,6 +1183,9 @@ static void serve_alone(sched *s) {
     ckpt_ctx c = {MPI_COMM_SELF, id, s};
     s->rows[id].team_size = 1; /* -n 1: whatever ranks_per_point asked for */
     mark_running(s, id, 0);
+    /* the bar says "run 1" while rank 0 trains a point that takes a while
+     * (estimated > 1e8 FLOP), not around every short one */
+    if (s->tty && (s->cost[id] > 1e8 || ds_now() - s->last_prog > 0.2)) progress(s, NULL, 1);
     init_ckpt(&ck, s->o, &c, 1, s->blob[id], s->bloblen[id]);
     run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
     take_result(s, &res, &tr);
@@ -1301,7 +1312,7 @@ static int wrap_up(sched *s, int size, double cpu, double wall) {
   ds_iso_time(end, sizeof end);
   if (s->tty && !s->o->quiet) {
     progress(s, NULL, 1);
-    fputc('\n', stderr);
+    ds_console_bar_end();
   }
   if (!complete)
     ds_store_set_run(s->store, s->fatal ? "stopped" : "drained", (double)time(NULL), s->final0);
@@ -1366,7 +1377,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   ds_signals_install_drain();
   char *hosts = gather_hosts(comm, rank, size);
   sched s = {.sw = sw, .o = o};
-  s.tty = isatty(2);
+  s.tty = rank == 0 && !o->quiet && ds_console_open_bar();
   s.nworkers = size - 1;
   s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;
   s.has = rank_has(o, comm, rank, size, s.has_why, sizeof s.has_why);

@@ -33,17 +33,13 @@ void ds_sleep(double s) {
 void ds_log(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("dynsweep: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  ds_console_vline("dynsweep: ", fmt, ap);
   va_end(ap);
 }
 
 void ds_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("dynsweep: warning: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  ds_console_vline("dynsweep: warning: ", fmt, ap);
   va_end(ap);
 }
