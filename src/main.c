@@ -491,12 +491,11 @@ static int cmd_show(int argc, char **argv) {
     return 2;
   }
   const ds_summary_row *r = &rows[id];
-  static const char *outcomes[] = {"converged", "diverged", "catapult", "failed", "unfinished"};
   printf("# point %lld replica %d width %d depth %d lr %g init_scale %g: %s, %lld steps, final "
          "loss %g%s%s; outcome %s (event step %lld, peak ratio %g, %d plateau(s))\n", id,
          r->replica, r->width, r->depth, r->lr, r->init_scale, ds_status_name(r->status),
          (long long)r->steps, r->final_loss, r->reason[0] ? ", " : "", r->reason,
-         r->outcome >= 0 && r->outcome <= 4 ? outcomes[r->outcome] : "unknown",
+         ds_outcome_category_name(ds_outcome_category(r)),
          (long long)r->event_step, r->peak_ratio, r->plateaus);
   free(rows);
   ds_traj tr;

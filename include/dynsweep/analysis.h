@@ -8,6 +8,24 @@
  * column names, not a store), 1 other failures. No MPI is needed. */
 #ifndef DYNSWEEP_ANALYSIS_H
 #define DYNSWEEP_ANALYSIS_H
+#include "dynsweep/store.h"
+
+/* The named outcome of a point (docs/store.md "Outcome"), derived from the
+ * stored status, outcome code and plateau count (the stored codes keep their
+ * meaning; stores without the outcome fields read as 0 and still classify):
+ *   pending   status pending or running
+ *   failed    status failed
+ *   diverged  status diverged
+ *   catapult  status done and stored outcome DS_OUT_CATAPULT (peak ratio above
+ *             record.spectra.catapult_factor)
+ *   plateaus  status done, not a catapult, and >= 1 plateau in the loss
+ *             (ds_worker_plateaus: a saddle the loss sat on and escaped)
+ *   converged status done otherwise */
+enum { DS_OC_CONVERGED, DS_OC_CATAPULT, DS_OC_DIVERGED, DS_OC_PLATEAUS, DS_OC_FAILED,
+       DS_OC_PENDING, DS_OC_COUNT };
+int ds_outcome_category(const ds_summary_row *r);
+const char *ds_outcome_category_name(int oc); /* "converged", ...; "unknown" out of range */
+char ds_outcome_category_letter(int oc);     /* c C D P F . */
 
 extern const char *const ds_usage_ls;
 extern const char *const ds_usage_export;

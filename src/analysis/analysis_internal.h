@@ -13,7 +13,7 @@
 typedef enum {
   AN_F_ID, AN_F_COMBO, AN_F_REPLICA, AN_F_STATUS, AN_F_STEPS, AN_F_FINAL_LOSS, AN_F_MIN_LOSS,
   AN_F_FINAL_TEST_LOSS, AN_F_DIVERGED_STEP, AN_F_WALL_S, AN_F_RANK, AN_F_REASON,
-  AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS,
+  AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS, AN_F_PLATEAU_END,
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
   AN_F_ATTEMPTS,     /* times the point was started (0 in stores before the field) */
@@ -79,4 +79,6 @@ int an_bad_args(const char *usage, const char *fmt, ...) __attribute__((format(p
 int an_want_help(int argc, char **argv);
 int an_fail(an_table *t, int rc);
 int an_parse_number(const char *s, double *v);
+/* Names of the summary columns (AN_F_*), for messages and "did you mean". */
+const char *an_field_name(int f);
 #endif

@@ -80,11 +80,13 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_level
 
 typedef enum { AG_MEAN, AG_MIN, AG_MAX, AG_COUNT } an_agg;
 
-/* Outcome letter of a status; severity for ties: F > D > . > d. */
-static char letter(int st) {
-  return st == DS_ST_DONE ? 'd' : st == DS_ST_DIVERGED ? 'D' : st == DS_ST_FAILED ? 'F' : '.';
+/* Severity of an outcome category for ties: F > D > C > P > . > c. */
+static int severity(int oc) {
+  static const int sev[DS_OC_COUNT] = {[DS_OC_CONVERGED] = 0, [DS_OC_PENDING] = 1,
+                                       [DS_OC_PLATEAUS] = 2,  [DS_OC_CATAPULT] = 3,
+                                       [DS_OC_DIVERGED] = 4,  [DS_OC_FAILED] = 5};
+  return sev[oc];
 }
-static int severity(char c) { return c == 'F' ? 3 : c == 'D' ? 2 : c == '.' ? 1 : 0; }
 
 int ds_cli_phase(int argc, char **argv) {
   if (an_want_help(argc, argv)) {
@@ -93,8 +95,13 @@ int ds_cli_phase(int argc, char **argv) {
   }
   const char *path = NULL, *xs = NULL, *ys = NULL, *metric = "outcome", *aggs = NULL, *where = NULL,
              *digs = NULL;
+  int shares = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
+    if (!strcmp(a, "--shares")) {
+      shares = 1;
+      continue;
+    }
     const char **dst = !strcmp(a, "--x")        ? &xs
                        : !strcmp(a, "--y")      ? &ys
                        : !strcmp(a, "--metric") ? &metric
@@ -136,7 +143,7 @@ int ds_cli_phase(int argc, char **argv) {
   int rc = an_open(path, &t);
   if (rc == DS_OK) rc = an_col_get(&t, xs, &cx);
   if (rc == DS_OK) rc = an_col_get(&t, ys, &cy);
-  if (rc == DS_OK) rc = an_col_get(&t, outcome ? "status" : metric, &cm);
+  if (rc == DS_OK) rc = an_col_get(&t, outcome ? "outcome" : metric, &cm);
   if (rc == DS_OK && !outcome && t.cols[cm].s)
     rc = ds_fail(DS_EINPUT, "phase: --metric %s is not numeric; use outcome, final_loss, min_loss, "
                  "final_test_loss, steps_to_tol, steps, wall_s or diverged_step", metric);
@@ -155,7 +162,7 @@ int ds_cli_phase(int argc, char **argv) {
   if (rc == DS_OK) rc = levels(&t, cy, sel, nsel, &ly, iy);
   int64_t ncell = (int64_t)lx.n * ly.n;
   double *sum = NULL, *mn = NULL, *mx = NULL;
-  int64_t *cnt = NULL, *npts = NULL, (*stc)[5] = NULL;
+  int64_t *cnt = NULL, *npts = NULL, (*stc)[DS_OC_COUNT] = NULL;
   if (rc == DS_OK) {
     sum = calloc((size_t)ncell, sizeof *sum);
     mn = calloc((size_t)ncell, sizeof *mn);
@@ -174,8 +181,7 @@ int ds_cli_phase(int argc, char **argv) {
     int64_t c = (int64_t)iy[j] * lx.n + ix[j];
     const an_col *m = &t.cols[cm];
     npts[c]++;
-    int st = t.rows[sel[j]].status;
-    stc[c][st >= 0 && st < 5 ? st : DS_ST_FAILED]++;
+    stc[c][ds_outcome_category(&t.rows[sel[j]])]++;
     if (outcome || m->empty[sel[j]] || !m->isnum[sel[j]] || isnan(m->v[sel[j]])) continue;
     double v = m->v[sel[j]];
     if (!cnt[c]++) mn[c] = mx[c] = v;
@@ -204,7 +210,8 @@ int ds_cli_phase(int argc, char **argv) {
          (long long)nsel, used ? "; aggregated over " : "", aggd);
   if (!outcome || agg == AG_COUNT) printf("# %s\n", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
   if (outcome && agg != AG_COUNT)
-    printf("# d done, D diverged, F failed, . pending/running, - no point; mixed: majority and its share\n");
+    printf("# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point; "
+           "mixed: the most common%s (ties: the worse)\n", shares ? " and its share" : ", then *");
 
   /* cell texts */
   char **cell = calloc((size_t)ncell, sizeof *cell);
@@ -219,19 +226,18 @@ int ds_cli_phase(int argc, char **argv) {
     else if (outcome) {
       if (!npts[c]) snprintf(b, sizeof b, "-");
       else {
-        int64_t by[256] = {0};
-        for (int s = 0; s < 5; s++) by[(unsigned char)letter(s)] += stc[c][s];
-        char best = 0;
-        const char *ls = "dD.F";
-        for (int q = 0; q < 4; q++) {
-          char L = ls[q];
-          if (!by[(unsigned char)L]) continue;
-          if (!best || by[(unsigned char)L] > by[(unsigned char)best] ||
-              (by[(unsigned char)L] == by[(unsigned char)best] && severity(L) > severity(best)))
-            best = L;
+        int best = -1;
+        for (int o = 0; o < DS_OC_COUNT; o++) {
+          if (!stc[c][o]) continue;
+          if (best < 0 || stc[c][o] > stc[c][best] ||
+              (stc[c][o] == stc[c][best] && severity(o) > severity(best)))
+            best = o;
         }
-        if (by[(unsigned char)best] == npts[c]) snprintf(b, sizeof b, "%c", best);
-        else snprintf(b, sizeof b, "%c%lld/%lld", best, (long long)by[(unsigned char)best], (long long)npts[c]);
+        char L = ds_outcome_category_letter(best);
+        if (stc[c][best] == npts[c]) snprintf(b, sizeof b, "%c", L);
+        else if (shares)
+          snprintf(b, sizeof b, "%c%lld/%lld", L, (long long)stc[c][best], (long long)npts[c]);
+        else snprintf(b, sizeof b, "%c*", L);
       }
     } else if (agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)cnt[c]);
     else if (!cnt[c]) snprintf(b, sizeof b, "-");

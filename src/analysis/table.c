@@ -15,11 +15,33 @@
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
     "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
-    "plateaus", "steps_to_tol", "team_size", "attempts"};
+    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts"};
 
-/* store.h: outcome codes of the summary (worker.h DS_OUT_*) */
-static const char *const outcome_names[] = {"converged", "diverged", "catapult", "failed",
-                                            "unfinished"};
+const char *an_field_name(int f) { return f >= 0 && f < AN_F_COUNT ? field_names[f] : "?"; }
+
+/* ---- outcome categories (analysis.h) ---------------------------------------- */
+
+static const char *const oc_names[DS_OC_COUNT] = {"converged", "catapult", "diverged",
+                                                  "plateaus",  "failed",   "pending"};
+
+int ds_outcome_category(const ds_summary_row *r) {
+  switch (r->status) {
+  case DS_ST_DONE:
+    if (r->outcome == 2) return DS_OC_CATAPULT; /* DS_OUT_CATAPULT (worker.h) */
+    return r->plateaus >= 1 ? DS_OC_PLATEAUS : DS_OC_CONVERGED;
+  case DS_ST_DIVERGED: return DS_OC_DIVERGED;
+  case DS_ST_FAILED: return DS_OC_FAILED;
+  default: return DS_OC_PENDING; /* pending, running */
+  }
+}
+
+const char *ds_outcome_category_name(int oc) {
+  return oc >= 0 && oc < DS_OC_COUNT ? oc_names[oc] : "unknown";
+}
+
+char ds_outcome_category_letter(int oc) {
+  return oc >= 0 && oc < DS_OC_COUNT ? "cCDPF."[oc] : '?';
+}
 
 static const struct { const char *alias, *path; } aliases[] = {
     {"width", "model.width"}, {"depth", "model.depth"}, {"lr", "optimizer.lr"},
@@ -196,15 +218,16 @@ static int materialise(an_table *t, an_col *c) {
         isnum = 0;
         break;
       }
-      case AN_F_OUTCOME:
-        v = r->outcome;
-        if (!(c->s[i] = strdup(r->outcome >= 0 && r->outcome <= 4 ? outcome_names[r->outcome]
-                                                                   : "unknown")))
+      case AN_F_OUTCOME: /* the named category, compared by text */
+        v = ds_outcome_category(r);
+        isnum = 0;
+        if (!(c->s[i] = strdup(ds_outcome_category_name(ds_outcome_category(r)))))
           return ds_fail(DS_ENOMEM, "out of memory");
         break;
       case AN_F_EVENT_STEP: v = (double)r->event_step; break;
       case AN_F_PEAK_RATIO: v = r->peak_ratio; break;
       case AN_F_PLATEAUS: v = r->plateaus; break;
+      case AN_F_PLATEAU_END: v = (double)r->plateau_end; break;
       case AN_F_STEPS_TO_TOL:
         /* reached the tolerance: finished as done with the last loss below train.tol */
         if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)
@@ -312,6 +335,14 @@ static int check_cond(an_table *t, const an_cond *k) {
       if (!strcmp(k->val, ds_status_name(s))) return DS_OK;
     return ds_fail(DS_EINPUT,
                    "--where status%s%s: unknown status; use pending, done, diverged, failed, running",
+                   op_text(k->op), k->val);
+  }
+  if (!c->is_param && c->field == AN_F_OUTCOME) {
+    for (int o = 0; o < DS_OC_COUNT; o++)
+      if (!strcmp(k->val, ds_outcome_category_name(o))) return DS_OK;
+    return ds_fail(DS_EINPUT,
+                   "--where outcome%s%s: unknown outcome; use converged, catapult, diverged, "
+                   "plateaus, failed, pending",
                    op_text(k->op), k->val);
   }
   if (c->is_param && any_text && !match) {
