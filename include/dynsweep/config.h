@@ -219,6 +219,7 @@ typedef struct {
   char agop_reference[DS_MAX_PATH]; /* HDF5 file with dataset G (d_in x d_in); "" = the analytic
                                        G* of the rank2/rank4 tasks */
   double catapult_factor; /* outcome "catapult": loss rose above factor x its start, then converged (default 2) */
+  double loss_rise_rel;   /* on_loss_rise fires when L_t > L_{t-1} (1 + loss_rise_rel) (default 1e-6) */
 } ds_spectra_spec;
 
 /* A cadence that ever fires (every, per_decade or on_loss_rise set). */

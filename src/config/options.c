@@ -236,6 +236,9 @@ const ds_option ds_options[] = {
     {"record.spectra.catapult_factor", NULL, DS_OT_DOUBLE, OFF(record.spectra.catapult_factor), 1,
      NOMAX, 1, NULL, 2, "2", "outcome catapult: the loss rose above this factor times its start, then "
      "converged", 0, 0},
+    {"record.spectra.loss_rise_rel", NULL, DS_OT_DOUBLE, OFF(record.spectra.loss_rise_rel), 0,
+     NOMAX, 0, NULL, 1e-6, "1e-6", "on_loss_rise: a step counts as a rise when its loss exceeds the "
+     "previous step's by more than this fraction of it (0 = any rise, even round-off)", 0, 0},
 };
 const int ds_noptions = (int)(sizeof ds_options / sizeof ds_options[0]);
 
