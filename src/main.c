@@ -148,7 +148,8 @@ static int want_help(int argc, char **argv) {
 static int bad_args(const char *usage, const char *fmt, const char *arg) {
   fprintf(stderr, "dynsweep: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage);
+  fprintf(stderr, "\n");
+  ds_short_usage(usage);
   return 2;
 }
 
@@ -200,6 +201,17 @@ static int cmd_plan(int argc, char **argv) {
   double has = ds_rank_memory(1, rank_mem, why, sizeof why);
   printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
          sw.naxes, sw.replicas, (long long)n, (unsigned long long)sw.hash);
+  /* numbers in the shortest form that tells the axis' values apart */
+  int digits[DS_MAX_AXES] = {0};
+  for (int a = 0; a < sw.naxes; a++) {
+    char *end;
+    int num = sw.axes[a].nvals > 0;
+    for (int i = 0; i < sw.axes[a].nvals && num; i++) {
+      (void)strtod(sw.axes[a].text[i], &end);
+      num = *end == 0 && end != sw.axes[a].text[i];
+    }
+    if (num) digits[a] = ds_short_digits(sw.axes[a].val, sw.axes[a].nvals);
+  }
   printf("%8s %7s", "point", "replica");
   for (int a = 0; a < sw.naxes; a++) printf(" %12s", sw.axes[a].name);
   printf(" %12s\n", "est. GFLOP");
@@ -219,6 +231,9 @@ static int cmd_plan(int argc, char **argv) {
     for (int a = 0; a < sw.naxes; a++) {
       char t[64];
       ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
+      char *end;
+      double v = strtod(t, &end);
+      if (digits[a] && *end == 0 && end != t) ds_short_format(v, digits[a], t, sizeof t);
       printf(" %12s", t);
     }
     printf(" %12.4g\n", p.cost * 1e-9);

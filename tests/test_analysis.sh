@@ -298,6 +298,57 @@ for c in ls export phase; do
   check "$c --help documents the outcome rules" bash -c "grep -q 'catapult_factor' '$T/help' && grep -q 'plateaus  done' '$T/help' && grep -q peak_ratio '$T/help'"
 done
 
+# ---- numbers, nearest grid values, "did you mean", short usage (issue 12) ---------------
+# log-spaced lr: the canonical text has 15 digits (0.00177827941003892); plan, ls and
+# phase print the fewest digits (>= 3) that keep the grid values apart
+cat > "$T/g.yaml" <<'EOF'
+name: short
+seed: 1
+grid:
+  lr: {start: 0.001, stop: 0.01, num: 5, spacing: log}
+  width: [4, 4096]
+model: {depth: 2}
+data: {kind: teacher, n_train: 16, n_test: 0, d_in: 3, d_out: 1}
+loss: {reduction: half_mean}
+train: {steps: 5}
+EOF
+"$DYNSWEEP" plan "$T/g.yaml" > "$T/plan"
+check "plan prints lr 0.00178, width 4096 (not 0.00177827941003892 / 4.1e+03)" \
+  bash -c "grep -qE '^ +2 +0 +0.00178 +4 ' '$T/plan' && grep -qE ' 0.01 +4096 ' '$T/plan' && ! grep -q 0.0017782 '$T/plan'"
+drun 2 "$T/g.yaml" -o "$T/g.h5" -q
+G=$T/g.h5
+"${A[@]}" ls "$G" > "$T/lsg"
+check "ls prints the short lr values" test "$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {print $3}' "$T/lsg" | sort -u -g | tr '\n' ' ')" = "0.001 0.00178 0.00316 0.00562 0.01 "
+"${A[@]}" phase "$G" --x lr --y width > "$T/phg"
+check "phase header: the short lr values" grep -qE '^width \\ lr 0.001 0.00178 0.00316 0.00562 0.01$' "$T/phg"
+check "phase rows: 4096 and 4" bash -c "grep -qE '^4096 ' '$T/phg' && grep -qE '^4 ' '$T/phg'"
+check "phase lines are short (<= 60 characters)" test "$(grep -v '^#' "$T/phg" | awk '{ if (length > m) m = length } END { print m }')" -le 60
+"${A[@]}" export "$G" -o "$T/g.csv"
+check "export keeps the exact values (17 digits)" grep -q ',0.0017782794100389' "$T/g.csv"
+# --where by the printed (rounded) value: the nearest grid value within 1%
+"${A[@]}" ls "$G" --where 'lr=0.00178' > "$T/lsn"
+check "ls --where lr=0.00178 matches the grid value 0.00177827941003892 (2 points)" test "$(ids "$T/lsn")" = "2 3"
+"${A[@]}" ls "$G" --where 'lr!=0.00178' > "$T/lsn2"
+check "ls --where lr!=0.00178: the other 8" test "$(ids "$T/lsn2" | wc -w)" -eq 8
+check "ls --where lr=0.005 (no grid value within 1%): exit 2" test "$(code "${A[@]}" ls "$G" --where 'lr=0.005')" -eq 2
+check "... says which values exist" grep -q "its values: 0.001, 0.00178, 0.00316, 0.00562, 0.01" "$T/err"
+check "ls --where with no matching combination: exit 0, empty" test "$(code "${A[@]}" ls "$S" --where 'lr=1.2,status=failed')" -eq 0
+check "... says which values exist" grep -q "no point matches --where 'lr=1.2,status=failed'; the values of lr: 0.05, 0.3, 1.2" "$T/err"
+check "phase with no matching point: exit 2 with the values" bash -c "test \$(cd '$T' && { '${A[*]}' phase '$S' --x lr --y width --where 'status=failed,depth=2' 2>'$T/err' >/dev/null; echo \$?; }) -eq 2 && grep -q 'the values of depth: 1, 2' '$T/err'"
+# did you mean
+check "ls --sort final_los: exit 2" test "$(code "${A[@]}" ls "$S" --sort final_los)" -eq 2
+check "... did you mean 'final_loss'" grep -q "unknown column 'final_los' (did you mean 'final_loss'?)" "$T/err"
+check "phase --x lrr: did you mean 'lr'" bash -c "'${A[*]}' phase '$S' --x lrr --y width 2>&1 | grep -q \"did you mean 'lr'\""
+check "ls --where model.tpye=relu: did you mean 'model.type'" bash -c "'${A[*]}' ls '$S' --where model.tpye=relu 2>&1 | grep -q \"did you mean 'model.type'\""
+check "export --params train.stpes: did you mean 'train.steps'" bash -c "'${A[*]}' export '$S' --params train.stpes 2>&1 | grep -q \"did you mean 'train.steps'\""
+# a bad option: one line, the usage lines, a pointer to --help (not the whole help)
+for c in ls export phase; do
+  check "$c --bogus: exit 2" test "$(code "${A[@]}" $c "$S" --bogus)" -eq 2
+  check "... one message line, the usage, where the help is ($(wc -l < "$T/err") lines)" \
+    bash -c "head -1 '$T/err' | grep -q \"^dynsweep: $c: unknown option '--bogus'\" && sed -n 2p '$T/err' | grep -q '^usage: dynsweep $c' && tail -1 '$T/err' | grep -q '^(dynsweep $c --help for every option)' && test \$(wc -l < '$T/err') -le 4"
+done
+check "plan --bogus: the same" bash -c "'$DYNSWEEP' plan --bogus 2>&1 | tail -1 | grep -q '^(dynsweep plan --help for every option)'"
+
 "${A[@]}" phase "$S" --x model.type --y depth --where 'lr=0.05' > "$T/ph2.txt"
 check "phase over an enum axis: columns linear relu" grep -qE '^depth \\ model.type +linear +relu$' "$T/ph2.txt"
 check "... aggregated over replicas and width" grep -q "aggregated over replicas (2), width" "$T/ph2.txt"

@@ -330,4 +330,8 @@ double ds_point_store_bytes(const ds_point_cfg *c);
 int ds_cfg_get_text(const ds_point_cfg *c, const char *path, char *buf, int n);
 /* Layer dimensions of a point's network: dims[0]=d_in, dims[depth]=d_out. */
 void ds_point_dims(const ds_point_cfg *c, int *dims);
+/* "Did you mean": the candidate nearest to key (edit distance <= 2 and less
+ * than half its length), or NULL; and the nearest option path. */
+const char *ds_suggest(const char *key, const char *const *cands, int n);
+const char *ds_opt_suggest(const char *path);
 #endif

@@ -232,6 +232,7 @@ int ds_cli_export(int argc, char **argv) {
   if (rc == DS_OK) rc = param_cols(&t, params, pc, &npc, (int)(sizeof pc / sizeof pc[0]));
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, NULL, 0, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0 && ncond > 0) an_no_match_note(&t, conds, ncond, where);
   free(conds);
   if (rc != DS_OK) return an_fail(&t, rc);
   out_t o = {stdout, format[0] == 'c' ? ',' : '\t', 0};

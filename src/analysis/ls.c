@@ -153,6 +153,7 @@ int ds_cli_ls(int argc, char **argv) {
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_parse_sort(&t, sort, &keys, &nkey);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, keys, nkey, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0 && ncond > 0) an_no_match_note(&t, conds, ncond, where);
   if (rc != DS_OK) {
     free(conds);
     free(keys);

@@ -9,14 +9,16 @@
 #include "dynsweep/util.h"
 
 typedef struct {
-  char **key;  /* distinct texts */
+  char **key;  /* distinct texts (exact) */
+  char **disp; /* as printed (numbers in their shortest distinct form) */
   double *num;
   int n, allnum;
 } an_levels;
 
 static void levels_free(an_levels *l) {
-  for (int i = 0; i < l->n; i++) free(l->key[i]);
+  for (int i = 0; i < l->n; i++) free(l->key[i]), free(l->disp ? l->disp[i] : NULL);
   free(l->key);
+  free(l->disp);
   free(l->num);
 }
 
@@ -74,6 +76,14 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_level
     free(l->key), free(l->num), free(perm), free(rank);
     l->key = key;
     l->num = num;
+  }
+  /* labels: the display text of a row of each level */
+  if (!(l->disp = calloc((size_t)(l->n > 0 ? l->n : 1), sizeof *l->disp))) return ds_fail(DS_ENOMEM, "out of memory");
+  for (int64_t j = 0; j < nsel; j++) {
+    if (l->disp[idx[j]]) continue;
+    char buf[512];
+    an_cell_text(t, c, sel[j], buf, sizeof buf, 0);
+    if (!(l->disp[idx[j]] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
   }
   return DS_OK;
 }
@@ -149,8 +159,13 @@ int ds_cli_phase(int argc, char **argv) {
                  "final_test_loss, steps_to_tol, steps, wall_s or diverged_step", metric);
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, NULL, 0, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0) { /* says which values exist; exit 2 */
+    an_no_match_note(&t, conds, ncond, where);
+    free(conds), free(sel);
+    an_close(&t);
+    return 2;
+  }
   free(conds);
-  if (rc == DS_OK && nsel == 0) rc = ds_fail(DS_EINPUT, "phase: no point matches --where '%s'", where ? where : "");
   if (rc != DS_OK) {
     free(sel);
     return an_fail(&t, rc);
@@ -218,8 +233,8 @@ int ds_cli_phase(int argc, char **argv) {
   int *w = calloc((size_t)lx.n, sizeof *w);
   int w0 = (int)(strlen(t.cols[cy].name) + 3 + strlen(t.cols[cx].name));
   for (int k = 0; k < ly.n; k++)
-    if ((int)strlen(ly.key[k]) > w0) w0 = (int)strlen(ly.key[k]);
-  for (int k = 0; k < lx.n; k++) w[k] = (int)strlen(lx.key[k]);
+    if ((int)strlen(ly.disp[k]) > w0) w0 = (int)strlen(ly.disp[k]);
+  for (int k = 0; k < lx.n; k++) w[k] = (int)strlen(lx.disp[k]);
   for (int64_t c = 0; c < ncell; c++) {
     char b[64];
     if (outcome && agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)npts[c]);
@@ -252,13 +267,13 @@ int ds_cli_phase(int argc, char **argv) {
   char corner[160];
   snprintf(corner, sizeof corner, "%s \\ %s", t.cols[cy].name, t.cols[cx].name);
   printf("%-*s", w0, corner);
-  for (int k = 0; k < lx.n; k++) printf("  %*s", w[k], lx.key[k]);
+  for (int k = 0; k < lx.n; k++) printf(" %*s", w[k], lx.disp[k]);
   printf("\n");
   for (int r = ly.n - 1; r >= 0; r--) { /* largest y on top, like a plot */
-    printf("%-*s", w0, ly.key[r]);
+    printf("%-*s", w0, ly.disp[r]);
     for (int k = 0; k < lx.n; k++) {
       const char *s = cell[(int64_t)r * lx.n + k];
-      printf("  %*s", w[k], s ? s : "?");
+      printf(" %*s", w[k], s ? s : "?");
     }
     printf("\n");
   }

@@ -597,6 +597,16 @@ int ds_edit_distance(const char *a, const char *b) {
   return d[la][lb];
 }
 
+const char *ds_opt_suggest(const char *path) {
+  const char *best = NULL;
+  int bd = 3, len = (int)strlen(path);
+  for (int i = 0; i < ds_noptions; i++) {
+    int d = ds_edit_distance(path, ds_options[i].path);
+    if (d < bd && 2 * d < len + 1) bd = d, best = ds_options[i].path;
+  }
+  return best;
+}
+
 const char *ds_suggest(const char *key, const char *const *cands, int n) {
   const char *best = NULL;
   int bd = 3, len = (int)strlen(key);
