@@ -96,8 +96,10 @@ static const char *usage_plan =
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
     "grid and prints the number of points, each point's parameters and estimated\n"
-    "cost, and the total. Needs no MPI. Then the points whose estimated memory\n"
-    "cannot fit one rank (or its team), which 'dynsweep run' fails without running.\n"
+    "cost (numeric grid values with the fewest digits, >= 3, that tell the axis'\n"
+    "values apart: 0.00178, not 0.00177827941003892), and the total. Needs no MPI.\n"
+    "Then the points whose estimated memory cannot fit one rank (or its team),\n"
+    "which 'dynsweep run' fails without running.\n"
     "  --all              list every point (default: the first 40)\n"
     "  --rank-memory MB   what a rank has (default: measured on this node for one\n"
     "                     rank, as 'dynsweep run --help' describes)\n";

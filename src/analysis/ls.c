@@ -27,7 +27,11 @@
   "Conditions: NAME OP VALUE, OP one of = != < <= > >=, comma-separated, all must hold.\n"       \
   "  Enum and bool parameters compare by name (model.type=relu, model.bias=true),\n"             \
   "  status and outcome by name (status=diverged, outcome=catapult). Numbers compare with a\n"  \
-  "  relative tolerance of 1e-12.\n"
+  "  relative tolerance of 1e-12; = and != on a numeric parameter match the nearest value\n"    \
+  "  in the store within 1% (lr=0.00178 selects 0.00177827941003892), else exit 2 with the\n"  \
+  "  values. A filter matching no point lists the values of the parameters it names.\n"       \
+  "Numbers print with the fewest digits (>= 3) that tell the grid's values apart (export:\n"  \
+  "exact, 17 digits). An unknown column name suggests the nearest one (did you mean).\n"
 
 const char *const ds_usage_ls =
     "usage: dynsweep ls STORE.h5 [--where COND,...] [--sort KEY,...] [--limit N]\n"
