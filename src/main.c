@@ -96,8 +96,10 @@ static const char *usage_plan =
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
     "grid and prints the number of points, each point's parameters and estimated\n"
-    "cost, and the total. Needs no MPI. Then the points whose estimated memory\n"
-    "cannot fit one rank (or its team), which 'dynsweep run' fails without running.\n"
+    "cost (numeric grid values with the fewest digits, >= 3, that tell the axis'\n"
+    "values apart: 0.00178, not 0.00177827941003892), and the total. Needs no MPI.\n"
+    "Then the points whose estimated memory cannot fit one rank (or its team),\n"
+    "which 'dynsweep run' fails without running.\n"
     "  --all              list every point (default: the first 40)\n"
     "  --rank-memory MB   what a rank has (default: measured on this node for one\n"
     "                     rank, as 'dynsweep run --help' describes)\n";
@@ -148,7 +150,8 @@ static int want_help(int argc, char **argv) {
 static int bad_args(const char *usage, const char *fmt, const char *arg) {
   fprintf(stderr, "dynsweep: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage);
+  fprintf(stderr, "\n");
+  ds_short_usage(usage);
   return 2;
 }
 
@@ -200,6 +203,17 @@ static int cmd_plan(int argc, char **argv) {
   double has = ds_rank_memory(1, rank_mem, why, sizeof why);
   printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
          sw.naxes, sw.replicas, (long long)n, (unsigned long long)sw.hash);
+  /* numbers in the shortest form that tells the axis' values apart */
+  int digits[DS_MAX_AXES] = {0};
+  for (int a = 0; a < sw.naxes; a++) {
+    char *end;
+    int num = sw.axes[a].nvals > 0;
+    for (int i = 0; i < sw.axes[a].nvals && num; i++) {
+      (void)strtod(sw.axes[a].text[i], &end);
+      num = *end == 0 && end != sw.axes[a].text[i];
+    }
+    if (num) digits[a] = ds_short_digits(sw.axes[a].val, sw.axes[a].nvals);
+  }
   printf("%8s %7s", "point", "replica");
   for (int a = 0; a < sw.naxes; a++) printf(" %12s", sw.axes[a].name);
   printf(" %12s\n", "est. GFLOP");
@@ -219,6 +233,9 @@ static int cmd_plan(int argc, char **argv) {
     for (int a = 0; a < sw.naxes; a++) {
       char t[64];
       ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
+      char *end;
+      double v = strtod(t, &end);
+      if (digits[a] && *end == 0 && end != t) ds_short_format(v, digits[a], t, sizeof t);
       printf(" %12s", t);
     }
     printf(" %12.4g\n", p.cost * 1e-9);
@@ -491,12 +508,11 @@ static int cmd_show(int argc, char **argv) {
     return 2;
   }
   const ds_summary_row *r = &rows[id];
-  static const char *outcomes[] = {"converged", "diverged", "catapult", "failed", "unfinished"};
   printf("# point %lld replica %d width %d depth %d lr %g init_scale %g: %s, %lld steps, final "
          "loss %g%s%s; outcome %s (event step %lld, peak ratio %g, %d plateau(s))\n", id,
          r->replica, r->width, r->depth, r->lr, r->init_scale, ds_status_name(r->status),
          (long long)r->steps, r->final_loss, r->reason[0] ? ", " : "", r->reason,
-         r->outcome >= 0 && r->outcome <= 4 ? outcomes[r->outcome] : "unknown",
+         ds_outcome_category_name(ds_outcome_category(r)),
          (long long)r->event_step, r->peak_ratio, r->plateaus);
   free(rows);
   ds_traj tr;

@@ -117,14 +117,20 @@ def fail(msg):
 rows = list(csv.DictReader(open(T + "/sum.csv", newline="")))
 if len(rows) != len(s): fail("summary rows %d != %d" % (len(rows), len(s)))
 hdr = list(rows[0].keys())
-want_hdr = ["id", "combo", "replica", "lr", "width", "depth", "model.type", "init_scale", "status", "steps",
-            "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank", "team_size", "attempts", "reason",
-            "steps_to_tol"]
+want_hdr = ["id", "combo", "replica", "lr", "width", "depth", "model.type", "init_scale", "status", "outcome", "steps",
+            "final_loss", "min_loss", "final_test_loss", "diverged_step", "event_step", "peak_ratio", "plateaus",
+            "plateau_end", "wall_s", "rank", "team_size", "attempts", "reason", "steps_to_tol"]
 if hdr != want_hdr: fail("header %s" % hdr)
+def category(row):  # docs/store.md "Outcome"
+    st = int(row["status"])
+    if st == 1: return "catapult" if row["outcome"] == 2 else "plateaus" if row["plateaus"] >= 1 else "converged"
+    return {2: "diverged", 3: "failed"}.get(st, "pending")
 for r, row in zip(rows, s):
-    for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "team_size", "attempts"):
+    for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "team_size", "attempts",
+              "event_step", "plateaus", "plateau_end"):
         if int(r[k]) != int(row[k]): fail("%s %s vs %s" % (k, r[k], row[k]))
-    for k in ("lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s"):
+    if r["outcome"] != category(row): fail("outcome row %s: %s" % (r["id"], r["outcome"]))
+    for k in ("lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s", "peak_ratio"):
         if not same(float(r[k]), float(row[k])): fail("%s %r vs %r" % (k, r[k], row[k]))
     i = int(row["id"])
     if r["model.type"] != mtname[int(ax[i, names.index("model.type")])]: fail("model.type row %d" % i)
@@ -190,14 +196,14 @@ b = [float(x) for x in open('$T/exp.txt')]
 sys.exit(0 if a == b and b else 1)"
 
 # ---- phase: cells = aggregates computed by hand from h5py ---------------------------
-phase_check() { # args: metric agg extra-where ; compares every cell
-  local metric=$1 agg=$2 where=$3
-  local args=(phase "$S" --x lr --y width --metric "$metric" --agg "$agg" --digits 17)
+phase_check() { # args: metric agg extra-where [--shares] ; compares every cell (store $S)
+  local metric=$1 agg=$2 where=$3 shares=${4:-}
+  local args=(phase "$S" --x lr --y width --metric "$metric" --agg "$agg" --digits 17 $shares)
   [ -n "$where" ] && args+=(--where "$where")
   "${A[@]}" "${args[@]}" > "$T/ph.txt"
-  $PY - "$S" "$T/ph.txt" "$metric" "$agg" "$where" <<'EOF'
+  $PY - "$S" "$T/ph.txt" "$metric" "$agg" "$where" "$shares" <<'EOF'
 import sys, h5py, numpy as np
-S, out, metric, agg, where = sys.argv[1:]
+S, out, metric, agg, where, shares = sys.argv[1:]
 f = h5py.File(S, "r"); s = f["summary"][...]
 names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
 mt = ax[:, names.index("model.type")]
@@ -211,13 +217,17 @@ for l in lines[1:]:
     for lr, got in zip(xs, l[1:]):
         m = keep & (s["width"] == w) & (s["lr"] == float(lr))
         if metric == "outcome":
-            letters = ["d" if x == 1 else "D" if x == 2 else "F" if x == 3 else "." for x in s["status"][m]]
+            def letter(row):  # docs/store.md "Outcome"; c C P D F .
+                st = int(row["status"])
+                if st == 1: return "C" if row["outcome"] == 2 else "P" if row["plateaus"] >= 1 else "c"
+                return {2: "D", 3: "F"}.get(st, ".")
+            letters = [letter(row) for row in s[m]]
             if agg == "count":
                 want = str(len(letters))
             else:
-                best = max("dD.F", key=lambda L: (letters.count(L), "d.DF".index(L)))
+                best = max("cCPDF.", key=lambda L: (letters.count(L), "c.PCDF".index(L)))
                 k = letters.count(best)
-                want = best if k == len(letters) else "%s%d/%d" % (best, k, len(letters))
+                want = best if k == len(letters) else ("%s%d/%d" % (best, k, len(letters)) if shares else best + "*")
             ok = got == want
         else:
             if metric == "steps_to_tol":
@@ -241,15 +251,104 @@ print("%s/%s: %d cells ok" % (metric, agg, cells))
 sys.exit(0 if cells == 6 else 1)
 EOF
 }
-check "phase outcome (mixed cells, ties to the worse)" phase_check outcome mean ""
-grep -qE '[dD][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
+check "phase outcome (mixed cells: most common then *, ties to the worse)" phase_check outcome mean ""
+grep -qE ' [cCPDF.]\*' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
+check "... legend line names every letter" grep -q '^# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point' "$T/ph.txt"
 cat "$T/ph.txt"
+check "phase outcome --shares (D5/8 style)" phase_check outcome mean "" --shares
+grep -qE '[cCPDF.][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase --shares has shares" || bad "phase --shares ($(cat "$T/ph.txt"))"
 check "phase outcome count" phase_check outcome count ""
 check "phase final_loss mean" phase_check final_loss mean ""
 check "phase final_loss min, linear only" phase_check final_loss min "model.type=linear"
 check "phase min_loss max" phase_check min_loss max ""
 check "phase steps_to_tol mean" phase_check steps_to_tol mean ""
 check "phase steps_to_tol count" phase_check steps_to_tol count ""
+# ---- outcome categories: a copy of the store with every category in its summary --------
+# (catapult: stored outcome 2; plateaus: plateaus >= 1; a catapult with plateaus stays
+# catapult; failed; pending and running -> pending). Rows 0..7 are the cell lr=0.05, width=4.
+cp "$S" "$T/m.h5"
+$PY - "$T/m.h5" <<'EOF'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r+"); s = f["summary"][...]
+s["outcome"][0] = 2; s["plateaus"][1] = 1; s["plateaus"][2] = 3; s["outcome"][2] = 2
+s["status"][3] = 3; s["status"][4] = 0; s["status"][5] = 4
+f["summary"][...] = s; f.close()
+EOF
+"${A[@]}" ls "$T/m.h5" --limit 8 > "$T/lsm"
+check "ls shows the outcome column" bash -c "head -1 '$T/lsm' | grep -qE 'status +outcome'"
+check "ls outcome names of rows 0..5" test "$(awk '$1 ~ /^[0-5]$/ {print $8}' "$T/lsm" | tr '\n' ' ')" = "catapult plateaus catapult failed pending pending "
+check "ls outcome counts line" grep -qE '^outcomes: [0-9]+ converged, 2 catapult, [0-9]+ diverged, 1 plateaus, 1 failed, 2 pending$' "$T/lsm"
+"${A[@]}" ls "$T/m.h5" --where outcome=catapult > "$T/lsm2"
+check "ls --where outcome=catapult = points 0 2" test "$(ids "$T/lsm2")" = "0 2"
+"${A[@]}" ls "$T/m.h5" --where 'outcome!=converged,outcome!=diverged' > "$T/lsm3"
+check "ls --where outcome!=converged,outcome!=diverged = points 0..5" test "$(ids "$T/lsm3")" = "0 1 2 3 4 5"
+check "ls --where outcome=bogus: exit 2" test "$(code "${A[@]}" ls "$T/m.h5" --where outcome=bogus)" -eq 2
+check "... lists the outcomes" grep -q "converged, catapult, diverged, plateaus, failed, pending" "$T/err"
+"${A[@]}" export "$T/m.h5" --where 'outcome=plateaus' > "$T/m.csv"
+check "export --where outcome=plateaus: point 1, outcome column plateaus" \
+  test "$(cut -d, -f1,10 "$T/m.csv" | tr '\n' ' ')" = "id,outcome 1,plateaus "
+S0=$S; S=$T/m.h5
+check "phase outcome letters C P F . on the edited store" phase_check outcome mean ""
+check "... the lr=0.05 width=4 cell is C* (2 C, 2 ., 2 c: tie to the worse)" grep -qE '^4 +C\* ' "$T/ph.txt"
+check "phase outcome --shares on the edited store" phase_check outcome mean "" --shares
+check "... C2/8" grep -qE '^4 +C2/8 ' "$T/ph.txt"
+S=$S0
+for c in ls export phase; do
+  "${A[@]}" $c --help > "$T/help"
+  check "$c --help documents the outcome rules" bash -c "grep -q 'catapult_factor' '$T/help' && grep -q 'plateaus  done' '$T/help' && grep -q peak_ratio '$T/help'"
+done
+
+# ---- numbers, nearest grid values, "did you mean", short usage (issue 12) ---------------
+# log-spaced lr: the canonical text has 15 digits (0.00177827941003892); plan, ls and
+# phase print the fewest digits (>= 3) that keep the grid values apart
+cat > "$T/g.yaml" <<'EOF'
+name: short
+seed: 1
+grid:
+  lr: {start: 0.001, stop: 0.01, num: 5, spacing: log}
+  width: [4, 4096]
+model: {depth: 2}
+data: {kind: teacher, n_train: 16, n_test: 0, d_in: 3, d_out: 1}
+loss: {reduction: half_mean}
+train: {steps: 5}
+EOF
+"$DYNSWEEP" plan "$T/g.yaml" > "$T/plan"
+check "plan prints lr 0.00178, width 4096 (not 0.00177827941003892 / 4.1e+03)" \
+  bash -c "grep -qE '^ +2 +0 +0.00178 +4 ' '$T/plan' && grep -qE ' 0.01 +4096 ' '$T/plan' && ! grep -q 0.0017782 '$T/plan'"
+drun 2 "$T/g.yaml" -o "$T/g.h5" -q
+G=$T/g.h5
+"${A[@]}" ls "$G" > "$T/lsg"
+check "ls prints the short lr values" test "$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {print $3}' "$T/lsg" | sort -u -g | tr '\n' ' ')" = "0.001 0.00178 0.00316 0.00562 0.01 "
+"${A[@]}" phase "$G" --x lr --y width > "$T/phg"
+check "phase header: the short lr values" grep -qE '^width \\ lr 0.001 0.00178 0.00316 0.00562 0.01$' "$T/phg"
+check "phase rows: 4096 and 4" bash -c "grep -qE '^4096 ' '$T/phg' && grep -qE '^4 ' '$T/phg'"
+check "phase lines are short (<= 60 characters)" test "$(grep -v '^#' "$T/phg" | awk '{ if (length > m) m = length } END { print m }')" -le 60
+"${A[@]}" export "$G" -o "$T/g.csv"
+check "export keeps the exact values (17 digits)" grep -q ',0.0017782794100389' "$T/g.csv"
+# --where by the printed (rounded) value: the nearest grid value within 1%
+"${A[@]}" ls "$G" --where 'lr=0.00178' > "$T/lsn"
+check "ls --where lr=0.00178 matches the grid value 0.00177827941003892 (2 points)" test "$(ids "$T/lsn")" = "2 3"
+"${A[@]}" ls "$G" --where 'lr!=0.00178' > "$T/lsn2"
+check "ls --where lr!=0.00178: the other 8" test "$(ids "$T/lsn2" | wc -w)" -eq 8
+check "ls --where lr=0.005 (no grid value within 1%): exit 2" test "$(code "${A[@]}" ls "$G" --where 'lr=0.005')" -eq 2
+check "... says which values exist" grep -q "its values: 0.001, 0.00178, 0.00316, 0.00562, 0.01" "$T/err"
+check "ls --where with no matching combination: exit 0, empty" test "$(code "${A[@]}" ls "$S" --where 'lr=1.2,status=failed')" -eq 0
+check "... says which values exist" grep -q "no point matches --where 'lr=1.2,status=failed'; the values of lr: 0.05, 0.3, 1.2" "$T/err"
+check "phase with no matching point: exit 2 with the values" bash -c "test \$(cd '$T' && { '${A[*]}' phase '$S' --x lr --y width --where 'status=failed,depth=2' 2>'$T/err' >/dev/null; echo \$?; }) -eq 2 && grep -q 'the values of depth: 1, 2' '$T/err'"
+# did you mean
+check "ls --sort final_los: exit 2" test "$(code "${A[@]}" ls "$S" --sort final_los)" -eq 2
+check "... did you mean 'final_loss'" grep -q "unknown column 'final_los' (did you mean 'final_loss'?)" "$T/err"
+check "phase --x lrr: did you mean 'lr'" bash -c "'${A[*]}' phase '$S' --x lrr --y width 2>&1 | grep -q \"did you mean 'lr'\""
+check "ls --where model.tpye=relu: did you mean 'model.type'" bash -c "'${A[*]}' ls '$S' --where model.tpye=relu 2>&1 | grep -q \"did you mean 'model.type'\""
+check "export --params train.stpes: did you mean 'train.steps'" bash -c "'${A[*]}' export '$S' --params train.stpes 2>&1 | grep -q \"did you mean 'train.steps'\""
+# a bad option: one line, the usage lines, a pointer to --help (not the whole help)
+for c in ls export phase; do
+  check "$c --bogus: exit 2" test "$(code "${A[@]}" $c "$S" --bogus)" -eq 2
+  check "... one message line, the usage, where the help is ($(wc -l < "$T/err") lines)" \
+    bash -c "head -1 '$T/err' | grep -q \"^dynsweep: $c: unknown option '--bogus'\" && sed -n 2p '$T/err' | grep -q '^usage: dynsweep $c' && tail -1 '$T/err' | grep -q '^(dynsweep $c --help for every option)' && test \$(wc -l < '$T/err') -le 4"
+done
+check "plan --bogus: the same" bash -c "'$DYNSWEEP' plan --bogus 2>&1 | tail -1 | grep -q '^(dynsweep plan --help for every option)'"
+
 "${A[@]}" phase "$S" --x model.type --y depth --where 'lr=0.05' > "$T/ph2.txt"
 check "phase over an enum axis: columns linear relu" grep -qE '^depth \\ model.type +linear +relu$' "$T/ph2.txt"
 check "... aggregated over replicas and width" grep -q "aggregated over replicas (2), width" "$T/ph2.txt"

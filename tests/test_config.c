@@ -1122,7 +1122,7 @@ static void test_spectra_errors(void) {
   expect_err("unknown spectra key list", SP "    colour: 1\n", 5, 5,
              "unknown key 'colour' in record.spectra (valid keys: layers, e2e, hessian, hessian_full, ntk, "
              "agop, activations, escape, batch_ntk, top_k, lanczos_iters, hessian_full_max, ntk_max, split, "
-             "agop_reference, catapult_factor)");
+             "agop_reference, catapult_factor, loss_rise_rel)");
   expect_err("spectra misspelt", HEAD "record:\n  spectrum: {}\n", 4, 3,
              "unknown key 'spectrum' in record (did you mean 'spectra'?)");
   expect_err("cadence scalar", SP "    ntk: 10\n", 5, 10,

@@ -185,6 +185,96 @@ static void check_outcomes(ds_team *team) {
         (long long)end);
 }
 
+/* record.spectra.loss_rise_rel: on_loss_rise fires only when the step loss
+ * rose by more than that fraction of the previous step's loss. Round-off
+ * rises (2e-15 relative) must not fire at the default 1e-6; the catapult's
+ * rise must. On a catapulting run, the NTK (on_loss_rise only) is computed at
+ * exactly step 0, the last step and the steps whose recorded loss rose by
+ * more than the threshold. */
+static void check_loss_rise(ds_team *team) {
+  CHECK(!ds_worker_loss_rose(1.0, 1.0 + 2e-15, 1e-6), "a round-off rise fired at 1e-6");
+  CHECK(ds_worker_loss_rose(1.0, 1.0 + 2e-15, 0), "any rise fires at 0");
+  CHECK(ds_worker_loss_rose(1.0, 1.0 + 2e-6, 1e-6), "a rise of 2e-6 did not fire at 1e-6");
+  CHECK(!ds_worker_loss_rose(1.0, 1.0 + 1e-6, 1e-6), "a rise of exactly 1e-6 fired");
+  CHECK(!ds_worker_loss_rose(1.0, 0.5, 0) && !ds_worker_loss_rose(1.0, NAN, 0) &&
+            !ds_worker_loss_rose(NAN, 1.0, 0),
+        "a fall or a NaN fired");
+  CHECK(ds_worker_loss_rose(1e-30, 1.1e-30, 1e-6), "the threshold is relative");
+  const char *fmt =
+      "name: rise\nseed: 2\n"
+      "model: {type: linear, width: 512, depth: 2, param: ntk, init: ntk}\n"
+      "data: {kind: teacher, d_in: 4, d_out: 1, rank: 1, n_train: 8, n_test: 0}\n"
+      "loss: {type: mse, reduction: half_sum}\noptimizer: {type: gd, lr: %.17g}\n"
+      "train: {steps: 300, diverge_above: 1e8}\n"
+      "record: {every: 1, per_decade: 0, series: [loss],\n"
+      "  spectra: {ntk: {on_loss_rise: true}%s}}\n";
+  /* eta_crit from step 0's NTK, then eta = 1.5 eta_crit: a catapult */
+  char buf[1024];
+  snprintf(buf, sizeof buf, fmt, 1e-3, "");
+  ds_sweep sw;
+  ds_point p;
+  ds_traj tr;
+  ds_point_result r;
+  if (ds_sweep_parse("rise", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+  CHECK(sw.base.record.spectra.loss_rise_rel == 1e-6, "default loss_rise_rel %g",
+        sw.base.record.spectra.loss_rise_rel);
+  ds_sweep_point(&sw, 0, &p);
+  run(&sw, &p, team, NULL, &tr, &r);
+  int k = ds_traj_find(&tr, "ntk/critical_lr");
+  double crit = k >= 0 && tr.s[k].n > 0 ? tr.s[k].val[0] : 1;
+  ds_traj_free(&tr);
+  ds_sweep_free(&sw);
+  /* the sweep hash: the default is not hashed (existing sweeps keep their hash and
+   * their stores stay resumable); another value is */
+  uint64_t h[3];
+  const char *hx[3] = {"", ", loss_rise_rel: 1.0e-6", ", loss_rise_rel: 0"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(buf, sizeof buf, fmt, 1e-3, hx[i]);
+    if (ds_sweep_parse("rise", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+    h[i] = sw.hash;
+    ds_sweep_free(&sw);
+  }
+  CHECK(h[0] == h[1] && h[0] != h[2], "hashes %llx (no key), %llx (1e-6), %llx (0)",
+        (unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2]);
+  const char *extra[3] = {"", ", loss_rise_rel: 0.05", ", loss_rise_rel: 1e9"};
+  const double rel[3] = {1e-6, 0.05, 1e9};
+  int64_t nfired[3] = {0};
+  for (int i = 0; i < 3; i++) {
+    snprintf(buf, sizeof buf, fmt, 1.5 * crit, extra[i]);
+    if (ds_sweep_parse("rise", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
+    ds_sweep_point(&sw, 0, &p);
+    run(&sw, &p, team, NULL, &tr, &r);
+    int li = ds_traj_find(&tr, "loss"), ni = ds_traj_find(&tr, "ntk/critical_lr");
+    CHECK(li >= 0 && ni >= 0, "rel %g: loss or ntk series missing", rel[i]);
+    if (li >= 0 && ni >= 0) {
+      const ds_series *L = &tr.s[li], *N = &tr.s[ni];
+      int64_t j = 0, bad = 0;
+      for (int64_t q = 0; q < L->n; q++) {
+        int64_t t = L->step[q];
+        int due = t == 0 || q == L->n - 1 ||
+                  (q > 0 && ds_worker_loss_rose(L->val[q - 1], L->val[q], rel[i]));
+        int have = j < N->n && N->step[j] == t;
+        if (have) j++;
+        if (due != have && bad++ < 3)
+          CHECK(0, "rel %g: step %lld: ntk %s, loss %.17g -> %.17g", rel[i], (long long)t,
+                have ? "computed but not due" : "due but not computed", q ? L->val[q - 1] : NAN,
+                L->val[q]);
+      }
+      nfired[i] = N->n;
+      CHECK(j == N->n, "rel %g: ntk records off the loss steps", rel[i]);
+    }
+    CHECK(r.outcome == DS_OUT_CATAPULT, "rel %g: outcome %d, want catapult", rel[i], r.outcome);
+    ds_traj_free(&tr);
+    ds_sweep_free(&sw);
+  }
+  printf("loss_rise_rel: ntk evaluations %lld at 1e-6, %lld at 0.05, %lld at 1e9\n",
+         (long long)nfired[0], (long long)nfired[1], (long long)nfired[2]);
+  CHECK(nfired[0] > 2 && nfired[2] == 2 && nfired[1] <= nfired[0],
+        "ntk evaluations: %lld at 1e-6 (want > 2: the catapult), %lld at 0.05, %lld at 1e9 "
+        "(want 2: first and last step)", (long long)nfired[0], (long long)nfired[1],
+        (long long)nfired[2]);
+}
+
 /* The catapult count is the number of steps whose lr exceeded that step's
  * batch critical lr, and the batch critical lr varies from batch to batch. */
 /* Parses yaml and runs its first point; 0 (checked) if the sweep is refused. */
@@ -315,6 +405,7 @@ int main(void) {
   }
   check_batch_ntk_full(&team);
   check_outcomes(&team);
+  check_loss_rise(&team);
   ds_team_free(&team);
   int code = ds_check_report("test_worker");
   MPI_Finalize();

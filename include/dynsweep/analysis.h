@@ -8,10 +8,40 @@
  * column names, not a store), 1 other failures. No MPI is needed. */
 #ifndef DYNSWEEP_ANALYSIS_H
 #define DYNSWEEP_ANALYSIS_H
+#include "dynsweep/store.h"
+
+/* The named outcome of a point (docs/store.md "Outcome"), derived from the
+ * stored status, outcome code and plateau count (the stored codes keep their
+ * meaning; stores without the outcome fields read as 0 and still classify):
+ *   pending   status pending or running
+ *   failed    status failed
+ *   diverged  status diverged
+ *   catapult  status done and stored outcome DS_OUT_CATAPULT (peak ratio above
+ *             record.spectra.catapult_factor)
+ *   plateaus  status done, not a catapult, and >= 1 plateau in the loss
+ *             (ds_worker_plateaus: a saddle the loss sat on and escaped)
+ *   converged status done otherwise */
+enum { DS_OC_CONVERGED, DS_OC_CATAPULT, DS_OC_DIVERGED, DS_OC_PLATEAUS, DS_OC_FAILED,
+       DS_OC_PENDING, DS_OC_COUNT };
+int ds_outcome_category(const ds_summary_row *r);
+
+/* Grid values as printed by plan, ls and phase: the fewest significant
+ * digits P >= 3 that keep the n given values apart (17 at most); each value
+ * is printed with its own shortest exact form if that is shorter, else
+ * rounded to P digits (0.00316978638492223 -> 0.00317 next to 0.00356).
+ * ds_short_format(v, 0, ...) is the shortest exact form. */
+int ds_short_digits(const double *v, int n);
+void ds_short_format(double v, int P, char *buf, int len);
+const char *ds_outcome_category_name(int oc); /* "converged", ...; "unknown" out of range */
+char ds_outcome_category_letter(int oc);     /* c C D P F . */
 
 extern const char *const ds_usage_ls;
 extern const char *const ds_usage_export;
 extern const char *const ds_usage_phase;
+
+/* On stderr: the first lines of a usage text (up to its first blank line)
+ * and "(dynsweep CMD --help for every option)": what a bad argument prints. */
+void ds_short_usage(const char *usage);
 
 /* dynsweep ls STORE [--where COND,...] [--sort KEY,...] [--limit N] */
 int ds_cli_ls(int argc, char **argv);

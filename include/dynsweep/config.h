@@ -219,6 +219,7 @@ typedef struct {
   char agop_reference[DS_MAX_PATH]; /* HDF5 file with dataset G (d_in x d_in); "" = the analytic
                                        G* of the rank2/rank4 tasks */
   double catapult_factor; /* outcome "catapult": loss rose above factor x its start, then converged (default 2) */
+  double loss_rise_rel;   /* on_loss_rise fires when L_t > L_{t-1} (1 + loss_rise_rel) (default 1e-6) */
 } ds_spectra_spec;
 
 /* A cadence that ever fires (every, per_decade or on_loss_rise set). */
@@ -329,4 +330,8 @@ double ds_point_store_bytes(const ds_point_cfg *c);
 int ds_cfg_get_text(const ds_point_cfg *c, const char *path, char *buf, int n);
 /* Layer dimensions of a point's network: dims[0]=d_in, dims[depth]=d_out. */
 void ds_point_dims(const ds_point_cfg *c, int *dims);
+/* "Did you mean": the candidate nearest to key (edit distance <= 2 and less
+ * than half its length), or NULL; and the nearest option path. */
+const char *ds_suggest(const char *key, const char *const *cands, int n);
+const char *ds_opt_suggest(const char *path);
 #endif

@@ -65,6 +65,11 @@ typedef struct {
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *t, ds_traj *traj,
                         ds_point_result *res, const ds_ckpt *ck);
 
+/* A "loss rose" event (record.spectra.*.on_loss_rise): step loss cur exceeds
+ * the previous step's prev by more than rel * |prev| (rel =
+ * record.spectra.loss_rise_rel; 0 = any rise). Non-finite losses never rise. */
+int ds_worker_loss_rose(double prev, double cur, double rel);
+
 /* The record schedule: should step t (0..steps) be recorded? */
 int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps);
 #endif

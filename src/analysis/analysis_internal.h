@@ -13,7 +13,7 @@
 typedef enum {
   AN_F_ID, AN_F_COMBO, AN_F_REPLICA, AN_F_STATUS, AN_F_STEPS, AN_F_FINAL_LOSS, AN_F_MIN_LOSS,
   AN_F_FINAL_TEST_LOSS, AN_F_DIVERGED_STEP, AN_F_WALL_S, AN_F_RANK, AN_F_REASON,
-  AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS,
+  AN_F_OUTCOME, AN_F_EVENT_STEP, AN_F_PEAK_RATIO, AN_F_PLATEAUS, AN_F_PLATEAU_END,
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
   AN_F_ATTEMPTS,     /* times the point was started (0 in stores before the field) */
@@ -30,6 +30,7 @@ typedef struct {
   char **s;        /* text (parameters, status, reason), NULL for plain numbers */
   char *isnum;     /* cell has a numeric value */
   char *empty;     /* cell has no value (steps_to_tol not reached) */
+  int digits;      /* numeric parameters: ds_short_digits of its values (0 = print the text) */
 } an_col;
 
 typedef struct {
@@ -68,6 +69,8 @@ int an_axis_cols(an_table *t, int *idx, int *n);
 void an_cell_text(const an_table *t, int col, int64_t row, char *buf, int n, int exact);
 
 int an_parse_where(an_table *t, const char *spec, an_cond **conds, int *n);
+/* On stderr: no point matches WHERE, and the values of the parameters it names. */
+void an_no_match_note(const an_table *t, const an_cond *c, int n, const char *where);
 int an_row_matches(const an_table *t, const an_cond *c, int n, int64_t row);
 int an_parse_sort(an_table *t, const char *spec, an_key **keys, int *n);
 /* Rows passing the conditions (in store order, or sorted by keys): *out is malloc'd. */
@@ -77,6 +80,10 @@ int an_select(an_table *t, const an_cond *c, int nc, const an_key *k, int nk, in
 /* Argument helpers: all return an exit code through *rc when they fail. */
 int an_bad_args(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int an_want_help(int argc, char **argv);
+/* On stderr: the usage lines of a usage text and a pointer to --help. */
+void an_short_usage(const char *usage);
 int an_fail(an_table *t, int rc);
 int an_parse_number(const char *s, double *v);
+/* Names of the summary columns (AN_F_*), for messages and "did you mean". */
+const char *an_field_name(int f);
 #endif

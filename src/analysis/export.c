@@ -92,13 +92,15 @@ static int param_cols(an_table *t, const char *extra, int *cols, int *n, int max
 static int export_summary(an_table *t, out_t *o, const int64_t *sel, int64_t nsel, const int *pc,
                           int npc) {
   static const char *const before[] = {"id", "combo", "replica"};
-  static const char *const after[] = {"status", "steps", "final_loss", "min_loss",
-                                      "final_test_loss", "diverged_step", "wall_s", "rank",
+  static const char *const after[] = {"status", "outcome", "steps", "final_loss", "min_loss",
+                                      "final_test_loss", "diverged_step", "event_step",
+                                      "peak_ratio", "plateaus", "plateau_end", "wall_s", "rank",
                                       "team_size", "attempts", "reason", "steps_to_tol"};
-  int cols[3 + DS_MAX_AXES + 80 + 12], n = 0;
+  enum { NAFTER = sizeof after / sizeof after[0] };
+  int cols[3 + DS_MAX_AXES + 80 + NAFTER], n = 0;
   for (int k = 0; k < 3; k++) DS_TRY(an_col_get(t, before[k], &cols[n++]));
   for (int k = 0; k < npc; k++) cols[n++] = pc[k];
-  for (int k = 0; k < 12; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
+  for (int k = 0; k < NAFTER; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
   for (int k = 0; k < n; k++) put_field(o, t->cols[cols[k]].name);
   end_line(o);
   for (int64_t j = 0; j < nsel; j++) {
@@ -230,6 +232,7 @@ int ds_cli_export(int argc, char **argv) {
   if (rc == DS_OK) rc = param_cols(&t, params, pc, &npc, (int)(sizeof pc / sizeof pc[0]));
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, NULL, 0, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0 && ncond > 0) an_no_match_note(&t, conds, ncond, where);
   free(conds);
   if (rc != DS_OK) return an_fail(&t, rc);
   out_t o = {stdout, format[0] == 'c' ? ',' : '\t', 0};

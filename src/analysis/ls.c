@@ -8,23 +8,39 @@
 
 #define AN_NAMES_HELP                                                                            \
   "Column names (for --where, --sort, --x, --y, --params):\n"                                     \
-  "  summary: id (or point), combo, replica, status, steps, final_loss, min_loss,\n"             \
-  "           final_test_loss, diverged_step, wall_s, rank, team_size, attempts, reason,\n"   \
-  "           steps_to_tol (attempts = times the point was started, run --max-attempts)\n"   \
-  "           (steps_to_tol = steps of a point that finished done with its last loss below\n"    \
-  "           train.tol; empty otherwise)\n"                                                     \
+  "  summary: id (or point), combo, replica, status, outcome, steps, final_loss, min_loss,\n"    \
+  "           final_test_loss, diverged_step, event_step, peak_ratio, plateaus, plateau_end,\n" \
+  "           wall_s, rank, team_size, attempts, reason, steps_to_tol\n"                         \
+  "           (attempts = times the point was started, run --max-attempts;\n"                    \
+  "           steps_to_tol = steps of a point that finished done with its last loss below\n"    \
+  "           train.tol, empty otherwise)\n"                                                     \
   "  parameters: a grid axis by its name or path (lr, width, model.type, ...), the aliases\n"    \
   "           width depth lr init_scale, or any option path (train.steps, loss.reduction)\n"     \
+  "Outcome (a name, derived from the stored status, outcome code and plateau count):\n"         \
+  "  pending   pending or running        failed    status failed\n"                            \
+  "  diverged  status diverged\n"                                                                \
+  "  catapult  done, and the loss rose above record.spectra.catapult_factor (default 2)\n"      \
+  "            x its step-0 value (peak_ratio = max_{t>=1} L_t/L_0; event_step = the peak)\n"   \
+  "  plateaus  done, no catapult, and >= 1 plateau in the recorded loss (a run from step a\n"  \
+  "            to b >= max(2a, a+10) within 5% of its start, ended by a drop below 80%)\n"      \
+  "  converged done otherwise\n"                                                                 \
   "Conditions: NAME OP VALUE, OP one of = != < <= > >=, comma-separated, all must hold.\n"       \
   "  Enum and bool parameters compare by name (model.type=relu, model.bias=true),\n"             \
-  "  status by name (status=diverged). Numbers compare with a relative tolerance of 1e-12.\n"
+  "  status and outcome by name (status=diverged, outcome=catapult). Numbers compare with a\n"  \
+  "  relative tolerance of 1e-12; = and != on a numeric parameter match the nearest value\n"    \
+  "  in the store within 1% (lr=0.00178 selects 0.00177827941003892), else exit 2 with the\n"  \
+  "  values. A filter matching no point lists the values of the parameters it names.\n"       \
+  "Numbers print with the fewest digits (>= 3) that tell the grid's values apart (export:\n"  \
+  "exact, 17 digits). An unknown column name suggests the nearest one (did you mean).\n"
 
 const char *const ds_usage_ls =
     "usage: dynsweep ls STORE.h5 [--where COND,...] [--sort KEY,...] [--limit N]\n"
     "\n"
     "Prints one row per point: id, replica, grid parameters, status\n"
-    "(done / diverged / failed / pending / running), steps done, final and minimum\n"
-    "training loss, wall seconds, and the rank that ran it; then counts per status,\n"
+    "(done / diverged / failed / pending / running), outcome (converged / catapult /\n"
+    "diverged / plateaus / failed / pending, see below), steps done, final and minimum\n"
+    "training loss, wall seconds, and the rank that ran it; then counts per status and\n"
+    "per outcome,\n"
     "and for each failed point its attempts and the reason ('dynsweep run --retry failed').\n"
     "Columns named in --where or --sort that are not in the table are added to it.\n"
     "  --where 'depth=4,lr<0.1'  only the points meeting every condition\n"
@@ -43,8 +59,8 @@ const char *const ds_usage_export =
     "Writes a table with a header line (default: CSV to standard output).\n"
     "Without --series: the summary table, one row per point:\n"
     "  id,combo,replica,<grid parameters>,<width,depth,lr,init_scale unless axes>,<--params>,\n"
-    "  status,steps,final_loss,min_loss,final_test_loss,diverged_step,wall_s,rank,team_size,attempts,\n"
-    "  reason,steps_to_tol\n"
+    "  status,outcome,steps,final_loss,min_loss,final_test_loss,diverged_step,event_step,\n"
+    "  peak_ratio,plateaus,plateau_end,wall_s,rank,team_size,attempts,reason,steps_to_tol\n"
     "With --series NAME: the series in long format, one row per record of every written point:\n"
     "  point,step,value,replica,<parameters>,status            (scalar series)\n"
     "  point,step,value_0,...,value_{K-1},replica,<parameters>,status\n"
@@ -64,27 +80,30 @@ const char *const ds_usage_export =
 
 const char *const ds_usage_phase =
     "usage: dynsweep phase STORE.h5 --x COL --y COL [--metric M] [--agg mean|min|max|count]\n"
-    "                      [--where COND,...] [--digits N]\n"
+    "                      [--where COND,...] [--digits N] [--shares]\n"
     "\n"
     "Prints a phase diagram as a text grid: one column per distinct value of --x, one\n"
     "row per distinct value of --y (numbers ascending to the right and upwards, like a\n"
     "plot; enum values in grid order). Every point whose (x, y) falls in a cell is\n"
     "aggregated into it: replicas and all other axes (list them in --where to fix them).\n"
     "  --x COL, --y COL      the two parameters (or any column, see below)\n"
-    "  --metric M            outcome (default), final_loss, min_loss, final_test_loss,\n"
-    "                        steps_to_tol, steps, wall_s, diverged_step\n"
+    "  --metric M            outcome (default), or a numeric column: final_loss, min_loss,\n"
+    "                        final_test_loss, steps_to_tol, steps, wall_s, diverged_step,\n"
+    "                        peak_ratio, event_step, plateaus, ...\n"
     "  --agg A               mean (default), min, max or count, for numeric metrics;\n"
     "                        NaN values are left out (count counts the values used);\n"
     "                        a cell without values prints '-'\n"
     "  --where COND,...      only points meeting every condition\n"
     "  --digits N            significant digits of numbers (default 4, up to 17)\n"
-    "Outcome cells: d = done (finished or converged), D = diverged, F = failed,\n"
-    ". = pending or running, '-' = no point. A cell whose points do not all agree shows the\n"
-    "majority letter and its share, e.g. D2/3 (2 of 3 diverged); ties go to the worse\n"
-    "outcome (F, then D, then ., then d). With --agg count an outcome cell shows its number\n"
-    "of points.\n"
+    "  --shares              mixed outcome cells show the share, e.g. D5/8, instead of D*\n"
+    "Outcome cells, one letter per outcome (see Outcome below): c converged, C catapult,\n"
+    "P plateaus, D diverged, F failed, . pending or running, '-' no point. A cell whose\n"
+    "points (replicas, other axes) do not all agree shows its most common outcome followed\n"
+    "by '*' (D* = mostly diverged); ties go to the worse outcome (F, D, C, P, ., c).\n"
+    "With --agg count an outcome cell shows its number of points.\n"
     "\n" AN_NAMES_HELP
-    "\nExample:\n"
+    "\nExamples:\n"
+    "  dynsweep phase s.h5 --x lr --y width\n"
     "  dynsweep phase s.h5 --x lr --y width --metric final_loss --agg min --where depth=2\n";
 
 /* Columns are at least 11 wide, and as wide as their name (values never truncated). */
@@ -96,8 +115,8 @@ static int colw(const an_table *t, int c) {
 static void print_row_header(an_table *t, const int *cols, int ncols) {
   printf("%6s %3s", "point", "rep");
   for (int j = 0; j < ncols; j++) printf(" %*s", colw(t, cols[j]), t->cols[cols[j]].name);
-  printf(" %-8s %8s %12s %12s %8s %4s\n", "status", "steps", "final_loss", "min_loss", "wall_s",
-         "rank");
+  printf(" %-8s %-9s %8s %12s %12s %8s %4s\n", "status", "outcome", "steps", "final_loss",
+         "min_loss", "wall_s", "rank");
 }
 
 int ds_cli_ls(int argc, char **argv) {
@@ -138,6 +157,7 @@ int ds_cli_ls(int argc, char **argv) {
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_parse_sort(&t, sort, &keys, &nkey);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, keys, nkey, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0 && ncond > 0) an_no_match_note(&t, conds, ncond, where);
   if (rc != DS_OK) {
     free(conds);
     free(keys);
@@ -152,15 +172,17 @@ int ds_cli_ls(int argc, char **argv) {
     for (int k = 0; k < ncols; k++) shown |= cols[k] == c;
     if (!col->is_param)
       shown |= col->field == AN_F_ID || col->field == AN_F_REPLICA || col->field == AN_F_STATUS ||
+               col->field == AN_F_OUTCOME ||
                col->field == AN_F_STEPS || col->field == AN_F_FINAL_LOSS ||
                col->field == AN_F_MIN_LOSS || col->field == AN_F_WALL_S || col->field == AN_F_RANK;
     if (!shown) cols[ncols++] = c;
   }
   print_row_header(&t, cols, ncols);
-  int64_t count[5] = {0};
+  int64_t count[5] = {0}, ocount[DS_OC_COUNT] = {0};
   for (int64_t j = 0; j < nsel; j++) {
     const ds_summary_row *r = &t.rows[sel[j]];
     if (r->status >= 0 && r->status < 5) count[r->status]++;
+    ocount[ds_outcome_category(r)]++;
     if (limit >= 0 && j >= limit) continue;
     printf("%6lld %3d", (long long)r->id, r->replica);
     for (int k = 0; k < ncols; k++) {
@@ -168,14 +190,18 @@ int ds_cli_ls(int argc, char **argv) {
       an_cell_text(&t, cols[k], sel[j], buf, sizeof buf, 0);
       printf(" %*s", colw(&t, cols[k]), buf);
     }
-    printf(" %-8s %8lld %12.5g %12.5g %8.3f %4d\n", ds_status_name(r->status), (long long)r->steps,
-           r->final_loss, r->min_loss, r->wall_s, r->rank);
+    printf(" %-8s %-9s %8lld %12.5g %12.5g %8.3f %4d\n", ds_status_name(r->status),
+           ds_outcome_category_name(ds_outcome_category(r)), (long long)r->steps, r->final_loss,
+           r->min_loss, r->wall_s, r->rank);
   }
   printf("%lld points: %lld done, %lld diverged, %lld failed, %lld pending", (long long)nsel,
          (long long)count[DS_ST_DONE], (long long)count[DS_ST_DIVERGED],
          (long long)count[DS_ST_FAILED], (long long)(count[DS_ST_PENDING] + count[DS_ST_RUNNING]));
   if (ncond > 0) printf(" (matching --where, of %lld in the store)", (long long)t.n);
   if (limit >= 0 && nsel > limit) printf("; first %lld shown", limit);
+  printf("\noutcomes:");
+  for (int o = 0; o < DS_OC_COUNT; o++)
+    printf("%s %lld %s", o ? "," : "", (long long)ocount[o], ds_outcome_category_name(o));
   printf("\n");
   for (int64_t j = 0; j < nsel && (limit < 0 || j < limit); j++) { /* why each failed */
     const ds_summary_row *r = &t.rows[sel[j]];

@@ -9,14 +9,16 @@
 #include "dynsweep/util.h"
 
 typedef struct {
-  char **key;  /* distinct texts */
+  char **key;  /* distinct texts (exact) */
+  char **disp; /* as printed (numbers in their shortest distinct form) */
   double *num;
   int n, allnum;
 } an_levels;
 
 static void levels_free(an_levels *l) {
-  for (int i = 0; i < l->n; i++) free(l->key[i]);
+  for (int i = 0; i < l->n; i++) free(l->key[i]), free(l->disp ? l->disp[i] : NULL);
   free(l->key);
+  free(l->disp);
   free(l->num);
 }
 
@@ -75,16 +77,26 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_level
     l->key = key;
     l->num = num;
   }
+  /* labels: the display text of a row of each level */
+  if (!(l->disp = calloc((size_t)(l->n > 0 ? l->n : 1), sizeof *l->disp))) return ds_fail(DS_ENOMEM, "out of memory");
+  for (int64_t j = 0; j < nsel; j++) {
+    if (l->disp[idx[j]]) continue;
+    char buf[512];
+    an_cell_text(t, c, sel[j], buf, sizeof buf, 0);
+    if (!(l->disp[idx[j]] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
+  }
   return DS_OK;
 }
 
 typedef enum { AG_MEAN, AG_MIN, AG_MAX, AG_COUNT } an_agg;
 
-/* Outcome letter of a status; severity for ties: F > D > . > d. */
-static char letter(int st) {
-  return st == DS_ST_DONE ? 'd' : st == DS_ST_DIVERGED ? 'D' : st == DS_ST_FAILED ? 'F' : '.';
+/* Severity of an outcome category for ties: F > D > C > P > . > c. */
+static int severity(int oc) {
+  static const int sev[DS_OC_COUNT] = {[DS_OC_CONVERGED] = 0, [DS_OC_PENDING] = 1,
+                                       [DS_OC_PLATEAUS] = 2,  [DS_OC_CATAPULT] = 3,
+                                       [DS_OC_DIVERGED] = 4,  [DS_OC_FAILED] = 5};
+  return sev[oc];
 }
-static int severity(char c) { return c == 'F' ? 3 : c == 'D' ? 2 : c == '.' ? 1 : 0; }
 
 int ds_cli_phase(int argc, char **argv) {
   if (an_want_help(argc, argv)) {
@@ -93,8 +105,13 @@ int ds_cli_phase(int argc, char **argv) {
   }
   const char *path = NULL, *xs = NULL, *ys = NULL, *metric = "outcome", *aggs = NULL, *where = NULL,
              *digs = NULL;
+  int shares = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
+    if (!strcmp(a, "--shares")) {
+      shares = 1;
+      continue;
+    }
     const char **dst = !strcmp(a, "--x")        ? &xs
                        : !strcmp(a, "--y")      ? &ys
                        : !strcmp(a, "--metric") ? &metric
@@ -136,14 +153,19 @@ int ds_cli_phase(int argc, char **argv) {
   int rc = an_open(path, &t);
   if (rc == DS_OK) rc = an_col_get(&t, xs, &cx);
   if (rc == DS_OK) rc = an_col_get(&t, ys, &cy);
-  if (rc == DS_OK) rc = an_col_get(&t, outcome ? "status" : metric, &cm);
+  if (rc == DS_OK) rc = an_col_get(&t, outcome ? "outcome" : metric, &cm);
   if (rc == DS_OK && !outcome && t.cols[cm].s)
     rc = ds_fail(DS_EINPUT, "phase: --metric %s is not numeric; use outcome, final_loss, min_loss, "
                  "final_test_loss, steps_to_tol, steps, wall_s or diverged_step", metric);
   if (rc == DS_OK) rc = an_parse_where(&t, where, &conds, &ncond);
   if (rc == DS_OK) rc = an_select(&t, conds, ncond, NULL, 0, &sel, &nsel);
+  if (rc == DS_OK && nsel == 0) { /* says which values exist; exit 2 */
+    an_no_match_note(&t, conds, ncond, where);
+    free(conds), free(sel);
+    an_close(&t);
+    return 2;
+  }
   free(conds);
-  if (rc == DS_OK && nsel == 0) rc = ds_fail(DS_EINPUT, "phase: no point matches --where '%s'", where ? where : "");
   if (rc != DS_OK) {
     free(sel);
     return an_fail(&t, rc);
@@ -155,7 +177,7 @@ int ds_cli_phase(int argc, char **argv) {
   if (rc == DS_OK) rc = levels(&t, cy, sel, nsel, &ly, iy);
   int64_t ncell = (int64_t)lx.n * ly.n;
   double *sum = NULL, *mn = NULL, *mx = NULL;
-  int64_t *cnt = NULL, *npts = NULL, (*stc)[5] = NULL;
+  int64_t *cnt = NULL, *npts = NULL, (*stc)[DS_OC_COUNT] = NULL;
   if (rc == DS_OK) {
     sum = calloc((size_t)ncell, sizeof *sum);
     mn = calloc((size_t)ncell, sizeof *mn);
@@ -174,8 +196,7 @@ int ds_cli_phase(int argc, char **argv) {
     int64_t c = (int64_t)iy[j] * lx.n + ix[j];
     const an_col *m = &t.cols[cm];
     npts[c]++;
-    int st = t.rows[sel[j]].status;
-    stc[c][st >= 0 && st < 5 ? st : DS_ST_FAILED]++;
+    stc[c][ds_outcome_category(&t.rows[sel[j]])]++;
     if (outcome || m->empty[sel[j]] || !m->isnum[sel[j]] || isnan(m->v[sel[j]])) continue;
     double v = m->v[sel[j]];
     if (!cnt[c]++) mn[c] = mx[c] = v;
@@ -204,34 +225,34 @@ int ds_cli_phase(int argc, char **argv) {
          (long long)nsel, used ? "; aggregated over " : "", aggd);
   if (!outcome || agg == AG_COUNT) printf("# %s\n", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
   if (outcome && agg != AG_COUNT)
-    printf("# d done, D diverged, F failed, . pending/running, - no point; mixed: majority and its share\n");
+    printf("# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point; "
+           "mixed: the most common%s (ties: the worse)\n", shares ? " and its share" : ", then *");
 
   /* cell texts */
   char **cell = calloc((size_t)ncell, sizeof *cell);
   int *w = calloc((size_t)lx.n, sizeof *w);
   int w0 = (int)(strlen(t.cols[cy].name) + 3 + strlen(t.cols[cx].name));
   for (int k = 0; k < ly.n; k++)
-    if ((int)strlen(ly.key[k]) > w0) w0 = (int)strlen(ly.key[k]);
-  for (int k = 0; k < lx.n; k++) w[k] = (int)strlen(lx.key[k]);
+    if ((int)strlen(ly.disp[k]) > w0) w0 = (int)strlen(ly.disp[k]);
+  for (int k = 0; k < lx.n; k++) w[k] = (int)strlen(lx.disp[k]);
   for (int64_t c = 0; c < ncell; c++) {
     char b[64];
     if (outcome && agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)npts[c]);
     else if (outcome) {
       if (!npts[c]) snprintf(b, sizeof b, "-");
       else {
-        int64_t by[256] = {0};
-        for (int s = 0; s < 5; s++) by[(unsigned char)letter(s)] += stc[c][s];
-        char best = 0;
-        const char *ls = "dD.F";
-        for (int q = 0; q < 4; q++) {
-          char L = ls[q];
-          if (!by[(unsigned char)L]) continue;
-          if (!best || by[(unsigned char)L] > by[(unsigned char)best] ||
-              (by[(unsigned char)L] == by[(unsigned char)best] && severity(L) > severity(best)))
-            best = L;
+        int best = -1;
+        for (int o = 0; o < DS_OC_COUNT; o++) {
+          if (!stc[c][o]) continue;
+          if (best < 0 || stc[c][o] > stc[c][best] ||
+              (stc[c][o] == stc[c][best] && severity(o) > severity(best)))
+            best = o;
         }
-        if (by[(unsigned char)best] == npts[c]) snprintf(b, sizeof b, "%c", best);
-        else snprintf(b, sizeof b, "%c%lld/%lld", best, (long long)by[(unsigned char)best], (long long)npts[c]);
+        char L = ds_outcome_category_letter(best);
+        if (stc[c][best] == npts[c]) snprintf(b, sizeof b, "%c", L);
+        else if (shares)
+          snprintf(b, sizeof b, "%c%lld/%lld", L, (long long)stc[c][best], (long long)npts[c]);
+        else snprintf(b, sizeof b, "%c*", L);
       }
     } else if (agg == AG_COUNT) snprintf(b, sizeof b, "%lld", (long long)cnt[c]);
     else if (!cnt[c]) snprintf(b, sizeof b, "-");
@@ -246,13 +267,13 @@ int ds_cli_phase(int argc, char **argv) {
   char corner[160];
   snprintf(corner, sizeof corner, "%s \\ %s", t.cols[cy].name, t.cols[cx].name);
   printf("%-*s", w0, corner);
-  for (int k = 0; k < lx.n; k++) printf("  %*s", w[k], lx.key[k]);
+  for (int k = 0; k < lx.n; k++) printf(" %*s", w[k], lx.disp[k]);
   printf("\n");
   for (int r = ly.n - 1; r >= 0; r--) { /* largest y on top, like a plot */
-    printf("%-*s", w0, ly.key[r]);
+    printf("%-*s", w0, ly.disp[r]);
     for (int k = 0; k < lx.n; k++) {
       const char *s = cell[(int64_t)r * lx.n + k];
-      printf("  %*s", w[k], s ? s : "?");
+      printf(" %*s", w[k], s ? s : "?");
     }
     printf("\n");
   }

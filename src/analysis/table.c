@@ -15,11 +15,83 @@
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
     "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
-    "plateaus", "steps_to_tol", "team_size", "attempts"};
+    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts"};
 
-/* store.h: outcome codes of the summary (worker.h DS_OUT_*) */
-static const char *const outcome_names[] = {"converged", "diverged", "catapult", "failed",
-                                            "unfinished"};
+const char *an_field_name(int f) { return f >= 0 && f < AN_F_COUNT ? field_names[f] : "?"; }
+
+/* ---- outcome categories (analysis.h) ---------------------------------------- */
+
+static const char *const oc_names[DS_OC_COUNT] = {"converged", "catapult", "diverged",
+                                                  "plateaus",  "failed",   "pending"};
+
+int ds_outcome_category(const ds_summary_row *r) {
+  switch (r->status) {
+  case DS_ST_DONE:
+    if (r->outcome == 2) return DS_OC_CATAPULT; /* DS_OUT_CATAPULT (worker.h) */
+    return r->plateaus >= 1 ? DS_OC_PLATEAUS : DS_OC_CONVERGED;
+  case DS_ST_DIVERGED: return DS_OC_DIVERGED;
+  case DS_ST_FAILED: return DS_OC_FAILED;
+  default: return DS_OC_PENDING; /* pending, running */
+  }
+}
+
+/* ---- short numbers (analysis.h) --------------------------------------------- */
+
+static int exact_digits(double v) {
+  char b[40];
+  for (int p = 1; p < 17; p++) {
+    snprintf(b, sizeof b, "%.*g", p, v);
+    if (strtod(b, NULL) == v) return p;
+  }
+  return 17;
+}
+
+void ds_short_format(double v, int P, char *buf, int len) {
+  if (!isfinite(v)) {
+    snprintf(buf, (size_t)len, "%g", v);
+    return;
+  }
+  int r = exact_digits(v), ip = 0; /* the integer part is never rounded */
+  for (double a = fabs(v); a >= 1 && ip < 17; a /= 10) ip++;
+  if (P > 0 && P < ip) P = ip;
+  snprintf(buf, (size_t)len, "%.*g", P > 0 && P < r ? P : r, v);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int ds_short_digits(const double *v, int n) {
+  double *u = malloc((size_t)(n > 0 ? n : 1) * sizeof *u);
+  if (!u) return 17;
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (isfinite(v[i])) u[m++] = v[i];
+  qsort(u, (size_t)m, sizeof *u, cmp_dbl);
+  int P = 3;
+  for (; P < 17; P++) { /* rounding is monotone: only neighbours can collide */
+    int clash = 0;
+    char a[40], b[40];
+    for (int i = 1; i < m && !clash; i++) {
+      if (u[i] == u[i - 1]) continue;
+      ds_short_format(u[i - 1], P, a, sizeof a);
+      ds_short_format(u[i], P, b, sizeof b);
+      clash = !strcmp(a, b);
+    }
+    if (!clash) break;
+  }
+  free(u);
+  return P;
+}
+
+const char *ds_outcome_category_name(int oc) {
+  return oc >= 0 && oc < DS_OC_COUNT ? oc_names[oc] : "unknown";
+}
+
+char ds_outcome_category_letter(int oc) {
+  return oc >= 0 && oc < DS_OC_COUNT ? "cCDPF."[oc] : '?';
+}
 
 static const struct { const char *alias, *path; } aliases[] = {
     {"width", "model.width"}, {"depth", "model.depth"}, {"lr", "optimizer.lr"},
@@ -31,8 +103,22 @@ int an_bad_args(const char *usage, const char *fmt, ...) {
   fprintf(stderr, "dynsweep: ");
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n\n%s", usage);
+  fprintf(stderr, "\n");
+  an_short_usage(usage);
   return 2;
+}
+
+void ds_short_usage(const char *usage) { an_short_usage(usage); }
+
+void an_short_usage(const char *usage) {
+  /* the usage lines (up to the first blank line), then where the help is */
+  const char *end = strstr(usage, "\n\n");
+  int len = end ? (int)(end - usage) : (int)strlen(usage);
+  char cmd[32] = "";
+  const char *d = strstr(usage, "dynsweep ");
+  if (d) sscanf(d, "dynsweep %31s", cmd);
+  if (!strcmp(cmd, "COMMAND")) cmd[0] = 0;
+  fprintf(stderr, "%.*s\n(dynsweep %s%s--help for every option)\n", len, usage, cmd, *cmd ? " " : "");
 }
 
 int an_want_help(int argc, char **argv) {
@@ -104,6 +190,19 @@ static int valid_names_error(an_table *t, const char *name) {
     snprintf(buf + used, sizeof buf - (size_t)used,
              "; or width, depth, lr, init_scale, or any option path such as train.steps, "
              "loss.reduction (docs/sweep-spec.md)");
+  /* did you mean: summary fields, point, axes (names and paths), aliases, option paths */
+  const char *cands[AN_F_COUNT + 1 + 2 * DS_MAX_AXES + 8];
+  int nc = 0;
+  for (int f = 0; f < AN_F_COUNT; f++) cands[nc++] = field_names[f];
+  cands[nc++] = "point";
+  for (int a = 0; a < t->sw.naxes && a < DS_MAX_AXES; a++)
+    cands[nc++] = t->sw.axes[a].name, cands[nc++] = t->sw.axes[a].path;
+  for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++) cands[nc++] = aliases[k].alias;
+  const char *sug = ds_suggest(name, cands, nc);
+  if (!sug) sug = ds_opt_suggest(name);
+  if (sug)
+    return ds_fail(DS_EINPUT, "%s: unknown column '%s' (did you mean '%s'?); valid names: %s",
+                   t->path, name, sug, buf);
   return ds_fail(DS_EINPUT, "%s: unknown column '%s'; valid names: %s", t->path, name, buf);
 }
 
@@ -196,15 +295,16 @@ static int materialise(an_table *t, an_col *c) {
         isnum = 0;
         break;
       }
-      case AN_F_OUTCOME:
-        v = r->outcome;
-        if (!(c->s[i] = strdup(r->outcome >= 0 && r->outcome <= 4 ? outcome_names[r->outcome]
-                                                                   : "unknown")))
+      case AN_F_OUTCOME: /* the named category, compared by text */
+        v = ds_outcome_category(r);
+        isnum = 0;
+        if (!(c->s[i] = strdup(ds_outcome_category_name(ds_outcome_category(r)))))
           return ds_fail(DS_ENOMEM, "out of memory");
         break;
       case AN_F_EVENT_STEP: v = (double)r->event_step; break;
       case AN_F_PEAK_RATIO: v = r->peak_ratio; break;
       case AN_F_PLATEAUS: v = r->plateaus; break;
+      case AN_F_PLATEAU_END: v = (double)r->plateau_end; break;
       case AN_F_STEPS_TO_TOL:
         /* reached the tolerance: finished as done with the last loss below train.tol */
         if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)
@@ -216,6 +316,15 @@ static int materialise(an_table *t, an_col *c) {
     }
     c->v[i] = v;
     c->isnum[i] = (char)isnum;
+  }
+  if (c->is_param) { /* numeric values print in the shortest form that tells them apart */
+    double *u = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *u);
+    int m = 0;
+    if (!u) return ds_fail(DS_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < t->n && m < INT32_MAX; i++)
+      if (c->isnum[i]) u[m++] = c->v[i];
+    c->digits = m ? ds_short_digits(u, m) : 0;
+    free(u);
   }
   return DS_OK;
 }
@@ -253,6 +362,7 @@ int an_axis_cols(an_table *t, int *idx, int *n) {
 void an_cell_text(const an_table *t, int col, int64_t row, char *buf, int n, int exact) {
   const an_col *c = &t->cols[col];
   if (c->empty[row]) buf[0] = 0;
+  else if (!exact && c->digits && c->isnum[row]) ds_short_format(c->v[row], c->digits, buf, n);
   else if (c->s) snprintf(buf, (size_t)n, "%s", c->s[row]);
   else {
     double v = c->v[row];
@@ -275,30 +385,75 @@ static const char *op_text(an_op op) {
   return t[op];
 }
 
-/* Distinct texts of a text column, for messages. */
+/* Distinct values of a column as printed (numbers ascending), for messages. */
 static void distinct_values(const an_table *t, const an_col *c, char *buf, int n) {
   int used = 0, count = 0;
   buf[0] = 0;
-  for (int64_t i = 0; i < t->n && used < n - 8; i++) {
-    int seen = 0;
-    for (int64_t j = 0; j < i && !seen; j++) seen = !strcmp(c->s[i], c->s[j]);
-    if (seen) continue;
-    if (count == 20) {
-      snprintf(buf + used, (size_t)(n - used), ", ...");
-      return;
-    }
-    used += snprintf(buf + used, (size_t)(n - used), "%s%s", count++ ? ", " : "", c->s[i]);
-    if (i > 2000) break; /* enough for a message */
+  int col = (int)(c - t->cols);
+  int numeric = c->digits > 0;
+  for (int64_t i = 0; i < t->n; i++) numeric &= c->isnum[i] || c->empty[i];
+  char seen[20][64];
+  double sv[20];
+  for (int64_t i = 0; i < t->n && count < 21 && i < 100000; i++) {
+    if (c->empty[i]) continue;
+    char b[64];
+    an_cell_text(t, col, i, b, sizeof b, 0);
+    int dup = 0;
+    for (int j = 0; j < count && j < 20 && !dup; j++) dup = !strcmp(seen[j], b);
+    if (dup) continue;
+    if (count < 20) snprintf(seen[count], sizeof seen[count], "%s", b), sv[count] = c->v[i];
+    count++;
   }
+  int m = count < 20 ? count : 20;
+  if (numeric) /* ascending */
+    for (int a = 1; a < m; a++)
+      for (int b = a; b > 0 && sv[b] < sv[b - 1]; b--) {
+        double x = sv[b];
+        sv[b] = sv[b - 1], sv[b - 1] = x;
+        char tmp[64];
+        memcpy(tmp, seen[b], 64), memcpy(seen[b], seen[b - 1], 64), memcpy(seen[b - 1], tmp, 64);
+      }
+  for (int j = 0; j < m && used < n - 8; j++)
+    used += snprintf(buf + used, (size_t)(n - used), "%s%s", j ? ", " : "", seen[j]);
+  if (count > 20 && used < n - 8) snprintf(buf + used, (size_t)(n - used), ", ...");
 }
 
-static int check_cond(an_table *t, const an_cond *k) {
+void an_no_match_note(const an_table *t, const an_cond *cs, int n, const char *where) {
+  fprintf(stderr, "dynsweep: no point matches --where '%s'", where ? where : "");
+  int any = 0;
+  for (int j = 0; j < n; j++) {
+    const an_col *c = &t->cols[cs[j].col];
+    int dup = 0;
+    for (int i = 0; i < j; i++) dup |= cs[i].col == cs[j].col;
+    if (dup || !c->is_param) continue;
+    char vals[1024];
+    distinct_values(t, c, vals, sizeof vals);
+    fprintf(stderr, "%s %s: %s", any++ ? ";" : "; the values of", c->name, vals);
+  }
+  fprintf(stderr, "\n");
+}
+
+static int check_cond(an_table *t, an_cond *k) {
   const an_col *c = &t->cols[k->col];
   int any_num = 0, any_text = 0, match = 0;
   for (int64_t i = 0; i < t->n; i++) {
     if (c->isnum[i]) any_num = 1;
     else if (c->s) any_text = 1;
     if (!k->val_isnum && c->s && !strcmp(c->s[i], k->val)) match = 1;
+  }
+  if (k->val_isnum && c->is_param && c->digits && (k->op == AN_EQ || k->op == AN_NE)) {
+    /* a grid value: the nearest one within 1% (so printed, rounded values match) */
+    double best = NAN;
+    for (int64_t i = 0; i < t->n; i++)
+      if (c->isnum[i] && (isnan(best) || fabs(c->v[i] - k->num) < fabs(best - k->num))) best = c->v[i];
+    if (!isnan(best) && fabs(best - k->num) <= 0.01 * fabs(best)) {
+      k->num = best;
+      return DS_OK;
+    }
+    char vals[1024];
+    distinct_values(t, c, vals, sizeof vals);
+    return ds_fail(DS_EINPUT, "--where %s%s%s: no point has %s = %s (nor within 1%%); its values: %s",
+                   c->name, op_text(k->op), k->val, c->name, k->val, vals);
   }
   if (k->val_isnum) return DS_OK; /* numbers compare with numbers, or as text with text */
   if (k->op != AN_EQ && k->op != AN_NE)
@@ -312,6 +467,14 @@ static int check_cond(an_table *t, const an_cond *k) {
       if (!strcmp(k->val, ds_status_name(s))) return DS_OK;
     return ds_fail(DS_EINPUT,
                    "--where status%s%s: unknown status; use pending, done, diverged, failed, running",
+                   op_text(k->op), k->val);
+  }
+  if (!c->is_param && c->field == AN_F_OUTCOME) {
+    for (int o = 0; o < DS_OC_COUNT; o++)
+      if (!strcmp(k->val, ds_outcome_category_name(o))) return DS_OK;
+    return ds_fail(DS_EINPUT,
+                   "--where outcome%s%s: unknown outcome; use converged, catapult, diverged, "
+                   "plateaus, failed, pending",
                    op_text(k->op), k->val);
   }
   if (c->is_param && any_text && !match) {

@@ -236,6 +236,9 @@ const ds_option ds_options[] = {
     {"record.spectra.catapult_factor", NULL, DS_OT_DOUBLE, OFF(record.spectra.catapult_factor), 1,
      NOMAX, 1, NULL, 2, "2", "outcome catapult: the loss rose above this factor times its start, then "
      "converged", 0, 0},
+    {"record.spectra.loss_rise_rel", NULL, DS_OT_DOUBLE, OFF(record.spectra.loss_rise_rel), 0,
+     NOMAX, 0, NULL, 1e-6, "1e-6", "on_loss_rise: a step counts as a rise when its loss exceeds the "
+     "previous step's by more than this fraction of it (0 = any rise, even round-off)", 0, 0},
 };
 const int ds_noptions = (int)(sizeof ds_options / sizeof ds_options[0]);
 
@@ -592,6 +595,16 @@ int ds_edit_distance(const char *a, const char *b) {
     }
   }
   return d[la][lb];
+}
+
+const char *ds_opt_suggest(const char *path) {
+  const char *best = NULL;
+  int bd = 3, len = (int)strlen(path);
+  for (int i = 0; i < ds_noptions; i++) {
+    int d = ds_edit_distance(path, ds_options[i].path);
+    if (d < bd && 2 * d < len + 1) bd = d, best = ds_options[i].path;
+  }
+  return best;
 }
 
 const char *ds_suggest(const char *key, const char *const *cands, int n) {

@@ -620,6 +620,11 @@ const char *ds_outcome_name(int o) {
   return o >= 0 && o <= DS_OUT_UNFINISHED ? names[o] : "unknown";
 }
 
+int ds_worker_loss_rose(double prev, double cur, double rel) {
+  if (!isfinite(prev) || !isfinite(cur)) return 0;
+  return cur > prev && cur - prev > rel * fabs(prev);
+}
+
 int ds_worker_plateaus(const int64_t *step, const double *loss, int64_t n, int64_t *last_end) {
   int count = 0;
   *last_end = -1;
@@ -748,7 +753,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
       if (rc != DS_OK) break;
     }
     if (!diverged) {
-      int rose = t > 0 && step_loss > st.prev_loss;
+      int rose = t > 0 && ds_worker_loss_rose(st.prev_loss, step_loss, c->record.spectra.loss_rise_rel);
       ds_diag_batch db = {st.batch ? st.Xb : NULL, &st.wbatch, &st.loss_batch, lr};
       rc = ds_diagrec_step(&st.diag, tr, team, c, t, last, rose, &st.mlp, st.theta, &st.train,
                            &st.loss_train, &st.wtrain, loss, &db);
