@@ -43,14 +43,15 @@ check("summary has one row per point (%d, export %d)" % (len(df), len(rows)), le
 want_cols = ["id", "combo", "replica", "width", "depth", "lr", "model.type", "init_scale", "status",
              "steps", "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank",
              "outcome", "event_step", "peak_ratio", "plateaus", "plateau_end", "team_size",
-             "attempts", "reason", "steps_to_tol"]
+             "attempts", "outcome_code", "reason", "steps_to_tol"]
 check("summary columns %s" % list(df.columns), list(df.columns) == want_cols)
 check("status is Categorical [pending done diverged failed running]",
       isinstance(df.status.dtype, pd.CategoricalDtype) and
       list(df.status.cat.categories) == ["pending", "done", "diverged", "failed", "running"])
-check("outcome is Categorical [converged diverged catapult failed unfinished]",
+check("outcome is Categorical [converged catapult diverged plateaus failed pending]",
       isinstance(df.outcome.dtype, pd.CategoricalDtype) and
-      list(df.outcome.cat.categories) == ["converged", "diverged", "catapult", "failed", "unfinished"])
+      list(df.outcome.cat.categories) == ["converged", "catapult", "diverged", "plateaus", "failed",
+                                          "pending"])
 ints = ["id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "event_step",
         "plateaus", "plateau_end", "team_size", "attempts"]
 check("integer columns are integers", all(pd.api.types.is_integer_dtype(df[c]) for c in ints))
@@ -62,7 +63,7 @@ diff = []
 for i, r in enumerate(rows):
     for k, v in r.items():
         got = df[k].iloc[i]
-        if k == "status":
+        if k in ("status", "outcome"):
             ok = str(got) == v
         elif k in ("model.type", "reason"):
             ok = got == v
@@ -112,8 +113,8 @@ for k in axes:
 check("coordinate replica = 0..%d" % (grid["replicas"] - 1),
       list(ds.replica.values) == list(range(grid["replicas"])))
 check("outcome has CF flag attributes",
-      ds.outcome.attrs["flag_meanings"] == "converged diverged catapult failed unfinished" and
-      list(ds.outcome.attrs["flag_values"]) == [0, 1, 2, 3, 4])
+      ds.outcome.attrs["flag_meanings"] == "converged catapult diverged plateaus failed pending" and
+      list(ds.outcome.attrs["flag_values"]) == [0, 1, 2, 3, 4, 5])
 bad_cell = []
 for _, row in df.iterrows():
     cell = ds.sel({k: row[k] for k in axes + ["replica"]})
@@ -187,13 +188,14 @@ with tempfile.TemporaryDirectory() as tmp:
         f["summary"][...] = s
     p = dynsweep.open(cp)
     pdf = p.summary()
-    check("pending/running rows: status pending/running, outcome unfinished",
+    check("pending/running rows: status pending/running, outcome pending (stored code 4)",
           list(pdf.status.astype(str)[:4]) == ["pending", "pending", "running", "running"] and
-          list(pdf.outcome.astype(str)[:4]) == ["unfinished"] * 4 and
+          list(pdf.outcome.astype(str)[:4]) == ["pending"] * 4 and
+          list(pdf.outcome_code[:4]) == [4] * 4 and
           list(pdf.outcome.astype(str)[4:]) == list(df.outcome.astype(str)[4:]))
     pds = p.to_xarray()
-    check("... and code 4 in the Dataset's outcome",
-          sorted(pds.outcome.values.ravel().tolist()).count(4) == 4)
+    check("... and code 5 (pending) in the Dataset's outcome",
+          sorted(pds.outcome.values.ravel().tolist()).count(5) == 4)
 
 # ---- a format-2 store (no attempts field, /points groups) -------------------------
 old = dynsweep.open(old_store)

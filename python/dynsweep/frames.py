@@ -12,9 +12,12 @@ import numpy as np
 from . import store as _store
 from ._deps import require
 
-#: outcome codes of /summary (include/dynsweep/worker.h DS_OUT_*, ds_outcome_name)
+#: the stored outcome codes of /summary (include/dynsweep/worker.h DS_OUT_*): column
+#: outcome_code
 OUTCOME_NAMES = {0: "converged", 1: "diverged", 2: "catapult", 3: "failed", 4: "unfinished"}
-OUTCOME_CATEGORIES = [OUTCOME_NAMES[i] for i in range(len(OUTCOME_NAMES))]
+#: the named outcome, as `dynsweep ls/export/phase` print it (include/dynsweep/analysis.h,
+#: docs/store.md "Outcome"): derived from status, the stored code and the plateau count
+OUTCOME_CATEGORIES = ["converged", "catapult", "diverged", "plateaus", "failed", "pending"]
 STATUS_CATEGORIES = [_store.STATUS_NAMES[i] for i in range(len(_store.STATUS_NAMES))]
 # status -> outcome for stores written before the outcome fields existed
 _OUTCOME_OF_STATUS = {0: 4, 1: 0, 2: 1, 3: 3, 4: 4}
@@ -80,6 +83,18 @@ class Store:
                                     dtype=np.int64)
         for k, dt, dflt in _DEFAULTS:
             c[k] = np.asarray(s[k]) if k in names else np.full(raw.n, dflt, dtype=dt)
+        # the named outcome (same rule as ds_outcome_category): pending/running ->
+        # pending, failed, diverged; done: catapult (stored code 2), else plateaus
+        # (>= 1 plateau), else converged
+        st, stored, pl = c["status"], c["outcome"], np.asarray(c["plateaus"])
+        cat = np.full(len(st), OUTCOME_CATEGORIES.index("pending"), dtype=np.int64)
+        cat[st == 3] = OUTCOME_CATEGORIES.index("failed")
+        cat[st == 2] = OUTCOME_CATEGORIES.index("diverged")
+        done = st == 1
+        cat[done] = np.where(stored[done] == 2, OUTCOME_CATEGORIES.index("catapult"),
+                             np.where(pl[done] >= 1, OUTCOME_CATEGORIES.index("plateaus"),
+                                      OUTCOME_CATEGORIES.index("converged")))
+        c["outcome"], c["outcome_code"] = cat, stored
         c["reason"] = t["reason"]
         c["steps_to_tol"] = t["steps_to_tol"]
         for k in names:  # fields of later format revisions
@@ -92,7 +107,8 @@ class Store:
         grid axes by name (numbers, or names for enum/bool axes), width, depth, lr,
         init_scale (unless axes), status (Categorical: pending done diverged failed
         running), steps, final_loss, min_loss, final_test_loss, diverged_step, wall_s,
-        rank, outcome (Categorical: converged diverged catapult failed unfinished),
+        rank, outcome (Categorical: converged catapult diverged plateaus failed pending,
+        the rule of docs/store.md "Outcome"), outcome_code (the stored DS_OUT_* code),
         event_step, peak_ratio, plateaus, plateau_end, team_size, attempts (0 in old
         stores), reason (str), steps_to_tol (NaN unless reached)."""
         pd = _pd()
