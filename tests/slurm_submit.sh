@@ -163,6 +163,17 @@ job() {
   env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE="$2" DS_SEGMENT="${3:-1}" \
     bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 || jrc=$?
 }
+# signal_job SIG: runs the written script with a dynsweep that waits, sends SIG
+# to the batch shell once dynsweep runs; sets jrc
+signal_job() {
+  rm -f "$T"/out/*
+  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
+    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
+  local jp=$!
+  for _ in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
+  kill "-$1" "$jp"
+  jrc=0; wait "$jp" || jrc=$?
+}
 for L in srun mpirun; do
   job "$L" ok
   check "$L, sweep complete: exit 0 ($jrc)" test "$jrc" -eq 0
@@ -177,27 +188,15 @@ for L in srun mpirun; do
   check "$L, dynsweep exit 2: follow-on cancelled" grep -qx 4242 "$T/out/scancel"
 
   # drain: SIGUSR1 to the batch shell (what --signal=B:USR1 does) reaches dynsweep
-  rm -f "$T"/out/*
   sub "$sweep" -o "$T/s.h5" --ntasks 2 --time 10 --launcher "$L" --dynsweep "$fake" --dry-run
-  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
-    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
-  jp=$!
-  for _ in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
-  kill -USR1 "$jp"
-  jrc=0; wait "$jp" || jrc=$?
+  signal_job USR1
   check "$L, drained: exit 3 ($jrc)" test "$jrc" -eq 3
   check "$L: SIGUSR1 reached dynsweep" grep -qx usr1 "$T/out/dynsweep"
   check "$L, drained: follow-on kept" test ! -e "$T/out/scancel"
   check "$L, drained: logged" grep -q "resumable" "$T/out/job.log"
 
   # SIGTERM to the batch shell (scancel, the time limit) is passed on as SIGUSR1
-  rm -f "$T"/out/*
-  env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_NTASKS=2 FAKE_MODE=drain \
-    bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 &
-  jp=$!
-  for _ in $(seq 100); do [ -e "$T/out/running" ] && break; sleep 0.05; done
-  kill -TERM "$jp"
-  jrc=0; wait "$jp" || jrc=$?
+  signal_job TERM
   check "$L, SIGTERM to the job: passed on as SIGUSR1, exit 3 ($jrc)" \
     bash -c "[ $jrc -eq 3 ] && grep -qx usr1 '$T/out/dynsweep' && [ ! -e '$T/out/scancel' ]"
 
