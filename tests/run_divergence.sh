@@ -5,15 +5,15 @@
 drun 2 "$DS_SRC/tests/sweeps/small.yaml" -o "$T/s.h5" --quiet
 "$DYNSWEEP" ls "$T/s.h5" > "$T/ls.txt"
 cat "$T/ls.txt"
-# columns: point rep width depth lr model.type status steps final min wall rank
+# columns: point rep width depth lr model.type status outcome steps final min wall rank
 ndiv=$(awk '$5 == 3 && $7 == "diverged"' "$T/ls.txt" | wc -l)
 check "all 16 points at lr=3 diverged (got $ndiv)" test "$ndiv" -eq 16
-ndone=$(awk '$5 == 0.02 && $7 == "done" && $8 == 300' "$T/ls.txt" | wc -l)
+ndone=$(awk '$5 == 0.02 && $7 == "done" && $9 == 300' "$T/ls.txt" | wc -l)
 check "all 16 points at lr=0.02 done after 300 steps (got $ndone)" test "$ndone" -eq 16
 # the diverged step is recorded and the loss series ends at it
 p=$(awk '$7 == "diverged" {print $1; exit}' "$T/ls.txt")
 "$DYNSWEEP" show "$T/s.h5" "$p" --series loss > "$T/loss.txt"
-step=$(awk '$7 == "diverged" {print $8; exit}' "$T/ls.txt")
+step=$(awk '$7 == "diverged" && $8 == "diverged" {print $9; exit}' "$T/ls.txt")
 last=$(tail -1 "$T/loss.txt" | awk '{print $1}')
 check "loss series of point $p ends at the diverged step $step (last $last)" test "$last" = "$step"
 check "show names the diverged step" grep -q "at step $step" "$T/loss.txt"
