@@ -9,7 +9,7 @@
 small=$DS_SRC/tests/sweeps/small.yaml
 mpi="mpirun --oversubscribe"
 # in_pty CMD: runs CMD on a pseudo-terminal of 80 x 24; its screen output in $T/pty
-in_pty() { script -qec "stty cols 80 rows 24; $1" "$T/pty" >/dev/null 2>&1 </dev/null || true; }
+in_pty() { script -qfec "stty cols 80 rows 24; $1" "$T/pty" >/dev/null 2>&1 </dev/null || true; }
 # bars FILE: the redrawn bar texts (the pieces after each carriage return)
 bars() { tr '\r' '\n' <"$1" | sed 's/\x1b\[K//g' | grep -E '^\[[#.]+\] [0-9]+/[0-9]+ done' || true; }
 
@@ -29,9 +29,9 @@ check "... the file has plain lines, no carriage return" bash -c \
   "grep -q 'finished 32 points' '$T/b.err' && ! grep -q $'\r' '$T/b.err'"
 
 # one rank training a long point: the bar says run 1
-( script -qec "stty cols 80 rows 24; '$DYNSWEEP' run '$DS_SRC/tests/sweeps/long.yaml' -o '$T/c.h5'" \
+( script -qfec "stty cols 80 rows 24; '$DYNSWEEP' run '$DS_SRC/tests/sweeps/long.yaml' -o '$T/c.h5'" \
     "$T/pty1" >/dev/null 2>&1 </dev/null & echo $! >"$T/spid"; wait ) &
-for i in $(seq 1 300); do grep -q 'run 1' "$T/pty1" 2>/dev/null && break; sleep 0.05; done
+for i in $(seq 1 1200); do grep -q 'run 1' "$T/pty1" 2>/dev/null && break; sleep 0.05; done
 check "-n 1: the bar says run 1 while rank 0 trains" grep -q '0/4 done 0 div 0 fail 0 run 1' "$T/pty1"
 pkill -USR1 -f "run $DS_SRC/tests/sweeps/long.yaml -o $T/c.h5" || true
 wait || true
