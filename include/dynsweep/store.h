@@ -105,6 +105,11 @@ int ds_store_close(ds_store *s);
 int ds_store_open(const char *path, ds_store **out);
 int ds_store_read_summary(ds_store *s, ds_summary_row **rows, int64_t *n);
 int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out);
+/* The first record of point id's series NAME: its step and column 0. *found
+ * = 0 (and DS_OK) when the point has no such series or was not written. Reads
+ * one record, not the whole trajectory (stores of format >= 3). */
+int ds_store_read_first(ds_store *s, int64_t id, const char *name, int64_t *step, double *v0,
+                        int *found);
 /* The sweep file's text as stored in /sweep/yaml (caller frees). */
 int ds_store_sweep_text(ds_store *s, char **text);
 /* Root attribute as text (strings, or numbers formatted). */

@@ -17,6 +17,12 @@ typedef enum {
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
   AN_F_ATTEMPTS,     /* times the point was started (0 in stores before the field) */
+  /* normalised axes, derived from the step-0 record of the spectra series
+   * (empty when the point did not record them at step 0): */
+  AN_F_LAMBDA0,      /* ntk/top[0] at step 0, else hessian/top[0] at step 0 */
+  AN_F_ETA_CRIT0,    /* ntk/critical_lr at step 0, else 2 / lambda0 (Hessian) */
+  AN_F_LR_LAMBDA0,   /* lr * lambda0 */
+  AN_F_LR_ETA_CRIT,  /* lr / eta_crit0 */
   AN_F_COUNT
 } an_field;
 
@@ -42,6 +48,7 @@ typedef struct {
   int have_sw;
   int ncols, capcols;
   an_col *cols;
+  double *lam0, *eta0; /* per row, NaN if not recorded at step 0 (loaded on first use) */
 } an_table;
 
 typedef enum { AN_EQ, AN_NE, AN_LT, AN_LE, AN_GT, AN_GE } an_op;
@@ -65,6 +72,8 @@ void an_close(an_table *t);
 int an_col_get(an_table *t, const char *name, int *idx);
 /* The grid axes of the sweep, in order, as columns. */
 int an_axis_cols(an_table *t, int *idx, int *n);
+/* Is column c one of the normalised axes (lambda0, eta_crit0, lr_lambda0, lr_eta_crit)? */
+int an_col_is_normalised(const an_table *t, int c);
 /* Text of a cell as printed in tables and exported ("" if empty). */
 void an_cell_text(const an_table *t, int col, int64_t row, char *buf, int n, int exact);
 

@@ -97,10 +97,16 @@ static int export_summary(an_table *t, out_t *o, const int64_t *sel, int64_t nse
                                       "peak_ratio", "plateaus", "plateau_end", "wall_s", "rank",
                                       "team_size", "attempts", "reason", "steps_to_tol"};
   enum { NAFTER = sizeof after / sizeof after[0] };
-  int cols[3 + DS_MAX_AXES + 80 + NAFTER], n = 0;
+  int cols[3 + DS_MAX_AXES + 80 + NAFTER + 4], n = 0;
   for (int k = 0; k < 3; k++) DS_TRY(an_col_get(t, before[k], &cols[n++]));
   for (int k = 0; k < npc; k++) cols[n++] = pc[k];
   for (int k = 0; k < NAFTER; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
+  /* the normalised axes, when the sweep records the NTK or the Hessian */
+  const ds_spectra_spec *sp = &t->sw.base.record.spectra;
+  if (ds_cadence_on(&sp->ntk) || ds_cadence_on(&sp->hessian)) {
+    static const char *const norm[] = {"lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit"};
+    for (int k = 0; k < 4; k++) DS_TRY(an_col_get(t, norm[k], &cols[n++]));
+  }
   for (int k = 0; k < n; k++) put_field(o, t->cols[cols[k]].name);
   end_line(o);
   for (int64_t j = 0; j < nsel; j++) {

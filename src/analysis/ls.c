@@ -14,6 +14,12 @@
   "           (attempts = times the point was started, run --max-attempts;\n"                    \
   "           steps_to_tol = steps of a point that finished done with its last loss below\n"    \
   "           train.tol, empty otherwise)\n"                                                     \
+  "  normalised axes (empty unless the point recorded record.spectra.ntk or .hessian\n"       \
+  "           at step 0): lambda0 = top NTK eigenvalue at step 0 (ntk/top), else top\n"         \
+  "           Hessian eigenvalue (hessian/top); eta_crit0 = ntk/critical_lr at step 0\n"        \
+  "           (2/lambda0 for half_sum, n/lambda0 for mean), else 2/lambda0 (Hessian);\n"       \
+  "           lr_lambda0 = lr x lambda0; lr_eta_crit = lr / eta_crit0 (seed 003's\n"             \
+  "           catapult band: 2 < lr_lambda0 < 4 with half_sum, 1 < lr_eta_crit < 2)\n"           \
   "  parameters: a grid axis by its name or path (lr, width, model.type, ...), the aliases\n"    \
   "           width depth lr init_scale, or any option path (train.steps, loss.reduction)\n"     \
   "Outcome (a name, derived from the stored status, outcome code and plateau count):\n"         \
@@ -35,6 +41,7 @@
 
 const char *const ds_usage_ls =
     "usage: dynsweep ls STORE.h5 [--where COND,...] [--sort KEY,...] [--limit N]\n"
+    "                   [--add COL,...]\n"
     "\n"
     "Prints one row per point: id, replica, grid parameters, status\n"
     "(done / diverged / failed / pending / running), outcome (converged / catapult /\n"
@@ -47,9 +54,11 @@ const char *const ds_usage_ls =
     "  --sort KEY[,KEY...]       order by these columns (ascending; -KEY or KEY:desc for\n"
     "                            descending; NaN and empty values last); default: point id\n"
     "  --limit N                 print at most N rows (the counts cover all matches)\n"
+    "  --add COL[,COL...]        show these columns too (peak_ratio, lr_lambda0, ...)\n"
     "\n" AN_NAMES_HELP
     "\nExamples:\n"
     "  dynsweep ls s.h5 --where 'model.type=relu,status=done' --sort final_loss\n"
+    "  dynsweep ls s.h5 --add lr_lambda0,peak_ratio --where outcome=catapult\n"
     "  dynsweep ls s.h5 --where 'lr>=0.02' --sort -wall_s --limit 5\n";
 
 const char *const ds_usage_export =
@@ -61,6 +70,8 @@ const char *const ds_usage_export =
     "  id,combo,replica,<grid parameters>,<width,depth,lr,init_scale unless axes>,<--params>,\n"
     "  status,outcome,steps,final_loss,min_loss,final_test_loss,diverged_step,event_step,\n"
     "  peak_ratio,plateaus,plateau_end,wall_s,rank,team_size,attempts,reason,steps_to_tol\n"
+    "  and, when the sweep records record.spectra.ntk or .hessian, the normalised axes\n"
+    "  lambda0,eta_crit0,lr_lambda0,lr_eta_crit\n"
     "With --series NAME: the series in long format, one row per record of every written point:\n"
     "  point,step,value,replica,<parameters>,status            (scalar series)\n"
     "  point,step,value_0,...,value_{K-1},replica,<parameters>,status\n"
@@ -81,6 +92,7 @@ const char *const ds_usage_export =
 const char *const ds_usage_phase =
     "usage: dynsweep phase STORE.h5 --x COL --y COL [--metric M] [--agg mean|min|max|count]\n"
     "                      [--where COND,...] [--digits N] [--shares]\n"
+    "                      [--x-bin W|auto|none] [--y-bin W|auto|none]\n"
     "\n"
     "Prints a phase diagram as a text grid: one column per distinct value of --x, one\n"
     "row per distinct value of --y (numbers ascending to the right and upwards, like a\n"
@@ -96,6 +108,11 @@ const char *const ds_usage_phase =
     "  --where COND,...      only points meeting every condition\n"
     "  --digits N            significant digits of numbers (default 4, up to 17)\n"
     "  --shares              mixed outcome cells show the share, e.g. D5/8, instead of D*\n"
+    "  --x-bin W, --y-bin W  bin a numeric axis into [k W, (k+1) W), named by the lower\n"
+    "                        edge; auto (default) bins the normalised axes (lambda0,\n"
+    "                        eta_crit0, lr_lambda0, lr_eta_crit) with a round width giving\n"
+    "                        <= 16 bins and leaves others as distinct values; none: never.\n"
+    "                        Points without a value on a binned axis are left out (noted)\n"
     "Outcome cells, one letter per outcome (see Outcome below): c converged, C catapult,\n"
     "P plateaus, D diverged, F failed, . pending or running, '-' no point. A cell whose\n"
     "points (replicas, other axes) do not all agree shows its most common outcome followed\n"
@@ -104,7 +121,8 @@ const char *const ds_usage_phase =
     "\n" AN_NAMES_HELP
     "\nExamples:\n"
     "  dynsweep phase s.h5 --x lr --y width\n"
-    "  dynsweep phase s.h5 --x lr --y width --metric final_loss --agg min --where depth=2\n";
+    "  dynsweep phase s.h5 --x lr --y width --metric final_loss --agg min --where depth=2\n"
+    "  dynsweep phase s.h5 --x lr_lambda0 --y width      # seed 003: C between 2 and 4\n";
 
 /* Columns are at least 11 wide, and as wide as their name (values never truncated). */
 static int colw(const an_table *t, int c) {
@@ -124,7 +142,7 @@ int ds_cli_ls(int argc, char **argv) {
     fputs(ds_usage_ls, stdout);
     return 0;
   }
-  const char *path = NULL, *where = NULL, *sort = NULL;
+  const char *path = NULL, *where = NULL, *sort = NULL, *add = NULL;
   long long limit = -1;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -138,7 +156,11 @@ int ds_cli_ls(int argc, char **argv) {
         if (*end || end == argv[i] || limit < 0)
           return an_bad_args(ds_usage_ls, "ls: --limit needs a whole number >= 0, got '%s'", argv[i]);
       }
-    } else if (!strncmp(a, "--where=", 8)) where = a + 8;
+    } else if (!strcmp(a, "--add")) {
+      if (++i == argc) return an_bad_args(ds_usage_ls, "ls: %s needs a value", a);
+      add = argv[i];
+    } else if (!strncmp(a, "--add=", 6)) add = a + 6;
+    else if (!strncmp(a, "--where=", 8)) where = a + 8;
     else if (!strncmp(a, "--sort=", 7)) sort = a + 7;
     else if (a[0] == '-') return an_bad_args(ds_usage_ls, "ls: unknown option '%s'", a);
     else if (!path) path = a;
@@ -163,10 +185,21 @@ int ds_cli_ls(int argc, char **argv) {
     free(keys);
     return an_fail(&t, rc);
   }
-  /* columns named in --where / --sort that the table does not show yet */
+  /* columns named in --where / --sort / --add that the table does not show yet */
+  int addc[64], nadd = 0;
+  char *addcopy = add ? strdup(add) : NULL, *save = NULL;
+  if (add && !addcopy) rc = ds_fail(DS_ENOMEM, "out of memory");
+  for (char *tok = addcopy ? strtok_r(addcopy, ",", &save) : NULL; tok && rc == DS_OK && nadd < 64;
+       tok = strtok_r(NULL, ",", &save))
+    if (*tok) rc = an_col_get(&t, tok, &addc[nadd++]);
+  free(addcopy);
+  if (rc != DS_OK) {
+    free(conds), free(keys), free(sel);
+    return an_fail(&t, rc);
+  }
   int ncols = naxes;
-  for (int j = 0; j < ncond + nkey && ncols < (int)(sizeof cols / sizeof cols[0]); j++) {
-    int c = j < ncond ? conds[j].col : keys[j - ncond].col;
+  for (int j = 0; j < ncond + nkey + nadd && ncols < (int)(sizeof cols / sizeof cols[0]); j++) {
+    int c = j < ncond ? conds[j].col : j < ncond + nkey ? keys[j - ncond].col : addc[j - ncond - nkey];
     const an_col *col = &t.cols[c];
     int shown = 0;
     for (int k = 0; k < ncols; k++) shown |= cols[k] == c;

@@ -28,14 +28,41 @@ static int cmp_level(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Distinct values of column c over the selected rows; idx[j] = level of row sel[j]. */
-static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_levels *l, int *idx) {
+/* Lower edge of the bin of width bw that holds v (edges at multiples of bw; a
+ * value within 1e-9 bin widths below an edge counts as on it, so 4 lands in
+ * [4, 4.5) even when 4/0.5 rounds down). */
+static double bin_edge(double v, double bw) { return floor(v / bw + 1e-9) * bw; }
+
+/* A "nice" bin width (1, 2, 2.5 or 5 x 10^k) giving at most 16 bins over the
+ * selected rows' values of column c (1 if it has no finite values). */
+static double auto_bin(const an_table *t, int c, const int64_t *sel, int64_t nsel) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (int64_t j = 0; j < nsel; j++) {
+    double v = t->cols[c].v[sel[j]];
+    if (t->cols[c].isnum[sel[j]] && isfinite(v)) lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+  }
+  if (!(hi >= lo)) return 1; /* no values: every row is left out */
+  double raw = (hi - lo) / 16;
+  if (raw <= 0) raw = fabs(hi) > 0 ? fabs(hi) / 16 : 1;
+  double p = pow(10, floor(log10(raw)));
+  static const double nice[] = {1, 2, 2.5, 5, 10};
+  for (int k = 0; k < 5; k++)
+    if (nice[k] * p >= raw * (1 - 1e-12)) return nice[k] * p;
+  return 10 * p;
+}
+
+/* Distinct values of column c over the selected rows; idx[j] = level of row sel[j].
+ * With bw > 0 the levels are the bins [k bw, (k+1) bw), named by their lower edge. */
+static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, double bw, an_levels *l,
+                  int *idx) {
   memset(l, 0, sizeof *l);
   l->allnum = 1;
   int cap = 0;
   for (int64_t j = 0; j < nsel; j++) {
     char buf[512];
-    an_cell_text(t, c, sel[j], buf, sizeof buf, 1);
+    double edge = bw > 0 ? bin_edge(t->cols[c].v[sel[j]], bw) : 0;
+    if (bw > 0) snprintf(buf, sizeof buf, "%.17g", edge);
+    else an_cell_text(t, c, sel[j], buf, sizeof buf, 1);
     int k;
     for (k = 0; k < l->n; k++)
       if (!strcmp(l->key[k], buf)) break;
@@ -50,7 +77,7 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_level
         if (!nk || !nn) return ds_fail(DS_ENOMEM, "out of memory");
       }
       if (!(l->key[l->n] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
-      l->num[l->n] = t->cols[c].v[sel[j]];
+      l->num[l->n] = bw > 0 ? edge : t->cols[c].v[sel[j]];
       if (!t->cols[c].isnum[sel[j]] || isnan(l->num[l->n])) l->allnum = 0;
       l->n++;
     }
@@ -82,7 +109,8 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, an_level
   for (int64_t j = 0; j < nsel; j++) {
     if (l->disp[idx[j]]) continue;
     char buf[512];
-    an_cell_text(t, c, sel[j], buf, sizeof buf, 0);
+    if (bw > 0) snprintf(buf, sizeof buf, "%.4g", l->num[idx[j]]);
+    else an_cell_text(t, c, sel[j], buf, sizeof buf, 0);
     if (!(l->disp[idx[j]] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
   }
   return DS_OK;
@@ -104,7 +132,7 @@ int ds_cli_phase(int argc, char **argv) {
     return 0;
   }
   const char *path = NULL, *xs = NULL, *ys = NULL, *metric = "outcome", *aggs = NULL, *where = NULL,
-             *digs = NULL;
+             *digs = NULL, *xbins = NULL, *ybins = NULL;
   int shares = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -118,6 +146,8 @@ int ds_cli_phase(int argc, char **argv) {
                        : !strcmp(a, "--agg")    ? &aggs
                        : !strcmp(a, "--where")  ? &where
                        : !strcmp(a, "--digits") ? &digs
+                       : !strcmp(a, "--x-bin")  ? &xbins
+                       : !strcmp(a, "--y-bin")  ? &ybins
                                                 : NULL;
     if (dst) {
       if (++i == argc) return an_bad_args(ds_usage_phase, "phase: %s needs a value", a);
@@ -143,6 +173,17 @@ int ds_cli_phase(int argc, char **argv) {
     if (*end || end == digs || d < 1 || d > 17)
       return an_bad_args(ds_usage_phase, "phase: --digits must be 1..17, got '%s'", digs);
     digits = (int)d;
+  }
+  double bw[2] = {-1, -1}; /* -1 auto: bins for the normalised columns, none otherwise */
+  for (int a = 0; a < 2; a++) {
+    const char *b = a ? ybins : xbins;
+    if (!b || !strcmp(b, "auto")) continue;
+    double v;
+    if (!strcmp(b, "none")) bw[a] = 0;
+    else if (an_parse_number(b, &v) && v > 0 && isfinite(v)) bw[a] = v;
+    else
+      return an_bad_args(ds_usage_phase, "phase: --%c-bin must be a width > 0, auto or none, got '%s'",
+                         a ? 'y' : 'x', b);
   }
   int outcome = !strcmp(metric, "outcome");
 
@@ -170,11 +211,41 @@ int ds_cli_phase(int argc, char **argv) {
     free(sel);
     return an_fail(&t, rc);
   }
+  /* binned axes: widths, and the points without a value there (a normalised
+   * axis the point did not record at step 0) are left out */
+  int cxy[2] = {cx, cy};
+  int64_t nleft = 0, kept = 0;
+  for (int a = 0; a < 2; a++)
+    if (bw[a] < 0) bw[a] = an_col_is_normalised(&t, cxy[a]) ? auto_bin(&t, cxy[a], sel, nsel) : 0;
+  for (int a = 0; a < 2; a++)
+    if (bw[a] > 0 && t.cols[cxy[a]].s) {
+      rc = ds_fail(DS_EINPUT, "phase: --%c-bin needs a numeric column, %s is not", a ? 'y' : 'x',
+                   t.cols[cxy[a]].name);
+      free(sel);
+      return an_fail(&t, rc);
+    }
+  for (int64_t j = 0; j < nsel; j++) {
+    int ok = 1;
+    for (int a = 0; a < 2; a++)
+      if (bw[a] > 0) ok &= t.cols[cxy[a]].isnum[sel[j]] && isfinite(t.cols[cxy[a]].v[sel[j]]);
+    if (ok) sel[kept++] = sel[j];
+    else nleft++;
+  }
+  nsel = kept;
+  if (nsel == 0) {
+    fprintf(stderr, "dynsweep: phase: none of the %lld point(s) has a value of %s%s%s (the "
+            "normalised axes need record.spectra.ntk or .hessian at step 0 of a finished point)\n",
+            (long long)nleft, bw[0] > 0 ? t.cols[cx].name : "", bw[0] > 0 && bw[1] > 0 ? " and " : "",
+            bw[1] > 0 ? t.cols[cy].name : "");
+    free(sel);
+    an_close(&t);
+    return 2;
+  }
   int *ix = malloc((size_t)nsel * sizeof *ix), *iy = malloc((size_t)nsel * sizeof *iy);
   an_levels lx = {0}, ly = {0};
   if (!ix || !iy) rc = ds_fail(DS_ENOMEM, "out of memory");
-  if (rc == DS_OK) rc = levels(&t, cx, sel, nsel, &lx, ix);
-  if (rc == DS_OK) rc = levels(&t, cy, sel, nsel, &ly, iy);
+  if (rc == DS_OK) rc = levels(&t, cx, sel, nsel, bw[0], &lx, ix);
+  if (rc == DS_OK) rc = levels(&t, cy, sel, nsel, bw[1], &ly, iy);
   int64_t ncell = (int64_t)lx.n * ly.n;
   double *sum = NULL, *mn = NULL, *mx = NULL;
   int64_t *cnt = NULL, *npts = NULL, (*stc)[DS_OC_COUNT] = NULL;
@@ -223,6 +294,17 @@ int ds_cli_phase(int argc, char **argv) {
          outcome && agg != AG_COUNT ? "" : agg_name[agg], outcome && agg != AG_COUNT ? "" : ")",
          t.cols[cx].name, t.cols[cy].name,
          (long long)nsel, used ? "; aggregated over " : "", aggd);
+  for (int a = 0; a < 2; a++)
+    if (bw[a] > 0) {
+      char e[32], e2[32];
+      snprintf(e, sizeof e, "%.4g", 2 * bw[a]);
+      snprintf(e2, sizeof e2, "%.4g", 3 * bw[a]);
+      printf("# %s: bins of width %.4g named by their lower edge (%s = [%s, %s))\n",
+             t.cols[cxy[a]].name, bw[a], e, e, e2);
+    }
+  if (nleft)
+    printf("# %lld point(s) left out: no value of %s (not recorded at step 0, or not finished)\n",
+           (long long)nleft, bw[0] > 0 ? t.cols[cx].name : t.cols[cy].name);
   if (!outcome || agg == AG_COUNT) printf("# %s\n", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
   if (outcome && agg != AG_COUNT)
     printf("# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point; "

@@ -15,7 +15,8 @@
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
     "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
-    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts"};
+    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts", "lambda0", "eta_crit0",
+    "lr_lambda0", "lr_eta_crit"};
 
 const char *an_field_name(int f) { return f >= 0 && f < AN_F_COUNT ? field_names[f] : "?"; }
 
@@ -168,6 +169,8 @@ void an_close(an_table *t) {
     free(col->empty);
   }
   free(t->cols);
+  free(t->lam0);
+  free(t->eta0);
   if (t->have_sw) ds_sweep_free(&t->sw);
   free(t->rows);
   if (t->st) ds_store_close(t->st);
@@ -240,6 +243,43 @@ static int resolve(an_table *t, const char *name, an_col *c) {
   return valid_names_error(t, name);
 }
 
+/* lambda0 and eta_crit0 of every written point: the step-0 records of ntk/top and
+ * ntk/critical_lr, else of hessian/top (eta_crit0 = 2 / lambda0, the GD stability
+ * threshold of the sharpness). One record per series and point is read. */
+static int load_normalised(an_table *t) {
+  if (t->lam0) return DS_OK;
+  size_t n = t->n > 0 ? (size_t)t->n : 1;
+  t->lam0 = malloc(n * sizeof *t->lam0);
+  t->eta0 = malloc(n * sizeof *t->eta0);
+  if (!t->lam0 || !t->eta0) return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
+  for (int64_t i = 0; i < t->n; i++) {
+    const ds_summary_row *r = &t->rows[i];
+    t->lam0[i] = t->eta0[i] = NAN;
+    if (r->status == DS_ST_PENDING || r->status == DS_ST_RUNNING) continue;
+    int64_t step;
+    double v;
+    int found;
+    DS_TRY(ds_store_read_first(t->st, r->id, "ntk/top", &step, &v, &found));
+    if (found && step == 0) {
+      t->lam0[i] = v;
+      DS_TRY(ds_store_read_first(t->st, r->id, "ntk/critical_lr", &step, &v, &found));
+      if (found && step == 0) t->eta0[i] = v;
+      continue;
+    }
+    DS_TRY(ds_store_read_first(t->st, r->id, "hessian/top", &step, &v, &found));
+    if (found && step == 0) {
+      t->lam0[i] = v;
+      t->eta0[i] = 2.0 / v;
+    }
+  }
+  return DS_OK;
+}
+
+int an_col_is_normalised(const an_table *t, int c) {
+  an_field f = t->cols[c].field;
+  return !t->cols[c].is_param && f >= AN_F_LAMBDA0 && f <= AN_F_LR_ETA_CRIT;
+}
+
 static int materialise(an_table *t, an_col *c) {
   int64_t n = t->n > 0 ? t->n : 1;
   c->v = calloc((size_t)n, sizeof *c->v);
@@ -251,6 +291,8 @@ static int materialise(an_table *t, an_col *c) {
   if (!c->v || !c->isnum || !c->empty || (text && !c->s))
     return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
   int need_cfg = c->is_param || c->field == AN_F_STEPS_TO_TOL;
+  if (!c->is_param && c->field >= AN_F_LAMBDA0 && c->field <= AN_F_LR_ETA_CRIT)
+    DS_TRY(load_normalised(t));
   for (int64_t i = 0; i < t->n; i++) {
     const ds_summary_row *r = &t->rows[i];
     ds_point p;
@@ -305,6 +347,10 @@ static int materialise(an_table *t, an_col *c) {
       case AN_F_PEAK_RATIO: v = r->peak_ratio; break;
       case AN_F_PLATEAUS: v = r->plateaus; break;
       case AN_F_PLATEAU_END: v = (double)r->plateau_end; break;
+      case AN_F_LAMBDA0: v = t->lam0[i]; break;
+      case AN_F_ETA_CRIT0: v = t->eta0[i]; break;
+      case AN_F_LR_LAMBDA0: v = r->lr * t->lam0[i]; break;
+      case AN_F_LR_ETA_CRIT: v = r->lr / t->eta0[i]; break;
       case AN_F_STEPS_TO_TOL:
         /* reached the tolerance: finished as done with the last loss below train.tol */
         if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)
@@ -314,6 +360,8 @@ static int materialise(an_table *t, an_col *c) {
       default: break;
       }
     }
+    if (!c->is_param && c->field >= AN_F_LAMBDA0 && c->field <= AN_F_LR_ETA_CRIT && isnan(v))
+      isnum = 0, c->empty[i] = 1; /* not recorded at step 0 */
     c->v[i] = v;
     c->isnum[i] = (char)isnum;
   }

@@ -415,6 +415,42 @@ int ds_store_read_traj(ds_store *s, int64_t id, ds_traj *out) {
   return rc;
 }
 
+int ds_store_read_first(ds_store *s, int64_t id, const char *name, int64_t *step, double *v0,
+                        int *found) {
+  *found = 0;
+  if (s->version < 3) { /* one group per point: read it whole */
+    ds_traj tr;
+    int rc = ds_store_read_traj(s, id, &tr);
+    if (rc == DS_EINPUT) { /* not written */
+      ds_clear_error();
+      return DS_OK;
+    }
+    DS_TRY(rc);
+    int k = ds_traj_find(&tr, name);
+    if (k >= 0 && tr.s[k].n > 0) {
+      *step = tr.s[k].step[0];
+      *v0 = tr.s[k].val[0];
+      *found = 1;
+    }
+    ds_traj_free(&tr);
+    return DS_OK;
+  }
+  DS_TRY(ds_store_load_series(s));
+  int64_t r = ds_store_row_index(s, id);
+  for (int64_t i = r >= 0 ? s->pfirst[r] : -1; i >= 0; i = s->pnext[i]) {
+    const ds_store_idx *x = &s->idx[i];
+    if (x->kind < 0 || x->kind >= s->nkinds || x->n < 1 || strcmp(s->knames[x->kind], name))
+      continue;
+    if (ds_store_read_part(s->series, "step", H5T_NATIVE_INT64, x->step_start, 1, step) < 0 ||
+        ds_store_read_part(s->series, "value", H5T_NATIVE_DOUBLE, x->value_start, 1, v0) < 0)
+      return ds_store_h5fail(DS_EIO, s->path, "point %" PRId64 ": cannot read its series %s", id,
+                             name);
+    *found = 1;
+    return DS_OK;
+  }
+  return DS_OK;
+}
+
 /* ---- axes and attributes -------------------------------------------------------- */
 
 static int ds_store_read_axis_vals(ds_store *s, int64_t naxes, double **vals, int64_t *npoints) {
