@@ -69,6 +69,7 @@ check "every point with lr_lambda0 > 4.1 diverged ($d4 of $n4)" bash -c "[ '${n4
 "$D" phase "$T/cat.h5" --x lr_lambda0 --y width > "$T/ph"
 cat "$T/ph"
 check "phase: bins of width 0.5 by default" grep -q 'lr_lambda0: bins of width 0.5' "$T/ph"
+check "phase: every header line fits 80 columns" awk '/^#/ && length($0) > 80 { bad=1 } END { exit bad }' "$T/ph"
 check "phase: c below 1.5, C from 2.5 to 3.5, D from 4 (each width)" \
   awk '/^width/ { for (i=4;i<=NF;i++) e[i]=$i; next } /^#/ { next }
        { rows++; for (i=2;i<=NF;i++) { x=e[i+2]; c=$i; if (c=="-") continue;

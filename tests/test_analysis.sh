@@ -253,7 +253,7 @@ EOF
 }
 check "phase outcome (mixed cells: most common then *, ties to the worse)" phase_check outcome mean ""
 grep -qE ' [cCPDF.]\*' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
-check "... legend line names every letter" grep -q '^# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point' "$T/ph.txt"
+check "... legend line names every letter" grep -q '^# c converged, C catapult, P plateaus, D diverged, F failed, . pending, -' "$T/ph.txt"
 cat "$T/ph.txt"
 check "phase outcome --shares (D5/8 style)" phase_check outcome mean "" --shares
 grep -qE '[cCPDF.][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase --shares has shares" || bad "phase --shares ($(cat "$T/ph.txt"))"

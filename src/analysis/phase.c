@@ -1,6 +1,8 @@
 /* phase.c -- `dynsweep phase`: a metric aggregated over the cells of two
  * parameters, printed as a text grid. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +119,33 @@ static int levels(an_table *t, int c, const int64_t *sel, int64_t nsel, double b
 }
 
 typedef enum { AG_MEAN, AG_MIN, AG_MAX, AG_COUNT } an_agg;
+
+/* A header line: "# " and the text, wrapped at spaces to fit 80 columns
+ * (continuation lines "#   "); a word longer than the line is not cut. */
+static void comment(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void comment(const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  const char *p = buf;
+  int first = 1;
+  while (*p) {
+    int room = first ? 78 : 76, n = (int)strlen(p);
+    if (n > room) {
+      int cut = room;
+      while (cut > 0 && p[cut] != ' ') cut--;
+      if (cut == 0) /* one long word: up to the next space */
+        for (cut = room; p[cut] && p[cut] != ' '; cut++) {}
+      n = cut;
+    }
+    printf("%s%.*s\n", first ? "# " : "#   ", n, p);
+    p += n;
+    while (*p == ' ') p++;
+    first = 0;
+  }
+}
 
 /* Severity of an outcome category for ties: F > D > C > P > . > c. */
 static int severity(int oc) {
@@ -289,26 +318,28 @@ int ds_cli_phase(int argc, char **argv) {
     if (varies) used += snprintf(aggd + used, sizeof aggd - (size_t)used, "%s%s", used ? ", " : "", t.cols[c].name);
   }
   static const char *const agg_name[] = {"mean", "min", "max", "count"};
-  printf("# phase diagram of %s%s%s%s over %s (columns) and %s (rows), %lld point(s)%s%s\n",
-         outcome ? "outcome" : t.cols[cm].name, outcome && agg != AG_COUNT ? "" : " (",
-         outcome && agg != AG_COUNT ? "" : agg_name[agg], outcome && agg != AG_COUNT ? "" : ")",
-         t.cols[cx].name, t.cols[cy].name,
-         (long long)nsel, used ? "; aggregated over " : "", aggd);
+  comment("phase diagram of %s%s%s%s over %s (columns) and %s (rows)",
+          outcome ? "outcome" : t.cols[cm].name, outcome && agg != AG_COUNT ? "" : " (",
+          outcome && agg != AG_COUNT ? "" : agg_name[agg], outcome && agg != AG_COUNT ? "" : ")",
+          t.cols[cx].name, t.cols[cy].name);
+  comment("%lld point(s)%s%s", (long long)nsel, used ? ", aggregated over " : "", aggd);
   for (int a = 0; a < 2; a++)
     if (bw[a] > 0) {
       char e[32], e2[32];
       snprintf(e, sizeof e, "%.4g", 2 * bw[a]);
       snprintf(e2, sizeof e2, "%.4g", 3 * bw[a]);
-      printf("# %s: bins of width %.4g named by their lower edge (%s = [%s, %s))\n",
+      comment("%s: bins of width %.4g named by their lower edge (%s = [%s, %s))",
              t.cols[cxy[a]].name, bw[a], e, e, e2);
     }
   if (nleft)
-    printf("# %lld point(s) left out: no value of %s (not recorded at step 0, or not finished)\n",
+    comment("%lld point(s) left out: no value of %s (not recorded at step 0, or not finished)",
            (long long)nleft, bw[0] > 0 ? t.cols[cx].name : t.cols[cy].name);
-  if (!outcome || agg == AG_COUNT) printf("# %s\n", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
-  if (outcome && agg != AG_COUNT)
-    printf("# c converged, C catapult, P plateaus, D diverged, F failed, . pending, - no point; "
-           "mixed: the most common%s (ties: the worse)\n", shares ? " and its share" : ", then *");
+  if (!outcome || agg == AG_COUNT) comment("%s", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
+  if (outcome && agg != AG_COUNT) {
+    comment("c converged, C catapult, P plateaus, D diverged, F failed, . pending, - empty");
+    comment("mixed cells: the most common letter%s (ties: the worse)",
+            shares ? " and its share" : ", then *");
+  }
 
   /* cell texts */
   char **cell = calloc((size_t)ncell, sizeof *cell);
