@@ -575,7 +575,7 @@ int ds_store_write_row(ds_store *s, const ds_summary_row *row) {
   ds_summary_row r = *row;
   r.reason[sizeof r.reason - 1] = 0;
   /* "running" is journaled too: it carries the attempt count, so a resume
-   * after a kill knows which points were running (sched.c) */
+   * after a kill knows which points were running (src/sched/dispatch.c) */
   DS_TRY(ds_journal_append(s, DS_JR_ROW, &r, sizeof r, NULL, 0));
   s->rows[idx] = r;
   ds_store_mark_dirty(s, idx);

@@ -716,7 +716,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
       /* 0: go on, 1: checkpoint, 2: checkpoint and stop. On a team of more
        * than one rank the leader decides for all (the drain signal and the
        * clock differ between ranks); its members get a ck whose save does
-       * nothing and no stop flag (src/sched/sched.c). */
+       * nothing and no stop flag (src/sched/workloop.c). */
       int stop = ck->stop && *ck->stop;
       double now = ds_now();
       int act = stop ? 2

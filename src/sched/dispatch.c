@@ -1,0 +1,298 @@
+/* dispatch.c -- rank 0: hands points out to the workers, takes their results
+ * and checkpoints into the store, shows progress, drains. */
+#include "sched_priv.h"
+
+void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len) {
+  if (id < 0 || id >= s->n) return;
+  char *c = malloc(len ? len : 1);
+  if (!c) return; /* the journal has it; only this session's reuse is lost */
+  memcpy(c, b, len);
+  free(s->blob[id]);
+  s->blob[id] = c;
+  s->bloblen[id] = len;
+}
+
+void sc_progress(sched *s, const ds_summary_row *r, int force) {
+  if (s->o->quiet) return;
+  double now = ds_now(), el = now - s->t0;
+  double rate = s->session_done / (el > 0 ? el : 1e-9);
+  int64_t left = s->n - s->nfinal, pending = left - s->nrunning;
+  double eta = rate > 0 ? left / rate : 0;
+  char etas[32];
+  if (!(rate > 0)) snprintf(etas, sizeof etas, "?");
+  else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
+  else if (eta < 6000) snprintf(etas, sizeof etas, "%.0fm%02.0fs", floor(eta / 60), fmod(eta, 60));
+  else snprintf(etas, sizeof etas, "%.0fh%02.0fm", floor(eta / 3600), fmod(eta / 60, 60));
+  if (r && s->o->verbose) {
+    ds_log("[%lld/%lld] point %lld %-8s steps %-7lld loss %-11.4g rank %d %.2fs%s%s",
+           (long long)s->nfinal, (long long)s->n, (long long)r->id, ds_status_name(r->status),
+           (long long)r->steps, r->final_loss, r->rank, r->wall_s, r->reason[0] ? " | " : "",
+           r->reason);
+  }
+  if (s->tty) { /* one line that fits the terminal, redrawn in place */
+    if (!force && now - s->last_prog < 0.2) return;
+    char text[256], line[512], bar[64];
+    snprintf(text, sizeof text, "%lld/%lld done %lld div %lld fail %lld run %lld | %.3g pts/s ETA %s",
+             (long long)s->nfinal, (long long)s->n, (long long)s->ndone, (long long)s->ndiv,
+             (long long)s->nfail, (long long)s->nrunning, rate, etas);
+    int w = ds_console_width() - 1 - (int)strlen(text) - 3;
+    if (w > 40) w = 40;
+    if (w >= 8) {
+      int fill = s->n ? (int)(w * s->nfinal / s->n) : w;
+      for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
+      bar[w] = 0;
+      snprintf(line, sizeof line, "[%s] %s", bar, text);
+    } else {
+      snprintf(line, sizeof line, "%s", text);
+    }
+    ds_console_bar(line);
+  } else if (!s->o->verbose || force) {
+    if (!force && now - s->last_prog < 10.0) return;
+    ds_log("progress: %lld/%lld finished (done %lld, diverged %lld, failed %lld), running %lld, "
+           "pending %lld | %.2f pts/s ETA %s", (long long)s->nfinal, (long long)s->n,
+           (long long)s->ndone, (long long)s->ndiv, (long long)s->nfail, (long long)s->nrunning,
+           (long long)pending, rate, etas);
+  }
+  s->last_prog = now;
+}
+
+static void finish_point(sched *s, int64_t id, const ds_point_result *res, const ds_traj *tr) {
+  if (id < 0 || id >= s->n) return;
+  ds_summary_row *r = &s->rows[id];
+  r->status = res->status;
+  r->steps = res->steps;
+  r->final_loss = res->final_loss;
+  r->min_loss = res->min_loss;
+  r->final_test_loss = res->final_test_loss;
+  r->diverged_step = res->diverged_step;
+  r->wall_s = res->wall_s;
+  r->rank = res->rank;
+  int failed = res->status == DS_ST_FAILED; /* the worker never classified it */
+  r->outcome = failed ? DS_OUT_FAILED : res->outcome;
+  r->event_step = failed ? -1 : res->event_step;
+  r->peak_ratio = failed ? NAN : res->peak_ratio;
+  r->plateaus = failed ? 0 : res->plateaus;
+  r->plateau_end = failed ? -1 : res->plateau_end;
+  memcpy(r->reason, res->reason, sizeof r->reason);
+  r->reason[sizeof r->reason - 1] = 0;
+  if (!s->fatal && ds_store_write_point(s->store, r, tr) != DS_OK) sc_set_fatal(s);
+  if (s->fatal) return;
+  free(s->blob[id]);
+  s->blob[id] = NULL;
+  s->bloblen[id] = 0;
+  s->nfinal++;
+  s->session_done++;
+  s->ndone += r->status == DS_ST_DONE;
+  s->ndiv += r->status == DS_ST_DIVERGED;
+  s->nfail += r->status == DS_ST_FAILED;
+  sc_progress(s, r, 0);
+}
+
+/* A result: final (write it) or pending (the worker stopped it). */
+static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr) {
+  int64_t id = res->id;
+  s->nrunning--;
+  if (id >= 0 && id < s->n && s->lone[id]) s->lone_running = 0;
+  if (res->status == DS_ST_PENDING || res->status == DS_ST_RUNNING) {
+    sc_requeue(s, id);
+    if (id >= 0 && id < s->n) {
+      s->rows[id].status = DS_ST_PENDING;
+      if (s->rows[id].attempts > 0) s->rows[id].attempts--; /* handed back: not an attempt */
+      if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) sc_set_fatal(s);
+    }
+    sc_start_drain(s, "a worker stopped its point (drain signal)");
+    return;
+  }
+  finish_point(s, id, res, tr);
+}
+
+/* Counts the attempt and journals it before the point is handed out, so a
+ * kill at any moment after this is counted at the next resume. */
+static void mark_running(sched *s, int64_t id, int rank) {
+  s->nrunning++;
+  s->lone_running |= s->lone[id];
+  s->rows[id].status = DS_ST_RUNNING;
+  s->rows[id].rank = rank;
+  s->rows[id].attempts++;
+  if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) sc_set_fatal(s);
+}
+
+/* Periodic sc_work of rank 0: drain signal, publish, sc_progress. */
+void sc_tick(sched *s) {
+  if (g_stop && !s->draining) sc_start_drain(s, "drain signal");
+  if (!s->fatal && ds_store_commit(s->store) != DS_OK) sc_set_fatal(s);
+  if (!s->fatal && ds_store_publish(s->store, 0) != DS_OK) sc_set_fatal(s);
+  sc_progress(s, NULL, 0);
+}
+
+/* Waits for a message without burning a core: probe, then sleep with an
+ * exponential back-off from 50 us to at most 20 ms. Before sleeping, the
+ * journal gets its group commit (fsync at most every 0.5 s, ds_store_commit).
+ * Returns 0 after ~0.25 s without a message, so the
+ * caller can do its periodic sc_work. */
+static int wait_message(sched *s, MPI_Comm comm, MPI_Status *st) {
+  /* the longest nap follows the message rate: a quarter of the typical gap
+   * between messages (points of a few ms: naps of ~0.1-1 ms, so a worker
+   * does not wait for rank 0 to wake up), 20 ms for long points */
+  static double last_msg, gap = 1.0;
+  double nap = 50e-6, t0 = ds_now(), cap = gap / 4;
+  cap = cap < 50e-6 ? 50e-6 : cap > 20e-3 ? 20e-3 : cap;
+  for (;;) {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, st);
+    if (flag) {
+      double now = ds_now();
+      if (last_msg > 0) gap = 0.9 * gap + 0.1 * (now - last_msg);
+      last_msg = now;
+      return 1;
+    }
+    if (!s->fatal && ds_store_commit(s->store) != DS_OK) sc_set_fatal(s); /* group commit */
+    if (ds_now() - t0 > 0.25) return 0;
+    ds_sleep(nap);
+    nap = nap * 2 < cap ? nap * 2 : cap;
+  }
+}
+
+char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len) {
+  MPI_Status st;
+  MPI_Probe(src, tag, comm, &st);
+  MPI_Get_count(&st, MPI_BYTE, len);
+  char *buf = malloc(*len ? (size_t)*len : 1);
+  if (!buf) {
+    ds_fail(DS_ENOMEM, "out of memory receiving %d bytes", *len);
+    char dummy[1];
+    MPI_Recv(dummy, 0, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE); /* truncation error */
+    return NULL;
+  }
+  MPI_Recv(buf, *len, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+  return buf;
+}
+
+static int recv_result(MPI_Comm comm, int src, ds_point_result *res, ds_traj *tr) {
+  MPI_Recv(res, sizeof *res, MPI_BYTE, src, TAG_RESULT, comm, MPI_STATUS_IGNORE);
+  int len;
+  char *buf = sc_recv_bytes(comm, src, TAG_TRAJ, &len);
+  ds_traj_init(tr);
+  if (!buf) return DS_ENOMEM;
+  int rc = ds_traj_unpack(buf, len, tr);
+  free(buf);
+  return rc;
+}
+
+/* Hands worker dst its next point, or stop (-1); a worker that must wait
+ * for a lone point is parked (served again by unpark). */
+static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
+  int64_t id = s->cls ? sc_next_point_for(s, s->lead_size[dst]) : sc_next_point(s);
+  if (id == -2) {
+    s->parked[s->nparked++] = dst;
+    return;
+  }
+  int64_t hdr[3] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0};
+  if (id >= 0 && !s->blob[id]) hdr[2] = 0;
+  if (id >= 0) {
+    s->rows[id].team_size = s->tsize[id];
+    mark_running(s, id, dst);
+  }
+  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
+  if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
+  if (id < 0) (*active)--;
+}
+
+static void unpark(sched *s, MPI_Comm comm, int *active) {
+  int n = s->nparked;
+  s->nparked = 0;
+  for (int k = 0; k < n; k++) assign(s, comm, s->parked[k], active);
+}
+
+/* Drain or store failure with workers still busy past the deadline: publish
+ * what we have and end the job. */
+static void abort_busy(sched *s, MPI_Comm comm) {
+  int code = s->fatal ? 1 : DS_EXIT_DRAINED;
+  if (s->tty) ds_console_bar_end();
+  ds_warn("%lld point(s) still running %.0f s after the %s; ending the job (they resume from "
+          "their last checkpoint)", (long long)s->nrunning, s->o->drain_timeout,
+          s->fatal ? "store failure" : "drain signal");
+  if (!s->fatal) ds_store_set_run(s->store, "drained", (double)time(NULL), s->final0);
+  /* the rows still running keep their attempt: a point that did not stop
+   * within the drain timeout may be on a dead or hung rank (srun does not
+   * end the job when one task is killed) */
+  if (s->fatal) fprintf(stderr, "dynsweep: %s\n", s->fatal_msg);
+  ds_store_stats st;
+  ds_store_get_stats(s->store, &st);
+  ds_drain_watchdog_extend(30 + 10 * st.last_publish_s); /* a slow publish is not a wedge */
+  ds_store_close(s->store);
+  s->store = NULL;
+  fflush(stderr);
+  MPI_Abort(comm, code);
+}
+
+int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
+  int active = nworkers;
+  s->parked = ds_calloc((size_t)size, sizeof *s->parked);
+  if (!s->parked) sc_set_fatal(s); /* no sc_work goes out, so nobody is parked */
+  while (active > 0) {
+    MPI_Status st;
+    int got = wait_message(s, comm, &st);
+    sc_tick(s);
+    if (s->nparked) unpark(s, comm, &active);
+    if (s->draining && s->nrunning > 0 && ds_now() > s->drain_deadline) abort_busy(s, comm);
+    if (!got) continue;
+    int src = st.MPI_SOURCE;
+    if (st.MPI_TAG == TAG_READY) {
+      int dummy;
+      MPI_Recv(&dummy, 1, MPI_INT, src, TAG_READY, comm, MPI_STATUS_IGNORE);
+    } else if (st.MPI_TAG == TAG_RESULT) {
+      ds_point_result res;
+      ds_traj tr;
+      if (recv_result(comm, src, &res, &tr) != DS_OK) {
+        s->nrunning--;
+        sc_set_fatal(s);
+      } else {
+        take_result(s, &res, &tr);
+      }
+      ds_traj_free(&tr);
+    } else if (st.MPI_TAG == TAG_CKPT) {
+      int len;
+      char *buf = sc_recv_bytes(comm, src, TAG_CKPT, &len);
+      int64_t id = -1;
+      if (buf && len >= (int)sizeof id) {
+        memcpy(&id, buf, sizeof id);
+        if (!s->fatal && ds_store_write_ckpt(s->store, id, buf + sizeof id, len - sizeof id) != DS_OK)
+          sc_set_fatal(s);
+        else sc_keep_blob(s, id, buf + sizeof id, len - sizeof id);
+      }
+      free(buf);
+      continue; /* no reply: the worker is still training */
+    } else {
+      return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
+    }
+    assign(s, comm, src, &active);
+    if (s->nparked) unpark(s, comm, &active);
+  }
+  return DS_OK;
+}
+
+void sc_serve_alone(sched *s) {
+  ds_team team;
+  if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
+    sc_set_fatal(s);
+    return;
+  }
+  for (int64_t id; sc_tick(s), (id = sc_next_point(s)) >= 0;) {
+    ds_point_result res;
+    ds_traj tr;
+    ds_ckpt ck;
+    ckpt_ctx c = {MPI_COMM_SELF, id, s};
+    s->rows[id].team_size = 1; /* -n 1: whatever ranks_per_point asked for */
+    mark_running(s, id, 0);
+    /* the bar says "run 1" while rank 0 trains a point that takes a while
+     * (estimated > 1e8 FLOP), not around every short one */
+    if (s->tty && (s->cost[id] > 1e8 || ds_now() - s->last_prog > 0.2)) sc_progress(s, NULL, 1);
+    sc_init_ckpt(&ck, s->o, &c, 1, s->blob[id], s->bloblen[id]);
+    sc_run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
+    take_result(s, &res, &tr);
+    ds_traj_free(&tr);
+  }
+  if (g_stop && !s->draining && s->nfinal < s->n) sc_start_drain(s, "drain signal");
+  ds_team_free(&team);
+}

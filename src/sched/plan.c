@@ -1,0 +1,315 @@
+/* plan.c -- which points exist and in what order: the store rows of a sweep,
+ * the teams that run them (train.ranks_per_point) and the queue. */
+#include "sched_priv.h"
+
+static double *g_cost; /* for qsort */
+static const ds_summary_row *g_rows;
+
+void sc_fill_row(ds_summary_row *r, int64_t id, const ds_point *p) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->combo = p->combo;
+  r->replica = p->replica;
+  r->width = p->cfg.model.width;
+  r->depth = p->cfg.model.depth;
+  r->lr = p->cfg.optimizer.lr;
+  r->init_scale = p->cfg.model.init_scale;
+  r->status = DS_ST_PENDING;
+  r->final_loss = r->min_loss = r->final_test_loss = NAN;
+  r->diverged_step = -1;
+  r->rank = -1;
+  r->outcome = DS_OUT_UNFINISHED;
+  r->event_step = r->plateau_end = -1;
+  r->peak_ratio = NAN;
+}
+
+/* Axis values of sweep point idx (last axis fastest). */
+void sc_point_axis_vals(const ds_sweep *sw, int64_t idx, double *out) {
+  int64_t c = idx / sw->replicas;
+  for (int a = sw->naxes - 1; a >= 0; a--) {
+    out[a] = sw->axes[a].val[c % sw->axes[a].nvals];
+    c /= sw->axes[a].nvals;
+  }
+}
+
+int64_t ds_sched_map_rows(const ds_sweep *sw, const double *vals, const ds_summary_row *rows,
+                          int64_t n, int64_t *map) {
+  int64_t mapped = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t combo = 0;
+    int ok = rows[i].replica >= 0 && rows[i].replica < sw->replicas;
+    for (int a = 0; ok && a < sw->naxes; a++) {
+      double v = vals[i * sw->naxes + a];
+      int k = 0;
+      while (k < sw->axes[a].nvals && memcmp(&sw->axes[a].val[k], &v, sizeof v) != 0) k++;
+      ok = k < sw->axes[a].nvals;
+      combo = combo * sw->axes[a].nvals + k;
+    }
+    map[i] = ok ? combo * sw->replicas + rows[i].replica : -1;
+    mapped += ok;
+  }
+  return mapped;
+}
+
+static double rank_mem_bytes(const ds_run_opts *o) {
+  return (o->rank_mem_mb > 0 ? o->rank_mem_mb : 1024.0) * 1048576.0;
+}
+
+/* Team size a point runs on with nworkers worker ranks: its ranks_per_point,
+ * auto capped at the largest power of two <= nworkers; 1 with -n 1. */
+static int point_team(const ds_run_opts *o, const ds_point_cfg *c, int nworkers) {
+  if (nworkers < 1) return 1;
+  int t = ds_point_team_size(c, rank_mem_bytes(o));
+  if (c->train.ranks_per_point == 0)
+    while (t > nworkers) t /= 2;
+  return t;
+}
+
+/* Rank 0, before anything is created: every team size the sweep needs must
+ * fit the worker ranks at the same time (one team of each size). */
+int sc_check_teams(sched *s) {
+  const ds_sweep *sw = s->sw;
+  int W = s->nworkers, nsz = 0, sizes[64], maxreq = 1, capped = 0, cap_to = 0;
+  int64_t np = ds_sweep_npoints(sw), maxpt = 0;
+  double cap_mem = 0;
+  int axis = 0;
+  for (int a = 0; a < sw->naxes; a++) axis |= !strcmp(sw->axes[a].path, "train.ranks_per_point");
+  if (!axis && sw->base.train.ranks_per_point > 0 && np > 1) np = 1; /* one size for all */
+  for (int64_t i = 0; i < np; i++) {
+    ds_point p;
+    DS_TRY(ds_sweep_point(sw, i, &p));
+    int req = ds_point_team_size(&p.cfg, rank_mem_bytes(s->o));
+    if (req > maxreq) maxreq = req, maxpt = i;
+    if (W < 1) continue;
+    if (p.cfg.train.ranks_per_point > 0 && req > W)
+      return ds_fail(DS_EINPUT, "%s: ranks_per_point %d (point %lld) needs a team of %d worker "
+                     "ranks, but this run has only %d (ranks 1..%d of %d); run with -n %d or more",
+                     sw->path, req, (long long)i, req, W, W, W + 1, req + 1);
+    int t = point_team(s->o, &p.cfg, W);
+    if (t < req && !capped) capped = req, cap_to = t, cap_mem = ds_point_mem_bytes(&p.cfg);
+    int k = 0;
+    while (k < nsz && sizes[k] != t) k++;
+    if (k == nsz && nsz == 64)
+      return ds_fail(DS_EINPUT, "%s: ranks_per_point: more than 64 different team sizes", sw->path);
+    if (k == nsz) sizes[nsz++] = t;
+  }
+  if (W < 1) {
+    if (maxreq > 1)
+      ds_warn("ranks_per_point: point %lld asks for a team of %d ranks, but with -n 1 rank 0 runs "
+              "every point itself on a team of 1", (long long)maxpt, maxreq);
+    return DS_OK;
+  }
+  int need = 0;
+  char list[256] = "";
+  for (int k = 0; k < nsz; k++) {
+    need += sizes[k];
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof list - l, "%s%d", k ? (k + 1 == nsz ? " and " : ", ") : "", sizes[k]);
+  }
+  if (need > W)
+    return ds_fail(DS_EINPUT, "%s: ranks_per_point needs teams of %s ranks at the same time (%d "
+                   "worker ranks for one team of each size), but this run has only %d (ranks 1..%d "
+                   "of %d); run with -n %d or more", sw->path, list, need, W, W, W + 1, need + 1);
+  if (capped)
+    ds_warn("ranks_per_point: auto wants a team of %d ranks for an estimated %.0f MB per point "
+            "(--rank-memory %.0f MB per rank), more than the %d worker ranks; those points run on "
+            "teams of %d", capped, cap_mem / 1048576.0, rank_mem_bytes(s->o) / 1048576.0, W, cap_to);
+  return DS_OK;
+}
+
+/* Rank 0, after the queue is built: splits worker ranks 1..size-1 into
+ * teams. One team for every size the queue needs, then the remaining ranks
+ * go, a team at a time, to the size with the most estimated cost per rank
+ * (never more teams of a size than it has points). Ranks are given out
+ * consecutively, largest teams first. color[r] = team number of world rank
+ * r, -1 for rank 0 and idle ranks. Returns the number of teams. */
+int sc_plan_teams(sched *s, int size, int *color) {
+  for (int r = 0; r < size; r++) color[r] = -1;
+  s->lead_size = ds_calloc((size_t)size, sizeof *s->lead_size);
+  if (!s->lead_size) return -1;
+  int cap = 0;
+  for (int64_t j = s->qhead; j < s->qn; j++) {
+    int64_t id = s->queue[j];
+    int c = 0;
+    while (c < s->ncls && s->cls[c].size != s->tsize[id]) c++;
+    if (c == s->ncls) {
+      if (s->ncls == cap) {
+        cap = cap ? 2 * cap : 8;
+        tclass *g = realloc(s->cls, (size_t)cap * sizeof *g);
+        if (!g) return -1;
+        s->cls = g;
+      }
+      memset(&s->cls[c], 0, sizeof s->cls[c]);
+      s->cls[c].size = s->tsize[id];
+      s->ncls++;
+    }
+    s->cls[c].n++;
+    s->cls[c].cost += s->cost[id];
+  }
+  for (int c = 0; c < s->ncls; c++) {
+    s->cls[c].q = ds_calloc((size_t)s->cls[c].n, sizeof *s->cls[c].q);
+    if (!s->cls[c].q) return -1;
+    s->cls[c].n = 0;
+  }
+  for (int64_t j = s->qhead; j < s->qn; j++) { /* keep longest-first order */
+    int64_t id = s->queue[j];
+    for (int c = 0; c < s->ncls; c++)
+      if (s->cls[c].size == s->tsize[id]) s->cls[c].q[s->cls[c].n++] = id;
+  }
+  int left = size - 1, nteams = 0;
+  for (int c = 0; c < s->ncls; c++) {
+    if (s->cls[c].size > left) return -1; /* sc_check_teams made sure it fits */
+    s->cls[c].teams = 1;
+    left -= s->cls[c].size;
+  }
+  for (;;) {
+    int best = -1;
+    double bl = -1;
+    for (int c = 0; c < s->ncls; c++) {
+      tclass *k = &s->cls[c];
+      if (k->size > left || k->teams >= k->n) continue;
+      double load = k->cost / ((double)k->teams * k->size);
+      if (load > bl) bl = load, best = c;
+    }
+    if (best < 0) break;
+    s->cls[best].teams++;
+    left -= s->cls[best].size;
+  }
+  int r = 1, big = 0;
+  for (int done = 0; done < s->ncls; done++) { /* largest size first */
+    int c = -1;
+    for (int k = 0; k < s->ncls; k++)
+      if (s->cls[k].teams > 0 && (c < 0 || s->cls[k].size > s->cls[c].size)) c = k;
+    for (int t = 0; t < s->cls[c].teams; t++, nteams++) {
+      s->lead_size[r] = s->cls[c].size;
+      for (int m = 0; m < s->cls[c].size; m++) color[r++] = nteams;
+    }
+    big |= s->cls[c].size > 1;
+    s->cls[c].teams = -s->cls[c].teams; /* mark placed */
+  }
+  for (int c = 0; c < s->ncls; c++) s->cls[c].teams = -s->cls[c].teams;
+  if (big && !s->o->quiet) {
+    char msg[512] = "";
+    for (int c = 0; c < s->ncls; c++) {
+      size_t l = strlen(msg);
+      snprintf(msg + l, sizeof msg - l, "%s%d team(s) of %d rank(s) for %lld point(s)", c ? ", " : "",
+               s->cls[c].teams, s->cls[c].size, (long long)s->cls[c].n);
+    }
+    ds_log("teams: %s", msg);
+    if (left) ds_log("teams: %d worker rank(s) idle (no team size fits them)", left);
+  }
+  return nteams;
+}
+
+/* Never-started points first, longest first; then the points that were
+ * running when a run died: fewest attempts first, shortest first (the point
+ * that killed the job is more likely the big one; the others finish first). */
+static int by_queue_order(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  int tx = g_rows[x].attempts > 0, ty = g_rows[y].attempts > 0;
+  if (tx != ty) return tx - ty;
+  if (tx && g_rows[x].attempts != g_rows[y].attempts)
+    return g_rows[x].attempts < g_rows[y].attempts ? -1 : 1;
+  if (g_cost[x] != g_cost[y]) return (g_cost[x] > g_cost[y]) == !tx ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* A point that will not run: failed with reason, journaled (no series). */
+static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
+  r->team_size = s->nworkers ? s->tsize[r->id] : 1; /* the team it would have had */
+  r->status = DS_ST_FAILED;
+  r->outcome = DS_OUT_FAILED;
+  r->rank = -1;
+  snprintf(r->reason, sizeof r->reason, "%s", reason);
+  if (!s->o->quiet) ds_warn("point %lld failed without running: %s", (long long)r->id, r->reason);
+  ds_traj none; /* written like a point that failed in its worker: no series */
+  ds_traj_init(&none);
+  return ds_store_write_point(s->store, r, &none);
+}
+
+/* Queue every unfinished row (by_queue_order); count the finished ones. A
+ * row left running was running when a run died: that attempt counts (it was
+ * counted when the point was handed out), and after max_attempts the point
+ * ends failed. A point whose memory estimate does not fit a rank ends
+ * failed without running. */
+int sc_build_queue(sched *s) {
+  int64_t died = 0;
+  for (int64_t i = 0; i < s->n; i++) {
+    ds_point p;
+    DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
+    s->cost[i] = p.cost;
+    s->tsize[i] = point_team(s->o, &p.cfg, s->nworkers);
+    ds_summary_row *r = &s->rows[i];
+    if (!is_final(r->status)) {
+      char why[256], est[32], has[32];
+      if (r->status == DS_ST_RUNNING) {
+        r->status = DS_ST_PENDING;
+        r->rank = -1;
+        died++;
+        DS_TRY(ds_store_write_row(s->store, r));
+      }
+      ds_fmt_bytes(est, sizeof est, ds_point_mem_bytes(&p.cfg));
+      ds_fmt_bytes(has, sizeof has, s->has);
+      if (r->attempts >= s->max_attempts) {
+        snprintf(why, sizeof why, "killed while running, %d attempts; estimated %s, this rank has %s",
+                 r->attempts, est, has);
+        DS_TRY(fail_unrun(s, r, why));
+      } else if (ds_point_misfit(&p.cfg, s->nworkers ? s->tsize[i] : 1, s->has, s->has_why, why,
+                                 sizeof why)) {
+        DS_TRY(fail_unrun(s, r, why));
+      } else if (r->attempts > 0 && r->attempts + 1 >= s->max_attempts) {
+        s->lone[i] = 1; /* its last attempt runs alone, so a death names it */
+      }
+    }
+    if (is_final(r->status)) {
+      s->nfinal++;
+      s->ndone += r->status == DS_ST_DONE;
+      s->ndiv += r->status == DS_ST_DIVERGED;
+      s->nfail += r->status == DS_ST_FAILED;
+    } else {
+      s->queue[s->qn++] = i;
+    }
+  }
+  s->final0 = s->nfinal;
+  if (died && !s->o->quiet)
+    ds_log("%lld point(s) were running when the last run died: their attempt counts (--max-attempts "
+           "%d); they run after the points not tried yet", (long long)died, s->max_attempts);
+  g_cost = s->cost;
+  g_rows = s->rows;
+  qsort(s->queue, s->qn, sizeof *s->queue, by_queue_order);
+  g_cost = NULL;
+  g_rows = NULL;
+  return DS_OK;
+}
+
+/* The head of a queue, unless a lone row blocks it: -2 = wait (a lone row
+ * runs, or the head is lone and other points run). */
+static int64_t take_head(sched *s, int64_t *q, int64_t n, int64_t *head) {
+  if (s->fatal || s->draining || g_stop || *head >= n) return -1;
+  int64_t id = q[*head];
+  if (s->lone_running || (s->lone[id] && s->nrunning > 0)) return -2;
+  (*head)++;
+  return id;
+}
+
+int64_t sc_next_point(sched *s) { return take_head(s, s->queue, s->qn, &s->qhead); }
+
+/* The next point for a team of tsz ranks: the longest of that size. */
+int64_t sc_next_point_for(sched *s, int tsz) {
+  for (int c = 0; c < s->ncls; c++) {
+    tclass *k = &s->cls[c];
+    if (k->size == tsz) return take_head(s, k->q, k->n, &k->head);
+  }
+  return -1;
+}
+
+/* A point a worker stopped goes back to the front of the queue. */
+void sc_requeue(sched *s, int64_t id) {
+  for (int c = 0; s->cls && id >= 0 && id < s->n && c < s->ncls; c++) {
+    tclass *k = &s->cls[c];
+    if (k->size != s->tsize[id]) continue;
+    if (k->head > 0) k->q[--k->head] = id;
+    return;
+  }
+  if (s->qhead > 0) s->queue[--s->qhead] = id;
+}

@@ -1,0 +1,145 @@
+/* sched_priv.h -- `dynsweep run`, in rooms along its one-way data path
+ * sweep -> planner -> dispatcher -> workers -> store:
+ *   plan.c      which points exist and in what order: store rows from the sweep,
+ *               teams (train.ranks_per_point), the queue
+ *   lifecycle.c the store's lifecycle: create, or resume / extend / compare with
+ *               the sweep, load what is unfinished, wrap up
+ *   dispatch.c  rank 0: hands points to workers, takes results into the store,
+ *               progress, the journal's group commit
+ *   workloop.c  a worker (any rank; rank 0 itself with -n 1): runs points, checkpoints
+ *   sched.c     ds_sched_run, which wires them together
+ sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
+ *
+ * Protocol (world communicator):
+ *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
+ *   0 -> worker  TAG_ASSIGN  (int64[3]: row id, sweep point index, blob
+ *                             length; id -1 = stop)
+ *   0 -> worker  TAG_BLOB    (the checkpoint to resume from), only when the
+ *                             length above is > 0
+ *   worker -> 0  TAG_CKPT    (int64 row id + checkpoint blob), any number of
+ *                             times while a point runs
+ *   worker -> 0  TAG_RESULT  (ds_point_result bytes) then
+ *   worker -> 0  TAG_TRAJ    (packed ds_traj bytes)    a result doubles as READY
+ * A result with status pending means the worker stopped the point (drain
+ * signal) after checkpointing it: rank 0 stops handing out work.
+ *
+ * Workers form teams (train.ranks_per_point; plan_teams): only a team's
+ * leader (its lowest world rank) talks to rank 0 and passes the assignment
+ * on to its members over the team communicator (work()).
+ * Points go out longest-estimated-first to whichever worker asks (a team
+ * gets only points of its size). Rank 0
+ * waits with MPI_Iprobe and an exponential sleep back-off (Open MPI's
+ * blocking receives busy-poll and would burn a core), is the only rank that
+ * touches the store, fsyncs the journal when it has nothing else to do and
+ * publishes the store when due. With one rank, rank 0 runs the points itself.
+ * A run on an existing store resumes it (points are matched by their grid
+ * values, so a sweep file that only added grid values extends the store). */
+#ifndef DS_SCHED_PRIV_H
+#define DS_SCHED_PRIV_H
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dynsweep/sched.h"
+#include "dynsweep/spectra.h"
+#include "dynsweep/store.h"
+#include "dynsweep/util.h"
+#include "dynsweep/worker.h"
+
+enum {
+  TAG_READY = 11,
+  TAG_ASSIGN = 12,
+  TAG_RESULT = 13,
+  TAG_TRAJ = 14,
+  TAG_BLOB = 15,
+  TAG_CKPT = 16
+};
+
+/* ---- drain signal ----------------------------------------------------------- */
+
+/* The drain flag lives in util/signals.c: main() installs its handlers before
+ * anything else runs (SIGTERM/SIGUSR1 drain, SIGXFSZ ignored so that a write
+ * fails with EFBIG and is reported). */
+#define g_stop (*ds_drain_flag())
+
+/* ---- state of rank 0 ------------------------------------------------------------ */
+
+typedef struct {
+  const ds_sweep *sw;
+  const ds_run_opts *o;
+  int64_t n;             /* store rows (= points); row id == index */
+  int64_t *sidx;         /* sweep point index of each row */
+  double *cost;          /* estimated cost of each row */
+  ds_summary_row *rows;
+  char **blob;           /* latest checkpoint of each unfinished row, or NULL */
+  size_t *bloblen;
+  int64_t *queue, qn, qhead; /* rows to run, longest first */
+  ds_store *store;
+  int64_t final0;        /* finished rows when this session started */
+  int64_t nfinal, ndone, ndiv, nfail, nrunning, session_done;
+  double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
+  int fatal, draining, tty, nothing_to_do, resumed;
+  char fatal_msg[1024];
+  /* teams (train.ranks_per_point) */
+  int nworkers;          /* world ranks 1..size-1 */
+  int *tsize;            /* team size of each row */
+  struct tclass *cls;    /* one queue per team size (multi-rank runs), or NULL */
+  int ncls;
+  int *lead_size;        /* world rank -> size of the team it leads (0: not a leader) */
+  /* attempts (issue 11) */
+  int max_attempts;
+  double has;            /* bytes a rank has (ds_rank_memory; the least over the ranks) */
+  char has_why[128];     /* where that figure comes from */
+  char *lone;            /* rows on their last attempt after a death: run alone */
+  int lone_running;      /* a lone row is running: nothing else starts */
+  int *parked, nparked;  /* leaders waiting for a lone row to end */
+} sched;
+
+/* The queued rows of one team size, longest first, and its teams. */
+typedef struct tclass {
+  int size, teams;
+  int64_t *q, n, head;
+  double cost;
+} tclass;
+
+static inline int is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
+
+typedef struct {
+  MPI_Comm comm;
+  int64_t id;
+  sched *s; /* -n 1: rank 0 itself */
+} ckpt_ctx;
+
+/* sched.c */
+void sc_set_fatal(sched *s);
+void sc_start_drain(sched *s, const char *why);
+void sc_fill_row(ds_summary_row *r, int64_t id, const ds_point *p);
+void sc_point_axis_vals(const ds_sweep *sw, int64_t idx, double *out);
+int sc_check_teams(sched *s);
+int sc_plan_teams(sched *s, int size, int *color);
+void sc_free_sched(sched *s);
+int sc_build_queue(sched *s);
+int64_t sc_next_point(sched *s);
+int64_t sc_next_point_for(sched *s, int tsz);
+void sc_requeue(sched *s, int64_t id);
+void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len);
+int sc_prepare(sched *s, const char *hosts, int nranks);
+void sc_progress(sched *s, const ds_summary_row *r, int force);
+void sc_tick(sched *s);
+void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
+                ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);
+void sc_init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
+                  const char *resume, size_t resume_len);
+char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len);
+int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
+void sc_serve_alone(sched *s);
+int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
+int sc_wrap_up(sched *s, int size, double cpu, double wall);
+#endif
