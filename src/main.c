@@ -35,6 +35,7 @@ static const char *usage_main =
     "  ls STORE.h5 [--where --sort] one row per point: parameters, status, losses, time\n"
     "  export STORE.h5 --format csv the summary table or a series as CSV/TSV\n"
     "  phase STORE.h5 --x A --y B   a phase diagram over two axes as a text grid\n"
+    "  map STORE.h5 -o map.png      a trainability map image (tools/dynsweep-map)\n"
     "  show STORE.h5 POINT          the recorded series of one point\n"
     "  status STORE.h5              progress of a sweep, also while it runs\n"
     "  verify STORE.h5              read everything, check checksums and consistency\n"
@@ -598,6 +599,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "ls")) return ds_cli_ls(sub_argc, sub_argv);
   if (!strcmp(cmd, "export")) return ds_cli_export(sub_argc, sub_argv);
   if (!strcmp(cmd, "phase")) return ds_cli_phase(sub_argc, sub_argv);
+  if (!strcmp(cmd, "map")) return ds_cli_map(sub_argc, sub_argv);
   if (!strcmp(cmd, "show")) return cmd_show(sub_argc, sub_argv);
   if (!strcmp(cmd, "status")) return cmd_status(sub_argc, sub_argv);
   if (!strcmp(cmd, "verify")) return cmd_verify(sub_argc, sub_argv);

@@ -51,4 +51,6 @@ int ds_cli_export(int argc, char **argv);
 /* dynsweep phase STORE --x COL --y COL [--metric M] [--agg mean|min|max|count]
  *                [--where ...] [--digits N] */
 int ds_cli_phase(int argc, char **argv);
+/* `dynsweep map`: runs tools/dynsweep-map (Python) with the arguments. */
+int ds_cli_map(int argc, char **argv);
 #endif

@@ -1,0 +1,177 @@
+"""dynsweep.maps -- trainability maps: a metric over two grid axes as a 2-D numpy
+array with its coordinates, the trainability-fractal study's convergence measure,
+the boundary between converged and diverged pixels and its box-counting dimension
+(../shared/docs/maps.md; docs/analysis.md "Maps").
+
+    import dynsweep, dynsweep.maps as maps
+    st = dynsweep.ArrayStore("map.h5")             # the numpy reader
+    m = maps.grid_map(st, "lr_in", "lr_out", "measure")
+    m.values                  # (len(m.y), len(m.x)) float array, NaN = no point
+    b = maps.boundary(m.values)                    # 2x2 blocks of mixed sign
+    fit = maps.box_counting(b)                     # fit.dimension, fit.sizes, ...
+
+numpy only (no pandas, no matplotlib); tools/dynsweep-map draws the image.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .store import StoreError
+
+#: v_t = L_t / L_0 is capped at this (and non-finite values become it)
+MEASURE_CAP = 1e6
+#: converged when the mean of the last this-many v_t is below 1
+MEASURE_TAIL = 20
+
+
+def convergence_measure(loss, cap=MEASURE_CAP, tail=MEASURE_TAIL):
+    """The study's convergence measure of one loss series L_0..L_{T-1}:
+    v_t = L_t / L_0 (non-finite -> cap, above cap -> cap); converged when the mean
+    of the last `tail` v_t is below 1; measure = -sum_t v_t if converged, else
+    +sum_t 1/v_t. Negative: converged (the larger |m|, the slower); positive:
+    diverged (the larger, the slower it blew up)."""
+    loss = np.asarray(loss, dtype=np.float64)
+    if loss.size == 0:
+        return np.nan
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = loss / loss[0]
+    v = np.where(np.isfinite(v), v, cap)
+    v = np.minimum(v, cap)
+    if np.mean(v[-tail:]) < 1:
+        return -float(np.sum(v))
+    with np.errstate(divide="ignore"):
+        return float(np.sum(1.0 / v))
+
+
+Map = namedtuple("Map", "values x y xname yname metric computed")
+Map.__doc__ = """A metric over two axes: values[j, i] is the point at (x[i], y[j]); NaN
+where no point (or no value); computed: bool array, True where a point ran."""
+
+
+def _axis_values(st, name):
+    ax = st.axis(name)
+    if ax is None:
+        raise StoreError("%s: %r is not a grid axis; axes: %s"
+                         % (st.path, name, ", ".join(a.name for a in st.axes)))
+    if ax.is_text:
+        raise StoreError("%s: axis %r is not numeric" % (st.path, name))
+    return ax, st.column(name).astype(np.float64)
+
+
+def point_measures(st, rows):
+    """The convergence measure of summary rows `rows` from their stored loss
+    series (NaN for points not written or without a loss series). The measure
+    needs the loss at every step: a series recorded every k steps gives the sum
+    over its records only (record.series: [loss], record.every: 1 for maps)."""
+    ids = [int(st.summary["id"][i]) for i in rows]
+    out = np.full(len(rows), np.nan)
+    got = {p["id"]: v for p, _, v in st.series("loss")}
+    for k, pid in enumerate(ids):
+        if pid in got:
+            out[k] = convergence_measure(np.asarray(got[pid], dtype=np.float64).ravel())
+    return out
+
+
+def grid_map(st, x, y, metric="measure", replica=0):
+    """Map of `metric` over grid axes x (columns) and y (rows) of store st (a
+    dynsweep.ArrayStore / dynsweep.store.Store). metric: "measure" (the
+    convergence measure, from the loss series), "outcome" (the stored outcome code:
+    0 converged, 1 diverged, 2 catapult, 3 failed; NaN pending) or any numeric
+    column of table() (final_loss, peak_ratio, ...). Other axes must have one value
+    (a map is a 2-D slice); replica selects the replica."""
+    xa, xv = _axis_values(st, x)
+    ya, yv = _axis_values(st, y)
+    for ax in st.axes:
+        if ax.name not in (xa.name, ya.name) and len(np.unique(st.column(ax.name))) > 1:
+            raise StoreError("%s: axis %r has several values; a map is over two axes "
+                             "(x %r, y %r)" % (st.path, ax.name, x, y))
+    rows = np.nonzero(st.column("replica") == replica)[0]
+    xs, ys = np.unique(xv[rows]), np.unique(yv[rows])
+    ix = np.searchsorted(xs, xv[rows])
+    iy = np.searchsorted(ys, yv[rows])
+    status = np.asarray(st.column("status"))[rows]
+    written = (status >= 1) & (status <= 3)
+    if metric == "measure":
+        vals = point_measures(st, rows)
+    elif metric == "outcome":
+        t = st.table()
+        code = np.asarray(t["outcome"] if "outcome" in t else np.zeros(st.n), dtype=np.float64)
+        vals = np.where(written, code[rows], np.nan)
+    else:
+        vals = np.asarray(st.column(metric), dtype=np.float64)[rows]
+        vals = np.where(written, vals, np.nan)
+    out = np.full((len(ys), len(xs)), np.nan)
+    comp = np.zeros((len(ys), len(xs)), dtype=bool)
+    out[iy, ix] = vals
+    comp[iy, ix] = written
+    return Map(out, xs, ys, x, y, metric, comp)
+
+
+def boundary(values):
+    """Boundary pixels of a map of signed values (the convergence measure: < 0
+    converged, > 0 diverged): a (ny-1) x (nx-1) bool array, True for each 2x2 block
+    whose finite values do not all have the same sign. Blocks with NaN count only
+    their finite values."""
+    s = np.sign(np.asarray(values, dtype=np.float64))
+    blocks = np.stack([s[:-1, :-1], s[:-1, 1:], s[1:, :-1], s[1:, 1:]])
+    pos = np.any(blocks > 0, axis=0)
+    neg = np.any(blocks < 0, axis=0)
+    return pos & neg
+
+
+Fit = namedtuple("Fit", "dimension sizes counts fit_sizes r2")
+Fit.__doc__ = """Box counting: dimension = slope of log N(s) against log(1/s) over
+fit_sizes (box edges in pixels); sizes, counts: every size counted; r2: of the fit."""
+
+
+def box_counting(mask, fit=None):
+    """Box-counting dimension of the True pixels of a 2-D bool array. Boxes of s x
+    s pixels, s = 1, 2, 4, ... up to the shorter side; N(s) = boxes holding at least
+    one True pixel. fit: (smin, smax) in pixels, the sizes the slope is fitted over
+    (default: 2 up to a quarter of the shorter side, or every size when the map is
+    smaller than 16 pixels, since the smallest boxes see pixel noise and the
+    largest too few boxes)."""
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim != 2 or not m.any():
+        raise ValueError("box counting needs a 2-D mask with at least one True pixel")
+    short = min(m.shape)
+    sizes, counts = [], []
+    s = 1
+    while s <= short:
+        ny, nx = -(-m.shape[0] // s), -(-m.shape[1] // s)
+        pad = np.zeros((ny * s, nx * s), dtype=bool)
+        pad[:m.shape[0], :m.shape[1]] = m
+        n = pad.reshape(ny, s, nx, s).any(axis=(1, 3)).sum()
+        sizes.append(s)
+        counts.append(int(n))
+        s *= 2
+    sizes, counts = np.array(sizes), np.array(counts)
+    if fit is None:
+        fit = (2, max(2, short // 4)) if short >= 16 else (1, short)
+    sel = (sizes >= fit[0]) & (sizes <= fit[1])
+    if sel.sum() < 2:
+        raise ValueError("box counting: fewer than two box sizes in the fit range %s" % (fit,))
+    lx, ly = np.log(1.0 / sizes[sel]), np.log(counts[sel])
+    slope, icpt = np.polyfit(lx, ly, 1)
+    res = ly - (slope * lx + icpt)
+    tot = ly - ly.mean()
+    r2 = 1 - float(res @ res) / float(tot @ tot) if float(tot @ tot) > 0 else 1.0
+    return Fit(float(slope), sizes, counts, sizes[sel], r2)
+
+
+def rank_rescale(values):
+    """The study's colour scale: each value replaced by its rank, as a uniform
+    spread over (-1, 0) for the negatives and (0, 1) for the positives (the sign
+    kept: converged blue, diverged red); zeros stay 0, NaN stays NaN."""
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(v.shape, np.nan)
+    flat, res = v.ravel(), out.ravel()
+    for sign in (-1, 1):
+        idx = np.nonzero(np.sign(flat) == sign)[0]
+        if idx.size:
+            order = np.argsort(np.abs(flat[idx]), kind="stable")
+            r = np.empty(idx.size)
+            r[order] = (np.arange(idx.size) + 0.5) / idx.size
+            res[idx] = sign * r
+    res[flat == 0] = 0
+    return out

@@ -1,0 +1,3 @@
+# `dynsweep map` and python/dynsweep/maps.py: the convergence measure, the boundary,
+# box counting on shapes of known dimension, and a real map store (tests/map.sh).
+ds_script_test(map map.sh)
