@@ -43,7 +43,8 @@ check("summary has one row per point (%d, export %d)" % (len(df), len(rows)), le
 want_cols = ["id", "combo", "replica", "width", "depth", "lr", "model.type", "init_scale", "status",
              "steps", "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank",
              "outcome", "event_step", "peak_ratio", "plateaus", "plateau_end", "team_size",
-             "attempts", "outcome_code", "reason", "steps_to_tol"]
+             "attempts", "outcome_code", "reason", "steps_to_tol", "lambda0", "eta_crit0",
+             "lr_lambda0", "lr_eta_crit"]
 check("summary columns %s" % list(df.columns), list(df.columns) == want_cols)
 check("status is Categorical [pending done diverged failed running]",
       isinstance(df.status.dtype, pd.CategoricalDtype) and
@@ -56,7 +57,8 @@ ints = ["id", "combo", "replica", "width", "depth", "steps", "diverged_step", "r
         "plateaus", "plateau_end", "team_size", "attempts"]
 check("integer columns are integers", all(pd.api.types.is_integer_dtype(df[c]) for c in ints))
 check("real columns are float64", all(df[c].dtype == np.float64 for c in
-      ["lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s", "peak_ratio", "steps_to_tol"]))
+      ["lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s", "peak_ratio", "steps_to_tol",
+       "lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit"]))
 check("text columns are str", all(isinstance(x, str) for c in ("model.type", "reason") for x in df[c]))
 
 diff = []

@@ -60,6 +60,11 @@ class Store:
         self.raw.refresh()
 
     # ---- the summary ------------------------------------------------------------
+    def columns(self):
+        """The columns of summary() as {name: numpy array} (no pandas needed): status
+        and outcome as int codes (outcome indexes OUTCOME_CATEGORIES)."""
+        return self._columns()
+
     def _columns(self):
         """{column: numpy array} in summary order; status and outcome as int codes."""
         raw = self.raw
@@ -97,6 +102,7 @@ class Store:
         c["outcome"], c["outcome_code"] = cat, stored
         c["reason"] = t["reason"]
         c["steps_to_tol"] = t["steps_to_tol"]
+        c.update(raw.normalised())  # lambda0, eta_crit0, lr_lambda0, lr_eta_crit
         for k in names:  # fields of later format revisions
             if k not in c:
                 c[k] = np.asarray(s[k])
@@ -110,7 +116,10 @@ class Store:
         rank, outcome (Categorical: converged catapult diverged plateaus failed pending,
         the rule of docs/store.md "Outcome"), outcome_code (the stored DS_OUT_* code),
         event_step, peak_ratio, plateaus, plateau_end, team_size, attempts (0 in old
-        stores), reason (str), steps_to_tol (NaN unless reached)."""
+        stores), reason (str), steps_to_tol (NaN unless reached), then the normalised
+        learning rate: lambda0, eta_crit0, lr_lambda0, lr_eta_crit (float64, NaN where
+        the point did not record ntk/top or hessian/top at step 0; rules in
+        docs/analysis.md "Normalised axes", = dynsweep.store.Store.normalised())."""
         pd = _pd()
         c = self._columns()
         c["status"] = pd.Categorical.from_codes(_codes(c["status"], STATUS_CATEGORIES),

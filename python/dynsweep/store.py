@@ -71,16 +71,16 @@ class _Series3:
             if pid >= 0:
                 self.rows.setdefault(pid, []).append(i)
 
-    def point(self, pid):
-        """[(name, unit, definition, step, value)] of point pid in recorded order,
-        None if it was not written."""
+    def point(self, pid, names=None):
+        """[(name, unit, definition, step, value)] of point pid in recorded order
+        (names: only these series), None if it was not written."""
         if pid not in self.rows:
             return None
         out = []
         for i in self.rows[pid]:
             r = self.index[i]
             k, nc, n = int(r["kind"]), int(r["ncols"]), int(r["n"])
-            if k < 0:
+            if k < 0 or (names is not None and self.names[k] not in names):
                 continue
             s0, v0 = int(r["step_start"]), int(r["value_start"])
             step = self.step[s0:s0 + n]
@@ -91,14 +91,14 @@ class _Series3:
         return out
 
 
-def read_points(f, ids=None):
+def read_points(f, ids=None, names=None):
     """{point id: [(name, unit, definition, step, value)]} of the written points of an
-    open store file (any format version), ids: only those."""
+    open store file (any format version), ids: only those; names: only these series."""
     out = {}
     if "series" in f and "index" in f["series"]:
         s3 = _Series3(f)
         for pid in (s3.rows if ids is None else ids):
-            got = s3.point(int(pid))
+            got = s3.point(int(pid), names)
             if got is not None:
                 out[int(pid)] = got
         return out
@@ -111,6 +111,8 @@ def read_points(f, ids=None):
         lst = []
         for n in g.attrs.get("series_names", []):
             n = _s(n)
+            if names is not None and n not in names:
+                continue
             v = g[n + "/value"]
             lst.append((n, _s(v.attrs.get("unit", "")), _s(v.attrs.get("definition", "")),
                         g[n + "/step"][...], v[...]))
@@ -313,6 +315,40 @@ class Store:
         t["steps_to_tol"] = np.where(reached, s["steps"].astype(np.float64), np.nan)
         self._table = t
         return t
+
+    def normalised(self):
+        """The normalised learning-rate axes, float64 arrays (one value per point, NaN
+        where undefined), the same rules as `dynsweep ls/export/phase`:
+        lambda0 = column 0 of ntk/top at step 0 if the point recorded it at step 0,
+        else column 0 of hessian/top at step 0, else NaN; eta_crit0 = ntk/critical_lr
+        at step 0 if recorded, else 2/lambda0 when lambda0 came from hessian/top, else
+        NaN; lr_lambda0 = lr * lambda0; lr_eta_crit = lr / eta_crit0."""
+        want = ("ntk/top", "ntk/critical_lr", "hessian/top")
+        ids = [int(x) for x in self.summary["id"]]
+
+        def fn(f):
+            return read_points(f, ids, want)
+        got = _read(self.path, fn) if self.n else {}
+        lam = np.full(self.n, np.nan)
+        crit = np.full(self.n, np.nan)
+        for i, pid in enumerate(ids):
+            at0 = {}
+            for name, _, _, step, val in got.get(pid, []):
+                hit = np.nonzero(np.asarray(step) == 0)[0]
+                if len(hit):
+                    v = np.asarray(val, dtype=np.float64).reshape(len(step), -1)
+                    at0[name] = float(v[hit[0], 0])
+            if "ntk/top" in at0:
+                lam[i] = at0["ntk/top"]
+            elif "hessian/top" in at0:
+                lam[i] = at0["hessian/top"]
+            if "ntk/critical_lr" in at0:
+                crit[i] = at0["ntk/critical_lr"]
+            elif "ntk/top" not in at0 and "hessian/top" in at0:
+                crit[i] = 2.0 / lam[i]
+        lr = self.table()["lr"].astype(np.float64)
+        return {"lambda0": lam, "eta_crit0": crit, "lr_lambda0": lr * lam,
+                "lr_eta_crit": lr / crit}
 
     def _per_point(self, dotted, default):
         """Per-point numeric value of an option: the axis if it is one, else the base value."""
