@@ -1,86 +1,93 @@
 #!/usr/bin/env bash
 # tools/dynsweep_store.py and tools/dynsweep-report on real stores: the module
-# against h5py (also while a sweep is being written), every figure of the
-# report has data, the page is self-contained, and it renders in headless
-# Chromium to a non-blank screenshot. Skips (exit 0) without matplotlib;
-# skips only the rendering without chromium.
+# against h5py (also while a sweep is being written); every figure of the
+# report has data, its CSV (as many rows as the figure's points) and PNG; the
+# maps and loss curves are plotly divs; the page is self-contained; on a
+# catapult sweep (seed 003, reduced) the catapult cells have their own colour,
+# the counts are `dynsweep ls`'s, the loss y range stays below the diverged
+# runs, lambda0/lr_eta_crit are `dynsweep export`'s; the pages render in
+# headless Chromium to non-blank screenshots. Skips (exit 0) without the
+# Python packages; skips only the rendering without chromium.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 REPORT=$DS_SRC/tools/dynsweep-report
-if ! $PY -c "import h5py, numpy, yaml, matplotlib" 2>/dev/null; then
-  echo "skip: /usr/bin/python3 lacks h5py, numpy, yaml or matplotlib (apt-get install python3-h5py python3-numpy python3-yaml python3-matplotlib)"
+TR="$PY $DS_SRC/tests/test_report_store.py"
+if ! $PY -c "import h5py, numpy, yaml, matplotlib, plotly" 2>/dev/null; then
+  echo "skip: /usr/bin/python3 lacks h5py, numpy, yaml, matplotlib or plotly (apt-get install python3-h5py python3-numpy python3-yaml python3-matplotlib python3-plotly)"
   exit 0
 fi
 
 drun 3 "$DS_SRC/tests/sweeps/small.yaml" -o "$T/s.h5" -q
-check "module vs h5py (and a copy with Hessian/NTK series)" $PY "$DS_SRC/tests/test_report_store.py" check "$T/s.h5" "$T"
+check "module vs h5py (and a copy with Hessian/NTK series; lambda0 from hessian/top)" $TR check "$T/s.h5" "$T"
 
 # reading while a sweep is being written
 mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$DS_SRC/sweeps/demo.yaml" -o "$T/live.h5" -q &
 pid=$!
-check "module reads the store while the sweep runs" $PY "$DS_SRC/tests/test_report_store.py" live "$T/live.h5" "$pid"
+check "module reads the store while the sweep runs" $TR live "$T/live.h5" "$pid"
 wait "$pid" || bad "demo sweep failed"
 
-figcheck() { # HTML JSON MIN_FIGURES [required figure ids...]
-  $PY - "$@" <<'EOF'
-import json, re, sys
-html, side, nmin, need = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-page = open(html, encoding="utf-8").read()
-meta = json.load(open(side))
-figs = {f["id"]: f["points"] for f in meta["figures"]}
-tags = re.findall(r"<figure id='fig-([^']+)' data-points='(\d+)'>", page)
-imgs = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
-print("figures:", figs, "skipped:", [s["note"] for s in meta["skipped"]])
-ok = len(figs) >= nmin and all(v > 0 for v in figs.values())
-ok &= dict((k, int(v)) for k, v in tags) == figs and len(imgs) == len(figs)
-ok &= all(len(i) > 1000 for i in imgs)
-ok &= all(n in figs for n in need)
-ok &= not re.search(r"(src|href)=['\"]?(https?:|file:|//)", page)  # self-contained
-ok &= "Sweep file" in page and "sweep_hash" in page and "Provenance" in page
-sys.exit(0 if ok else 1)
-EOF
-}
-check "report of small.yaml" "$REPORT" "$T/s.h5" -o "$T/r.html"
-check "... every figure has data (phase, loss, test loss, singular values)" \
-  figcheck "$T/r.html" "$T/r.json" 5 phase-outcome phase-final_loss loss test-loss sv
-check "... notes the missing Hessian/NTK series" grep -q "hessian_top.*not recorded" "$T/r.html"
+# seed 003 (sweeps/repro/003_catapult.yaml) on 2 widths x 12 learning rates, 120 steps
+sed -e 's/steps: 600/steps: 120/' -e 's/width: \[16, 64, 256, 1024, 4096\]/width: [16, 256]/' \
+    -e 's/num: 23/num: 12/' -e 's/ntk: {every: 100}/ntk: {every: 40}/' \
+    "$DS_SRC/sweeps/repro/003_catapult.yaml" > "$T/cat.yaml"
+grep -q "num: 12" "$T/cat.yaml" && grep -q "every: 40" "$T/cat.yaml" || bad "reduced 003 sweep not made"
+drun 2 "$T/cat.yaml" -o "$T/cat.h5" -q
+
+check "static report of small.yaml" "$REPORT" "$T/s.h5" -o "$T/r.html" --static
+check "... every figure has data, CSV and PNG (maps, loss, test loss, singular values)" \
+  $TR figures "$T/r.html" "$T/r.json" 6 map-outcome map-min_loss map-steps_to_99 loss test-loss sv
+check "... no plotly.js in a --static page" bash -c "! grep -q plotlyjs '$T/r.html'"
+check "... notes the missing Hessian and the missing lambda0" \
+  grep -q "no 'hessian/top' series.*not recorded\|no point recorded ntk/top or hessian/top" "$T/r.html"
 check "report with Hessian/NTK series" "$REPORT" "$T/eig.h5" -o "$T/eig.html" --x depth --y model.type --color width
-check "... hessian and ntk figures have data" figcheck "$T/eig.html" "$T/eig.json" 7 hessian ntk phase-outcome
-check "... the chosen axes" $PY -c "import json,sys; m=json.load(open('$T/eig.json')); sys.exit(0 if (m['x'],m['y'])==('depth','model.type') else 1)"
+check "... hessian, ntk and the lr*lambda0 maps have data" \
+  $TR figures "$T/eig.html" "$T/eig.json" 8 hessian ntk map-outcome map-outcome-norm map-peak_ratio loss
+check "... the chosen axes" $PY -c "import json,sys; m=json.load(open('$T/eig.json')); sys.exit(0 if (m['x'],m['y'],m['color'])==('depth','model.type','width') else 1)"
 check "report of the demo store" "$REPORT" "$T/live.h5" -o "$T/demo.html"
-check "... every figure has data" figcheck "$T/demo.html" "$T/demo.json" 5
+check "... every figure has data" $TR figures "$T/demo.html" "$T/demo.json" 6 map-outcome loss sv
+check "report of the catapult sweep" "$REPORT" "$T/cat.h5" -o "$T/cat.html"
+check "... every figure has data" $TR figures "$T/cat.html" "$T/cat.json" 6 map-outcome map-outcome-norm map-peak_ratio map-steps_to_99 loss ntk
+"$DYNSWEEP" ls "$T/cat.h5" > "$T/cat.ls"
+"$DYNSWEEP" export "$T/cat.h5" --series ntk/top -o "$T/ntk.csv"
+"$DYNSWEEP" export "$T/cat.h5" --series ntk/critical_lr -o "$T/crit.csv"
+check "... catapult colours, counts, loss y range, lambda0" \
+  $TR catapult "$T/cat.html" "$T/cat.json" "$T/cat.h5" "$T/cat.ls" "$T/ntk.csv" "$T/crit.csv"
 set +e
 "$REPORT" "$T/s.h5" -o "$T/bad.html" --x nope 2>"$T/err"; rc=$?
-"$REPORT" "$T/missing.h5" -o "$T/bad.html" 2>>"$T/err"; rc2=$?
+"$REPORT" "$T/missing.h5" -o "$T/bad2.html" 2>>"$T/err"; rc2=$?
 set -e
 check "unknown --x: exit 2" test "$rc" -eq 2
 check "missing store: exit 2" test "$rc2" -eq 2
+check "... one line each, nothing written" bash -c "[ \$(wc -l < '$T/err') -eq 2 ] && [ ! -e '$T/bad.html' ] && [ ! -e '$T/bad2_files' ]"
 
-# render in headless Chromium
+# render in headless Chromium, without network (the page must not need it)
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
   echo "skip: chromium not installed (apt-get install chromium): the page was not rendered"
 else
-  for page in eig demo; do
+  for page in cat demo; do
     prof=$(mktemp -d)
     timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
       --disable-background-networking --disable-component-update --disable-sync \
-      --user-data-dir="$prof" --screenshot="$T/$page.png" --window-size=1200,3000 \
+      --host-resolver-rules="MAP * ~NOTFOUND" --virtual-time-budget=5000 \
+      --user-data-dir="$prof" --screenshot="$T/$page.png" --window-size=1400,3000 \
       "file://$T/$page.html" >"$T/chrome.log" 2>&1 || true
     rm -rf "$prof"
     check "chromium rendered $page.html to a PNG" test -s "$T/$page.png"
-    check "... which is 1200x3000 and not blank" $PY - "$T/$page.png" <<'EOF'
+    check "... which is 1400x3000, not blank, with the outcome colours the plotly maps draw" $PY - "$T/$page.png" <<'PYEOF'
 import sys
 import matplotlib.image as mpimg
 import numpy as np
-im = mpimg.imread(sys.argv[1])[..., :3]
+im = (mpimg.imread(sys.argv[1])[..., :3] * 255).round()
 h, w = im.shape[:2]
-nonwhite = float((im.min(axis=2) < 0.9).mean())
-coloured = float((im.max(axis=2) - im.min(axis=2) > 0.2).mean())  # plot colours, not just text
-print("screenshot %dx%d: %.1f%% non-white, %.2f%% coloured pixels" % (w, h, 100 * nonwhite, 100 * coloured))
-sys.exit(0 if (w, h) == (1200, 3000) and nonwhite > 0.03 and coloured > 0.005 else 1)
-EOF
+nonwhite = float((im.min(axis=2) < 230).mean())
+coloured = float((im.max(axis=2) - im.min(axis=2) > 50).mean())
+px = {k: int((np.abs(im - np.array(c)).max(axis=2) < 4).sum())
+      for k, c in (("converged", (0, 114, 178)), ("diverged", (213, 94, 0)))}
+print("screenshot %dx%d: %.1f%% non-white, %.2f%% coloured pixels; %s" % (w, h, 100 * nonwhite, 100 * coloured, px))
+sys.exit(0 if (w, h) == (1400, 3000) and nonwhite > 0.03 and coloured > 0.005 and min(px.values()) > 1000 else 1)
+PYEOF
   done
-  [ -n "${DS_KEEP_SCREENSHOT:-}" ] && cp "$T/eig.png" "$DS_KEEP_SCREENSHOT"
+  [ -n "${DS_KEEP_SCREENSHOT:-}" ] && cp "$T/cat.png" "$DS_KEEP_SCREENSHOT"
 fi
 report

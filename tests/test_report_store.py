@@ -6,7 +6,20 @@
                                                hessian_top / ntk_top series
     test_report_store.py live STORE PID        read STORE repeatedly while process PID
                                                (a running sweep) lives
+    test_report_store.py figures HTML JSON MIN [ID...]
+                                               a dynsweep-report page: >= MIN figures (and
+                                               these), each with data, its CSV (as many rows
+                                               as the figure's points) and PNG, plotly divs,
+                                               self-contained
+    test_report_store.py catapult HTML JSON STORE LS_OUT NTK.csv CRIT.csv
+                                               the report of a catapult sweep: outcome counts
+                                               = dynsweep ls's, catapult cells in their own
+                                               colour, the loss y range below the diverged
+                                               runs, lambda0 and lr_eta_crit = export's
 """
+import csv
+import json
+import re
 import os
 import shutil
 import sys
@@ -131,12 +144,183 @@ def check_store(path, outdir):
         for pid in sorted(read_points(g)):
             lr = float(s["lr"][pid])
             step = np.arange(0, 200, 10, dtype=np.int64)
-            for name, scale in (("hessian_top", 2.0 / lr), ("ntk_top", 64.0 / lr)):
+            for name, scale in (("hessian/top", 2.0 / lr), ("ntk_top", 64.0 / lr)):
                 add_series3(g, pid, name, step, scale * (1 - 0.5 * np.exp(-step / 50.0)), "1",
                             "synthetic test data")
     st2 = Store(eig)
-    check("synthetic store: series_names include hessian_top, ntk_top",
-          {"hessian_top", "ntk_top"} <= set(st2.series_names()))
+    check("synthetic store: series_names include hessian/top, ntk_top",
+          {"hessian/top", "ntk_top"} <= set(st2.series_names()))
+    # lambda0 falls back to hessian/top at step 0 (ntk_top is not ntk/top), eta_crit0 = 2/lambda0
+    nm, lr = st2.normalised(), st2.table()["lr"].astype(float)
+    want = 2.0 / lr * (1 - 0.5 * np.exp(-0.0 / 50.0))
+    check("lambda0 = hessian/top at step 0 when there is no ntk/top (%s)" % nm["lambda0"][:3],
+          same(nm["lambda0"], want))
+    check("eta_crit0 = 2/lambda0 from hessian/top", same(nm["eta_crit0"], 2.0 / want))
+    check("lr_lambda0 = lr * lambda0 (= 1 here), lr_eta_crit = lr / eta_crit0",
+          same(nm["lr_lambda0"], lr * want) and same(nm["lr_eta_crit"], lr / (2.0 / want)) and
+          np.allclose(nm["lr_lambda0"], 1.0, rtol=1e-12))
+    nm0 = st.normalised()
+    check("no spectra: lambda0, eta_crit0, lr_lambda0, lr_eta_crit are NaN",
+          all(np.isnan(v).all() for v in nm0.values()))
+
+
+def load_report(html, side):
+    page = open(html, encoding="utf-8").read()
+    meta = json.load(open(side))
+    files = os.path.join(os.path.dirname(html), os.path.dirname(meta["figures"][0]["csv"])) \
+        if meta["figures"] else None
+    return page, meta, files
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:]
+
+
+def plot_json(page, fid):
+    m = re.search(r"<script type='application/json' id='json-%s'>(.*?)</script>" % re.escape(fid), page, re.S)
+    return json.loads(m.group(1).replace("<\\/", "</")) if m else None
+
+
+def figures(html, side, nmin, need):
+    page, meta, files = load_report(html, side)
+    figs = {f["id"]: f for f in meta["figures"]}
+    print("figures:", {k: f["points"] for k, f in figs.items()}, "skipped:", [s["note"] for s in meta["skipped"]])
+    check("%d figures >= %d, with %s" % (len(figs), nmin, need), len(figs) >= nmin and all(n in figs for n in need))
+    check("every figure has data points", all(f["points"] > 0 for f in figs.values()))
+    tags = dict((k, int(v)) for k, v in re.findall(r"<figure id='fig-([^']+)' data-points='(\d+)'", page))
+    check("the page's figures and counts are the sidecar's", tags == {k: f["points"] for k, f in figs.items()})
+    bad = []
+    for k, f in figs.items():
+        head, rows = read_csv(os.path.join(files, k + ".csv"))
+        png = os.path.join(files, k + ".png")
+        if len(rows) != f["points"] or not head or not os.path.exists(png) or os.path.getsize(png) < 2000:
+            bad.append((k, len(rows), f["points"]))
+        if not re.search(r"href='%s/%s.csv'" % (re.escape(os.path.basename(files)), re.escape(k)), page):
+            bad.append((k, "no link"))
+    check("every figure's CSV has as many rows as its points, and a PNG, both linked (%s)" % bad[:3], not bad)
+    imgs = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
+    check("one embedded PNG per figure (%d)" % len(imgs), len(imgs) == len(figs) and
+          all(len(i) > 2000 for i in imgs))
+    inter = [k for k, f in figs.items() if f["interactive"]]
+    plots = {k: plot_json(page, k) for k in inter}
+    want = [k for k in figs if k == "loss" or k.startswith("map-")] if meta["interactive"] else []
+    check("interactive figures %s: %s, each a plotly div with traces" % (
+        inter, "loss and every map among them" if meta["interactive"] else "none (--static)"),
+          all(k in inter for k in want) and (meta["interactive"] or not inter) and
+          all(p and p["data"] and ("id='plot-%s'" % k) in page for k, p in plots.items()))
+    if inter:
+        m = re.search(r"<script id='plotlyjs'>(.*?)</script>", page, re.S)
+        check("plotly.js is inlined once (%d KiB)" % (len(m.group(1)) // 1024 if m else 0),
+              m is not None and len(m.group(1)) > 1000000 and page.count("<script id='plotlyjs'>") == 1)
+        rest = page[:m.start()] + page[m.end():]
+    else:
+        rest = page
+    check("self-contained: no external src/href, <script src> or <link> outside plotly.js",
+          not re.search(r"(src|href)=['\"]?(https?:|file:|//)", rest) and
+          not re.search(r"<script[^>]*\ssrc=|<link", rest))
+    check("sweep file, provenance and summary on the page",
+          "Sweep file" in page and "sweep_hash" in page and "Provenance" in page and "<h2>Summary" in page)
+
+
+def catapult(html, side, store, ls_out, ntk_csv, crit_csv):
+    page, meta, files = load_report(html, side)
+    figs = {f["id"]: f for f in meta["figures"]}
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import dynsweep
+    # outcome counts against the C side's `dynsweep ls` footer
+    line = [x for x in open(ls_out).read().splitlines() if x.startswith("outcomes:")][0]
+    want = {name: int(n) for n, name in re.findall(r"(\d+) (\w+)", line)}
+    check("report's outcome counts %s = dynsweep ls's (%s)" % (meta["outcome_counts"], line),
+          meta["outcome_counts"] == want)
+    check("the sweep has catapult (%d), converged (%d) and diverged (%d) points" %
+          (want["catapult"], want["converged"], want["diverged"]),
+          want["catapult"] > 0 and want["converged"] > 0 and want["diverged"] > 0)
+    col = meta["outcome_colors"]
+    check("six outcomes, six distinct colours, catapult's not converged's (%s)" % col,
+          len(set(col.values())) == 6 and col["catapult"] != col["converged"])
+    # the raw map as drawn (plotly): every all-catapult cell in the catapult colour
+    head, rows = read_csv(os.path.join(files, "map-outcome.csv"))
+    cells = {}
+    for r in rows:
+        cells.setdefault((r[1], r[2]), []).append(r[4])
+    pj = plot_json(page, "map-outcome")
+    hm = pj["data"][0]
+    scale = hm["colorscale"]
+    drawn = {}
+    for yi, yv in enumerate(hm["y"]):
+        for xi, xv in enumerate(hm["x"]):
+            z = hm["z"][yi][xi]
+            if z is not None:
+                drawn[(xv, yv)] = scale[2 * int(z)][1]
+    catc = [k for k, v in cells.items() if set(v) == {"catapult"}]
+    conv = [k for k, v in cells.items() if set(v) == {"converged"}]
+    check("%d all-catapult cells drawn in %s, %d all-converged cells in %s" % (
+        len(catc), col["catapult"], len(conv), col["converged"]),
+        catc and conv and all(drawn[k] == col["catapult"] for k in catc) and
+        all(drawn[k] == col["converged"] for k in conv))
+    import matplotlib.image as mpimg
+    for fid in ("map-outcome", "map-outcome-norm"):
+        im = (mpimg.imread(os.path.join(files, fid + ".png"))[..., :3] * 255).round()
+        npx = {o: int((np.abs(im - np.array([int(col[o][i:i + 2], 16) for i in (1, 3, 5)])).max(axis=2) < 3).sum())
+               for o in ("converged", "catapult", "diverged")}
+        check("%s.png has converged, catapult and diverged pixels in their colours (%s)" % (fid, npx),
+              all(v > 500 for v in npx.values()))
+    # normalised columns against dynsweep export --series
+    st = dynsweep.open(store)
+    c = st.columns()
+
+    def step0(path):
+        out = {}
+        for r in csv.DictReader(open(path, newline="")):
+            if int(r["step"]) == 0:
+                out[int(r["point"])] = float(r["value_0"] if "value_0" in r else r["value"])
+        return out
+    lam, crit = step0(ntk_csv), step0(crit_csv)
+    ids = [int(i) for i in c["id"]]
+    check("lambda0 = ntk/top column 0 at step 0 as exported, bit for bit (%d points)" % len(lam),
+          len(lam) == len(ids) and all(c["lambda0"][k] == lam[i] for k, i in enumerate(ids)))
+    check("eta_crit0 = ntk/critical_lr at step 0 as exported",
+          all(c["eta_crit0"][k] == crit[i] for k, i in enumerate(ids)))
+    lr = c["lr"].astype(float)
+    check("lr_lambda0 = lr*lambda0, lr_eta_crit = lr/eta_crit0",
+          same(c["lr_lambda0"], lr * c["lambda0"]) and same(c["lr_eta_crit"], lr / c["eta_crit0"]))
+    oc = np.array([frames_name(k) for k in c["outcome"]])
+    band = c["lr_eta_crit"][oc == "catapult"]
+    check("every catapult point lies in the theory band 1 < lr/eta_crit0 < 2 (%.3g .. %.3g)"
+          % (band.min(), band.max()), len(band) and band.min() > 1.0 and band.max() < 2.0)
+    nm = figs.get("map-outcome-norm", {})
+    check("the normalised map is over lr_lambda0 with the theory lines 2 and 4 (%s)" % nm.get("theory_lines"),
+          nm.get("x") == "lr_lambda0" and np.allclose(nm.get("theory_lines", []), [2.0, 4.0], rtol=1e-9))
+    # loss y range: from the runs that did not diverge, below every diverged run's peak
+    loss = st.raw.series("loss")
+    peaks_div, top_ok = [], 0.0
+    for p, step, v in loss:
+        i = ids.index(p["id"])
+        v = v[np.isfinite(v)]
+        if oc[i] == "diverged":
+            peaks_div.append(v.max())
+        else:
+            top_ok = max(top_ok, v.max())
+    lo, hi = figs["loss"]["ylim"]
+    check("loss y range [%.3g, %.3g]: covers the non-diverged runs (max %.3g), below every diverged "
+          "run's peak (min %.3g)" % (lo, hi, top_ok, min(peaks_div)), top_ok <= hi < min(peaks_div))
+    pj = plot_json(page, "loss")
+    ranges = [v["range"] for k, v in pj["layout"].items() if k.startswith("yaxis") and "range" in v]
+    check("the interactive loss panels' y range is that range (%s)" % ranges[:1],
+          ranges and all(abs(r[1] - np.log10(hi)) < 1e-9 and abs(r[0] - np.log10(lo)) < 1e-9 for r in ranges))
+    head, rows = read_csv(os.path.join(files, "loss.csv"))
+    clipped = [r for r in rows if r[-1] == "1"]
+    check("%d diverged runs clipped and marked (%d in the CSV)" % (figs["loss"]["clipped"], len(clipped)),
+          figs["loss"]["clipped"] == len(clipped) == len(peaks_div) and
+          all(float(r[5]) > hi or not np.isfinite(float(r[5])) for r in clipped))
+    check("no drawn loss value above the y range", all(float(r[5]) <= hi for r in rows if r[-1] == "0"))
+
+
+def frames_name(k):
+    from dynsweep import frames
+    return frames.OUTCOME_CATEGORIES[k]
 
 
 def live(path, pid):
@@ -171,6 +355,10 @@ if __name__ == "__main__":
         check_store(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "live":
         live(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) >= 5 and sys.argv[1] == "figures":
+        figures(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
+    elif len(sys.argv) == 8 and sys.argv[1] == "catapult":
+        catapult(*sys.argv[2:8])
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
