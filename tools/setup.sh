@@ -18,6 +18,7 @@ DS_TEST_PACKAGES=(
   dataset-fashion-mnist   # real data: Fashion-MNIST IDX files (seed 003/004 studies)
   python3-torch           # reference trajectories (tests/torch_reference.py)
   python3-matplotlib      # tools/dynsweep-report figures
+  python3-plotly          # tools/dynsweep-report interactive maps and loss curves (inlined, offline)
   python3-pandas python3-xarray  # python/dynsweep: summary() DataFrame, to_xarray() (docs/analysis.md)
   chromium                # renders the report in a test (headless)
   slurmctld slurmd slurm-client munge)  # tests/slurm_sweep.sh starts a local cluster
