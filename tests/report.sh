@@ -47,8 +47,9 @@ check "... every figure has data" $TR figures "$T/cat.html" "$T/cat.json" 6 map-
 "$DYNSWEEP" ls "$T/cat.h5" > "$T/cat.ls"
 "$DYNSWEEP" export "$T/cat.h5" --series ntk/top -o "$T/ntk.csv"
 "$DYNSWEEP" export "$T/cat.h5" --series ntk/critical_lr -o "$T/crit.csv"
-check "... catapult colours, counts, loss y range, lambda0" \
-  $TR catapult "$T/cat.html" "$T/cat.json" "$T/cat.h5" "$T/cat.ls" "$T/ntk.csv" "$T/crit.csv"
+"$DYNSWEEP" export "$T/cat.h5" -o "$T/summary.csv"
+check "... catapult colours, counts, loss y range, lambda0 (= export's)" \
+  $TR catapult "$T/cat.html" "$T/cat.json" "$T/cat.h5" "$T/cat.ls" "$T/ntk.csv" "$T/crit.csv" "$T/summary.csv"
 set +e
 "$REPORT" "$T/s.h5" -o "$T/bad.html" --x nope 2>"$T/err"; rc=$?
 "$REPORT" "$T/missing.h5" -o "$T/bad2.html" 2>>"$T/err"; rc2=$?

@@ -11,11 +11,11 @@
                                                these), each with data, its CSV (as many rows
                                                as the figure's points) and PNG, plotly divs,
                                                self-contained
-    test_report_store.py catapult HTML JSON STORE LS_OUT NTK.csv CRIT.csv
+    test_report_store.py catapult HTML JSON STORE LS_OUT NTK.csv CRIT.csv SUMMARY.csv
                                                the report of a catapult sweep: outcome counts
                                                = dynsweep ls's, catapult cells in their own
                                                colour, the loss y range below the diverged
-                                               runs, lambda0 and lr_eta_crit = export's
+                                               runs, lambda0 ... lr_eta_crit = export's
 """
 import csv
 import json
@@ -224,7 +224,7 @@ def figures(html, side, nmin, need):
           "Sweep file" in page and "sweep_hash" in page and "Provenance" in page and "<h2>Summary" in page)
 
 
-def catapult(html, side, store, ls_out, ntk_csv, crit_csv):
+def catapult(html, side, store, ls_out, ntk_csv, crit_csv, summary_csv):
     page, meta, files = load_report(html, side)
     figs = {f["id"]: f for f in meta["figures"]}
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
@@ -286,6 +286,14 @@ def catapult(html, side, store, ls_out, ntk_csv, crit_csv):
     lr = c["lr"].astype(float)
     check("lr_lambda0 = lr*lambda0, lr_eta_crit = lr/eta_crit0",
           same(c["lr_lambda0"], lr * c["lambda0"]) and same(c["lr_eta_crit"], lr / c["eta_crit0"]))
+    # the C side's columns (dynsweep export, 17 digits) equal the package's bit for bit
+    exp = list(csv.DictReader(open(summary_csv, newline="")))
+    cols = ("lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit")
+    diff = [(r["id"], k, r.get(k), c[k][ids.index(int(r["id"]))]) for r in exp for k in cols
+            if not same(float(r[k]) if r.get(k) not in (None, "") else np.nan, c[k][ids.index(int(r["id"]))])]
+    check("summary()'s %s = dynsweep export's, bit for bit (%d points%s)" % (
+        ", ".join(cols), len(exp), "; " + repr(diff[:3]) if diff else ""),
+        len(exp) == len(ids) and all(k in exp[0] for k in cols) and not diff)
     oc = np.array([frames_name(k) for k in c["outcome"]])
     band = c["lr_eta_crit"][oc == "catapult"]
     check("every catapult point lies in the theory band 1 < lr/eta_crit0 < 2 (%.3g .. %.3g)"
@@ -357,8 +365,8 @@ if __name__ == "__main__":
         live(sys.argv[2], int(sys.argv[3]))
     elif len(sys.argv) >= 5 and sys.argv[1] == "figures":
         figures(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
-    elif len(sys.argv) == 8 and sys.argv[1] == "catapult":
-        catapult(*sys.argv[2:8])
+    elif len(sys.argv) == 9 and sys.argv[1] == "catapult":
+        catapult(*sys.argv[2:9])
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -318,7 +318,8 @@ class Store:
 
     def normalised(self):
         """The normalised learning-rate axes, float64 arrays (one value per point, NaN
-        where undefined), the same rules as `dynsweep ls/export/phase`:
+        where undefined: also pending and running points), the same rules as
+        `dynsweep ls/export/phase` (docs/analysis.md "Normalised axes"):
         lambda0 = column 0 of ntk/top at step 0 if the point recorded it at step 0,
         else column 0 of hessian/top at step 0, else NaN; eta_crit0 = ntk/critical_lr
         at step 0 if recorded, else 2/lambda0 when lambda0 came from hessian/top, else
@@ -332,6 +333,8 @@ class Store:
         lam = np.full(self.n, np.nan)
         crit = np.full(self.n, np.nan)
         for i, pid in enumerate(ids):
+            if int(self.summary["status"][i]) in (STATUS_CODES["pending"], STATUS_CODES["running"]):
+                continue  # as the C side: a pending or running point has no values yet
             at0 = {}
             for name, _, _, step, val in got.get(pid, []):
                 hit = np.nonzero(np.asarray(step) == 0)[0]
