@@ -892,6 +892,15 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                                  "data.d_out"),
                    "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = %d, "
                    "but the smallest is %d", r, minw);
+  if (m->gain != 1.0 && m->type != DS_MODEL_TANH)
+    return sw_xerr(x, idx, SW_AT("model.gain", "model.type"),
+                   "model.gain: applies to tanh nets (tanh(gain z)), got model.type %s; remove "
+                   "model.gain or use model.type tanh", sw_choice("model.type", m->type));
+  if (m->init_offset != 0.0 && (m->type == DS_MODEL_E2E || m->init == DS_INIT_FILE))
+    return sw_xerr(x, idx, SW_AT("model.init_offset", "model.init", "model.type"),
+                   "model.init_offset: not applied to %s; use a drawn initialisation of a "
+                   "network (model.type linear, relu or tanh)",
+                   m->type == DS_MODEL_E2E ? "model.type e2e" : "weights from a file (init: file)");
   if (m->symmetric && m->depth != 2)
     return sw_xerr(x, idx, SW_AT("model.symmetric", "model.depth"),
                    "model.symmetric: needs model.depth = 2, got %d", m->depth);
@@ -976,6 +985,27 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
     return sw_xerr(x, idx, SW_AT("optimizer.batch_size", "data.n_train"),
                    "optimizer.batch_size: must be <= data.n_train = %d, got %d", c->data.n_train,
                    o->batch_size);
+  if (o->lr_in > 0 || o->lr_out > 0) { /* issue 13: per-layer learning rates */
+    const char *const *at = o->lr_in > 0 ? SW_AT("optimizer.lr_in", "optimizer.lr_out", "optimizer.type",
+                                                 "optimizer.schedule", "optimizer.weight_decay",
+                                                 "model.depth", "model.type")
+                                         : SW_AT("optimizer.lr_out", "optimizer.type", "optimizer.schedule",
+                                                 "optimizer.weight_decay", "model.depth", "model.type");
+    const char *which = o->lr_in > 0 ? "optimizer.lr_in" : "optimizer.lr_out";
+    if (o->type != DS_OPT_GD && o->type != DS_OPT_SGD)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates are supported for optimizer.type gd and "
+                     "sgd only, got %s", which, sw_choice("optimizer.type", o->type));
+    if (o->schedule != DS_SCHED_CONSTANT)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates need optimizer.schedule constant, got %s",
+                     which, sw_choice("optimizer.schedule", o->schedule));
+    if (o->weight_decay != 0)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates do not take optimizer.weight_decay "
+                     "(remove it or use optimizer.lr alone)", which);
+    if (c->model.type == DS_MODEL_E2E || c->model.depth < 2)
+      return sw_xerr(x, idx, at, "%s: needs a network of depth >= 2 (first and last layer distinct), "
+                     "got model.type %s, depth %d", which, sw_choice("model.type", c->model.type),
+                     c->model.depth);
+  }
   if (o->schedule == DS_SCHED_PIECEWISE && o->nschedule == 0)
     return sw_xerr(x, idx, SW_AT("optimizer.schedule"),
                    "optimizer.schedule: piecewise needs optimizer.schedule_steps and "
@@ -1082,6 +1112,15 @@ static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
     return sw_xerr(x, idx, SW_AT("train.distributed", "loss.type"),
                    "train.distributed: on supports loss.type mse and lp, not cross_entropy (its "
                    "softmax spans a whole output column); use off or auto");
+  if (c->model.type == DS_MODEL_TANH || c->model.param == DS_PARAM_MEANFIELD)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "model.type", "model.param"),
+                   "train.distributed: on is not supported with %s (the distributed trainer has "
+                   "linear and ReLU layers, standard and ntk scales); use off or auto",
+                   c->model.type == DS_MODEL_TANH ? "model.type tanh" : "model.param meanfield");
+  if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_in", "optimizer.lr_out"),
+                   "train.distributed: on is not supported with per-layer learning rates "
+                   "(optimizer.lr_in / lr_out); use off or auto");
   if (ds_spectra_any_on(sp))
     return sw_xerr(x, idx, SW_AT("train.distributed"),
                    "train.distributed: on does not compute record.spectra diagnostics (they need "
@@ -1157,7 +1196,9 @@ static uint64_t sw_hash(const ds_sweep *s) {
     if (s->rank_auto && !strcmp(o->path, "data.rank")) snprintf(buf, sizeof buf, "auto");
     else ds_opt_format_cfg(o, &s->base, buf, sizeof buf);
     if (!strncmp(o->path, "record.spectra.", 15) || !strcmp(o->path, "train.ranks_per_point") ||
-        !strcmp(o->path, "train.distributed")) {
+        !strcmp(o->path, "train.distributed") || !strcmp(o->path, "model.gain") ||
+        !strcmp(o->path, "model.init_offset") || !strcmp(o->path, "optimizer.lr_in") ||
+        !strcmp(o->path, "optimizer.lr_out")) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */
       char dbuf[4096];
