@@ -320,6 +320,16 @@ int ds_sweep_parse(const char *path, const char *text, ds_sweep *out);
  * Relative file names are resolved against the directory of `path` either way. */
 #define DS_SWEEP_NO_FILES 1
 int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep *out);
+/* issue 13: the sweep with command-line overrides, each "KEY=VALUE" (KEY an
+ * option's dotted path or grid alias, name, seed, grid.replicas or grid.AXIS;
+ * VALUE a one-line YAML scalar or flow value). The text is the file's with
+ * an "overrides:" map of them appended (out->text, what a store keeps), then
+ * parsed and validated exactly as a file; errors about an override name it
+ * ("--set KEY=VALUE: ..."). nset = 0 is ds_sweep_parse. A sweep that already
+ * has an overrides: map takes no --set (DS_EINPUT). */
+int ds_sweep_parse_set(const char *path, const char *text, int nset, char *const *sets,
+                       ds_sweep *out);
+int ds_sweep_load_set(const char *path, int nset, char *const *sets, ds_sweep *out);
 void ds_sweep_free(ds_sweep *s);
 int64_t ds_sweep_npoints(const ds_sweep *s);
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out);
