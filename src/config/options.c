@@ -64,9 +64,6 @@ const ds_option ds_options[] = {
      "linear", "linear (deep linear net), relu (ReLU MLP, linear output), tanh (tanh(gain z) "
      "hidden layers, linear output) or e2e (end-to-end matrix of a depth-N linear net, seed 002 "
      "Eq. 9/11)", 0, 0},
-    {"model.gain", NULL, DS_OT_DOUBLE, OFF(model.gain), 0, NOMAX, 1, NULL, 1.0, "1",
-     "tanh nets: hidden activation tanh(gain z) (the trainability-fractal study: "
-     "1.4142135623730951)", 0, 0},
     {"model.bias", NULL, DS_OT_BOOL, OFF(model.bias), 0, 1, 0, NULL, 0, "false",
      "add a bias vector to every layer", 0, 0},
     {"model.width", "width", DS_OT_INT, OFF(model.width), 1, INT_MAX, 0, NULL, 16, "16",
@@ -95,6 +92,9 @@ const ds_option ds_options[] = {
      "false", "balanced init with A = init_scale * I (zero-padded) instead of a Gaussian A", 0, 0},
     {"model.init_file", NULL, DS_OT_PATH, OFF(model.init_file), 0, 0, 0, NULL, 0, "\"\"",
      "HDF5 file with W1..WL (and b1..bL) for init: file", 0, 0},
+    {"model.gain", NULL, DS_OT_DOUBLE, OFF(model.gain), 0, NOMAX, 1, NULL, 1.0, "1",
+     "tanh nets: hidden activation tanh(gain z) (the trainability-fractal study: "
+     "1.4142135623730951)", 0, 0},
     {"model.init_offset", NULL, DS_OT_DOUBLE, OFF(model.init_offset), -INFINITY, NOMAX, 0, NULL, 0,
      "0", "added to every entry of W_1 after the initialisation (not scaled by init_scale)", 0, 0},
     /* ---- data ---- */
