@@ -94,6 +94,7 @@ static void net_make(net *N, const net_case *c, double scale, uint64_t id) {
   memset(N, 0, sizeof *N);
   int rc = ds_mlp_setup(&N->m, c->act, c->bias, c->depth, c->dims, c->param, c->train_output);
   CHECK(rc == DS_OK, "%s: setup: %s", c->name, ds_errmsg());
+  if (c->act == DS_ACT_TANH) N->m.gain = sqrt(2.0); /* issue 13: the study's tanh(sqrt 2 z) */
   N->n = c->n;
   N->k = c->dims[c->depth];
   N->d0 = c->dims[0];
@@ -142,6 +143,10 @@ static const net_case cases[] = {
      DS_RED_SUM, 6},
     {"relu ntk fixed-output mse", DS_ACT_RELU, 1, 2, {3, 8, 2}, DS_PARAM_NTK, 0, DS_LOSS_MSE,
      DS_RED_MEAN, 6},
+    {"tanh meanfield mse", DS_ACT_TANH, 0, 2, {4, 6, 1}, DS_PARAM_MEANFIELD, 1, DS_LOSS_MSE,
+     DS_RED_MEAN, 8},
+    {"tanh bias ce", DS_ACT_TANH, 1, 3, {3, 5, 4, 3}, DS_PARAM_STANDARD, 1, DS_LOSS_CE, DS_RED_SUM,
+     6},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -437,8 +442,12 @@ static void test_ntk(void) {
        DS_RED_MEAN, 9},
       {"ntk relu fixed-output k=3", DS_ACT_RELU, 1, 2, {4, 9, 3}, DS_PARAM_STANDARD, 0,
        DS_LOSS_MSE, DS_RED_SUM, 5},
+      {"ntk tanh meanfield k=1", DS_ACT_TANH, 0, 2, {5, 6, 1}, DS_PARAM_MEANFIELD, 1,
+       DS_LOSS_MSE, DS_RED_MEAN, 7},
+      {"ntk tanh bias k=2", DS_ACT_TANH, 1, 3, {3, 5, 4, 2}, DS_PARAM_STANDARD, 1, DS_LOSS_MSE,
+       DS_RED_HALF_SUM, 5},
   };
-  for (int ci = 0; ci < 3; ci++) {
+  for (int ci = 0; ci < (int)(sizeof nc / sizeof nc[0]); ci++) {
     const net_case *c = &nc[ci];
     net N;
     net_make(&N, c, 1.0, 300 + ci);
