@@ -19,6 +19,7 @@
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
 #include "dynsweep/analysis.h"
+#include "dynsweep/nn.h"
 #include "dynsweep/submit.h"
 #include "dynsweep/util.h"
 
@@ -581,6 +582,7 @@ static int cmd_version(void) {
   const char *best = ds_blas_best_kernel();
   printf("dynsweep %s\n%s\nOpenBLAS kernel: %s ran (best for this CPU: %s)\n  %s\n",
          DYNSWEEP_VERSION, libs, ds_blas_kernel(), best ? best : "generic", ds_blas_explain());
+  printf("tanh: %s (DYNSWEEP_TANH=portable: the non-FMA family)\n", ds_nn_tanh_kernel());
   return 0;
 }
 

@@ -25,6 +25,12 @@ check "unknown key: names the --set and suggests optimizer.lr_in" \
 rc=$(code "$DYNSWEEP" plan "$sweep" --set 'grid.optimizer.lr_out=[1, -2]')
 check "negative lr in a grid override: exit 2 (got $rc)" test "$rc" = 2
 check "... says what is allowed and where" grep -q '^--set grid.optimizer.lr_out=\[1, -2\]: optimizer.lr_out: must be >= 0, got -2 (at character 5 of the value)' "$T/err"
+rc=$(code "$DYNSWEEP" plan "$sweep" --set optimizer.lr_in=-1 --set optimizer.lr_in=2 --set lr=3 --set optimizer.lr=4)
+check "the later --set of a key (or of the same option) wins (rc $rc, $(npoints) points)" \
+  test "$rc" = 0 -a "$(npoints)" = 16
+rc=$(code "$DYNSWEEP" plan "$sweep" --set train.steps=5 --set optimizer.lr_in=-1)
+check "a bad --set after a good one: named ($(head -c 60 "$T/err"))" \
+  grep -q '^--set optimizer.lr_in=-1: optimizer.lr_in: must be >= 0, got -1' "$T/err"
 rc=$(code "$DYNSWEEP" plan "$sweep" --set model.width)
 check "--set without '=': exit 2 (got $rc)" test "$rc" = 2
 check "... asks for KEY=VALUE" grep -q 'expected KEY=VALUE' "$T/err"
@@ -57,7 +63,9 @@ rc=$(code drun 2 "$sweep" -o "$T/s.h5" -q)
 check "resume without the --set: refused, exit 2 (got $rc)" test "$rc" = 2
 check "... as a different sweep" grep -q 'made by a different sweep' "$T/err"
 rc=$(code drun 2 "$sweep" -o "$T/s.h5" -q "${ov[@]}" --set train.steps=60)
-check "resume with another --set value: refused, exit 2 (got $rc)" test "$rc" = 2
+check "resume with another --set value (the later --set of a key wins): refused, exit 2 (got $rc)" \
+  test "$rc" = 2
+check "... as a different sweep" grep -q 'made by a different sweep' "$T/err"
 rc=$(code drun 2 "$sweep" -o "$T/s.h5" -q --set 'grid.optimizer.lr_in=[1, 10, 30]' "${ov[@]:2}")
 check "resume adding grid values by --set: exit 0 (got $rc)" test "$rc" = 0
 check "... 6 points" bash -c "'$DYNSWEEP' ls '$T/s.h5' | grep -q '^6 points'"

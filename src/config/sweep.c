@@ -1483,14 +1483,15 @@ static int sw_set_check(const char *set, size_t *klen) {
 
 /* A message "PATH:LINE:COL: msg" about an appended --set line becomes
  * "--set KEY=VALUE: msg" (col counted within VALUE when it points there). */
-static void sw_set_message(const char *path, int first, int nset, char *const *sets) {
+static void sw_set_message(const char *path, const int *line_of, int nset, char *const *sets) {
   const char *msg = ds_errmsg();
   size_t pl = strlen(path);
   int line = 0, col = 0, used = 0;
   if (strncmp(msg, path, pl) || sscanf(msg + pl, ":%d:%d: %n", &line, &col, &used) < 2 || !used)
     return;
-  int i = line - first;
-  if (i < 0 || i >= nset) return;
+  int i = 0;
+  while (i < nset && line_of[i] != line) i++;
+  if (i == nset) return;
   char rest[2048];
   const char *r = msg + pl + used;
   if (!strncmp(r, "overrides: ", 11)) r += 11;
@@ -1527,13 +1528,24 @@ int ds_sweep_parse_set(const char *path, const char *text, int nset, char *const
   int first = 2; /* line of the first --set entry */
   for (size_t q = 0; q < n; q++) first += all[q] == '\n';
   n += (size_t)snprintf(all + n, need - n, "overrides:  # dynsweep --set\n");
+  int *line_of = ds_calloc((size_t)nset, sizeof *line_of), line = first; /* set -> its line */
+  if (!line_of) {
+    free(all);
+    return DS_ENOMEM;
+  }
   for (int i = 0; i < nset; i++) {
     sw_set_check(sets[i], &klen);
-    n += (size_t)snprintf(all + n, need - n, "  %.*s: %s\n", (int)klen, sets[i], sets[i] + klen + 1);
+    int later = 0; /* a later --set of the same KEY wins */
+    for (int j = i + 1; j < nset && !later; j++)
+      later = strcspn(sets[j], "=") == klen && !strncmp(sets[i], sets[j], klen);
+    line_of[i] = later ? 0 : line++;
+    if (!later)
+      n += (size_t)snprintf(all + n, need - n, "  %.*s: %s\n", (int)klen, sets[i], sets[i] + klen + 1);
   }
   int rc = ds_sweep_parse(path, all, out);
-  if (rc == DS_EINPUT) sw_set_message(path, first, nset, sets);
+  if (rc == DS_EINPUT) sw_set_message(path, line_of, nset, sets);
   free(all);
+  free(line_of);
   return rc;
 }
 
