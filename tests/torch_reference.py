@@ -134,6 +134,37 @@ def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed, meanfield=F
     return np.array(out)
 
 
+def dynsweep_losses(exe, tmp, label, seed, steps, model, data, optimizer):
+    """(steps, loss) series of point 0 of a one-point sweep run by dynsweep."""
+    y = f"""name: torchref
+seed: {seed}
+model: {model}
+data: {data}
+loss: {{type: mse, reduction: mean}}
+optimizer: {optimizer}
+train: {{steps: {steps}, diverge_above: 1e30}}
+record: {{every: 1, per_decade: 0, series: [loss]}}
+"""
+    path = os.path.join(tmp, f"{label}.yaml")
+    store = path[:-5] + ".h5"
+    open(path, "w").write(y)
+    subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"], check=True)
+    with h5py.File(store, "r") as f:
+        pts = read_points(f, [0])
+        _, _, _, steps_ds, losses = [x for x in pts[0] if x[0] == "loss"][0]
+    return steps_ds, losses
+
+
+def compare(label, ours, ref, steps, tol):
+    """Every step recorded, the loss series within tol relative, and falling."""
+    steps_ds, losses = ours
+    rel = np.max(np.abs(losses - ref) / np.abs(ref))
+    good = np.array_equal(steps_ds, np.arange(steps + 1)) and rel < tol and ref[-1] < ref[0]
+    print(f"{'ok' if good else 'FAIL'}: {label}: loss {ref[0]:.6f} -> {ref[-1]:.6f} over {steps} steps, "
+          f"max relative difference {rel:.2e}")
+    return good, rel
+
+
 def main():
     exe = sys.argv[1]
     torch.set_num_threads(1)
@@ -154,35 +185,19 @@ def main():
         for act in ("linear", "relu", "tanh"):
             for opt, lr, batch, mu in (("gd", 0.05, 0, 0.0), ("sgd", 0.05, 8, 0.0),
                                        ("momentum", 0.02, 12, 0.9)):
-                y = f"""name: torchref
-seed: {seed}
-model: {{type: {act}, width: {width}, depth: {depth}, bias: true, init: file, init_file: {tmp}/w0.h5{", gain: " + repr(GAIN) if act == "tanh" else ""}}}
-data: {{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}
-loss: {{type: mse, reduction: mean}}
-optimizer: {{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}}}
-train: {{steps: {steps}, diverge_above: 1e30}}
-record: {{every: 1, per_decade: 0, series: [loss]}}
-"""
-                path = os.path.join(tmp, f"{act}-{opt}.yaml")
-                store = path[:-5] + ".h5"
-                open(path, "w").write(y)
-                subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"],
-                               check=True)
-                with h5py.File(store, "r") as f:
-                    pts = read_points(f, [0])
-                    _, _, _, steps_ds, ours = [x for x in pts[0] if x[0] == "loss"][0]
+                model = (f"{{type: {act}, width: {width}, depth: {depth}, bias: true, init: file, "
+                         f"init_file: {tmp}/w0.h5{', gain: ' + repr(GAIN) if act == 'tanh' else ''}}}")
+                ours = dynsweep_losses(exe, tmp, f"{act}-{opt}", seed, steps, model,
+                                       f"{{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}",
+                                       f"{{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}}}")
                 ref = torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed)
-                ok_steps = np.array_equal(steps_ds, np.arange(steps + 1))
-                rel = np.max(np.abs(ours - ref) / np.abs(ref))
+                good, rel = compare(f"{act:6s} {opt:8s} batch {batch:2d}", ours, ref, steps, 1e-10)
                 worst, cases = max(worst, rel), cases + 1
-                good = ok_steps and rel < 1e-10 and ref[-1] < ref[0]
-                print(f"{'ok' if good else 'FAIL'}: {act:6s} {opt:8s} batch {batch:2d}: loss {ref[0]:.6f} -> "
-                      f"{ref[-1]:.6f} over {steps} steps, max relative difference {rel:.2e}")
                 if not good:
                     print(f"torch_reference: {cases - 1} passed, 1 failed")
                     return 1
         # issue 13: the study's map net (width 16, depth 2, d_out 1, no bias,
-        # W ~ N(0, 1), mean field), lr_in != lr_out; a catapult-sized lr_out
+        # W ~ N(0, 1), mean field), lr_in != lr_out
         m, nm, steps_mf = 16, 272, 60
         Xm, Ym = rs.randn(nm, m), rs.randn(nm, 1)
         Wm = [rs.randn(m, m), rs.randn(1, m)]
@@ -191,30 +206,15 @@ record: {{every: 1, per_decade: 0, series: [loss]}}
         with h5py.File(os.path.join(tmp, "w0_mf.h5"), "w") as f:
             f["W1"], f["W2"] = Wm[0], Wm[1]
         for lr_in, lr_out in ((0.5, 3.0), (4.0, 0.7)):
-            y = f"""name: torchref-mf
-seed: {seed}
-model: {{type: tanh, gain: {GAIN!r}, param: meanfield, width: {m}, depth: 2, bias: false, init: file, init_file: {tmp}/w0_mf.h5}}
-data: {{kind: hdf5, path: {tmp}/data_mf.h5, n_train: {nm}, n_test: 0, test_fraction: 0}}
-loss: {{type: mse, reduction: mean}}
-optimizer: {{type: gd, lr: 1.0, lr_in: {lr_in}, lr_out: {lr_out}}}
-train: {{steps: {steps_mf}, diverge_above: 1e30}}
-record: {{every: 1, per_decade: 0, series: [loss]}}
-"""
-            path = os.path.join(tmp, f"mf-{lr_in}-{lr_out}.yaml")
-            store = path[:-5] + ".h5"
-            open(path, "w").write(y)
-            subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"],
-                           check=True)
-            with h5py.File(store, "r") as f:
-                pts = read_points(f, [0])
-                _, _, _, steps_ds, ours = [x for x in pts[0] if x[0] == "loss"][0]
+            model = (f"{{type: tanh, gain: {GAIN!r}, param: meanfield, width: {m}, depth: 2, bias: false, "
+                     f"init: file, init_file: {tmp}/w0_mf.h5}}")
+            ours = dynsweep_losses(exe, tmp, f"mf-{lr_in}-{lr_out}", seed, steps_mf, model,
+                                   f"{{kind: hdf5, path: {tmp}/data_mf.h5, n_train: {nm}, n_test: 0, test_fraction: 0}}",
+                                   f"{{type: gd, lr: 1.0, lr_in: {lr_in}, lr_out: {lr_out}}}")
             ref = torch_losses("tanh", Wm, [None, None], Xm, Ym, "gd", 1.0, steps_mf, 0, 0.0, seed,
                                meanfield=True, lr_in=lr_in, lr_out=lr_out)
-            rel = np.max(np.abs(ours - ref) / np.abs(ref))
+            good, rel = compare(f"tanh meanfield lr_in {lr_in} lr_out {lr_out}", ours, ref, steps_mf, 1e-12)
             worst, cases = max(worst, rel), cases + 1
-            good = np.array_equal(steps_ds, np.arange(steps_mf + 1)) and rel < 1e-12 and ref[-1] < ref[0]
-            print(f"{'ok' if good else 'FAIL'}: tanh meanfield lr_in {lr_in} lr_out {lr_out}: loss {ref[0]:.6f} "
-                  f"-> {ref[-1]:.6f} over {steps_mf} steps, max relative difference {rel:.2e}")
             if not good:
                 print(f"torch_reference: {cases - 1} passed, 1 failed")
                 return 1
