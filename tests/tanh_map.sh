@@ -31,4 +31,7 @@ DYNSWEEP_TANH=portable drun 1 "$sweep" -o "$T/p.h5" --quiet "${win[@]}"
 "$DYNSWEEP" ls "$T/p.h5" | awk '{ $(NF-1)=""; $NF=""; print }' > "$T/lsp.txt"
 check "DYNSWEEP_TANH=portable: the same outcome at every point" \
   bash -c "diff <(awk '{print \$1, \$6}' '$T/ls2.txt') <(awk '{print \$1, \$6}' '$T/lsp.txt')"
+# the non-FMA family: avx (portable here) and sse2 give the same bits
+DYNSWEEP_TANH=sse2 drun 1 "$sweep" -o "$T/s.h5" --quiet "${win[@]}"
+check "DYNSWEEP_TANH=portable and =sse2: every point's series bitwise equal" same_points "$T/p.h5" "$T/s.h5"
 report
