@@ -653,7 +653,13 @@ static int sw_override(sw_ctx *x, ds_yn *root, const ds_yn *k, ds_yn *v) {
     if (!strcmp(K + 5, "replicas")) return sw_map_put(g, "replicas", v, k);
     const ds_option *o = ds_opt_find(K + 5);
     if (!o) {
-      const char *sug = ds_opt_suggest(K + 5);
+      const char *cands[2 * SW_MAX_OPTS];
+      int nc = 0;
+      for (int j = 0; j < ds_noptions; j++) {
+        if (ds_options[j].alias) cands[nc++] = ds_options[j].alias;
+        if (ds_opt_is_scalar(&ds_options[j])) cands[nc++] = ds_options[j].path;
+      }
+      const char *sug = ds_suggest(K + 5, cands, nc);
       return sw_err(x, k->line, k->col, "overrides: unknown grid axis '%s'%s%s%s; an axis is the "
                     "dotted path of an option (grid.optimizer.lr) or an alias (grid.lr)", K + 5,
                     sug ? " (did you mean 'grid." : "", sug ? sug : "", sug ? "'?)" : "");
