@@ -1245,7 +1245,7 @@ static void test_docs_and_examples(void) {
   free(doc);
 
   const char *examples[] = {"e2e_vs_deep.yaml", "catapult.yaml", "saddles.yaml", "gas_libsvm.yaml",
-                            "optimizers.yaml", "spectra.yaml", "tanh_map.yaml", NULL};
+                            "optimizers.yaml", "spectra.yaml", "tanh_map.yaml", "tanh_init_map.yaml", NULL};
   for (int i = 0; examples[i]; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/sweeps/examples/%s", DS_SRC_DIR, examples[i]);
