@@ -657,11 +657,14 @@ static void test_agop(void) {
     free(th);
     free(X);
   }
-  /* ReLU nets (bias, NTK and standard, k = 2): G against finite differences in x */
-  for (int param = 0; param < 2; param++) {
+  /* ReLU nets (bias, NTK and standard, k = 2), and tanh nets (issue 13: gain
+   * sqrt 2, standard and mean field): G against finite differences in x */
+  for (int param = 0; param < 4; param++) {
     int dims[4] = {5, 8, 6, 2}, dd = 5, k = 2;
     ds_mlp m;
-    ds_mlp_setup(&m, DS_ACT_RELU, 1, 3, dims, param, 1);
+    ds_mlp_setup(&m, param < 2 ? DS_ACT_RELU : DS_ACT_TANH, 1, 3, dims,
+                 param < 2 ? param : param == 2 ? DS_PARAM_STANDARD : DS_PARAM_MEANFIELD, 1);
+    m.gain = param < 2 ? 1.0 : sqrt(2.0);
     ds_mlp_work w;
     ds_mlp_work_init(&m, n, &w);
     double *th = dalloc(m.nparams), *X = dalloc(dd * n), *Gf = dalloc(dd * dd), *Fp = dalloc(k * n);
@@ -683,9 +686,9 @@ static void test_agop(void) {
         for (int b = 0; b < dd; b++)
           for (int o = 0; o < k; o++) Gf[b * dd + a] += J[a * k + o] * J[b * k + o] / n;
     }
-    CHECK(ds_diag_agop(&m, th, X, &w, NULL, G, &al) == DS_OK && isnan(al), "agop relu");
-    CHECK(reldiff(G, Gf, dd * dd) < 1e-7, "relu AGOP vs FD (param %d): %g", param,
-          reldiff(G, Gf, dd * dd));
+    CHECK(ds_diag_agop(&m, th, X, &w, NULL, G, &al) == DS_OK && isnan(al), "agop relu/tanh");
+    CHECK(reldiff(G, Gf, dd * dd) < 1e-7, "%s AGOP vs FD (case %d): %g", param < 2 ? "relu" : "tanh",
+          param, reldiff(G, Gf, dd * dd));
     ds_mlp_work_free(&w);
     ds_mlp_free(&m);
     free(th);
