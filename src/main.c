@@ -107,7 +107,7 @@ static const char *usage_plan =
     "  --rank-memory MB   what a rank has (default: measured on this node for one\n"
     "                     rank, as 'dynsweep run --help' describes)\n"
     "  --set KEY=VALUE    override an option of the sweep file (repeatable): KEY an\n"
-    "                     option path (optimizer.lr, model.width), name, seed,\n"
+    "                     option path (optimizer.lr, model.width), name, seed, grid,\n"
     "                     grid.replicas or grid.AXIS; VALUE a YAML value, e.g.\n"
     "                     --set optimizer.lr=0.3 --set 'grid.lr={start: 0.1, stop: 1,\n"
     "                     num: 64, spacing: log}' (docs/sweep-spec.md, \"Overrides\")\n";

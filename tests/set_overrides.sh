@@ -17,6 +17,8 @@ check "the override's values are the axis" grep -qE '^ +2 +0 +1 +3 ' "$T/out"
 rc=$(code "$DYNSWEEP" plan "$sweep" --set 'grid.lr={start: 0.1, stop: 1, num: 4}' --set 'grid.width=[4, 8]')
 check "plan: a new axis by alias (lr) and width: 2048 points (rc $rc, $(npoints))" \
   test "$rc" = 0 -a "$(npoints)" = 2048
+rc=$(code "$DYNSWEEP" plan "$sweep" --set 'grid={}' --set optimizer.lr_out=7)
+check "plan --set grid={}: one point (rc $rc, $(npoints))" test "$rc" = 0 -a "$(npoints)" = 1
 # bad keys and values: exit 2, one line naming the --set and what is right
 rc=$(code "$DYNSWEEP" plan "$sweep" --set optimizer.lr_inn=3)
 check "unknown key: exit 2 (got $rc)" test "$rc" = 2

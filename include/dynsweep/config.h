@@ -321,7 +321,7 @@ int ds_sweep_parse(const char *path, const char *text, ds_sweep *out);
 #define DS_SWEEP_NO_FILES 1
 int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep *out);
 /* issue 13: the sweep with command-line overrides, each "KEY=VALUE" (KEY an
- * option's dotted path or grid alias, name, seed, grid.replicas or grid.AXIS;
+ * option's dotted path or grid alias, name, seed, grid, grid.replicas or grid.AXIS;
  * VALUE a one-line YAML scalar or flow value). The text is the file's with
  * an "overrides:" map of them appended (out->text, what a store keeps), then
  * parsed and validated exactly as a file; errors about an override name it

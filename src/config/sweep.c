@@ -573,7 +573,7 @@ static int sw_parse_grid(sw_ctx *x, const ds_yn *k, const ds_yn *g) {
 /* ---- overrides (issue 13: --set KEY=VALUE) --------------------------------
  * A top-level map "overrides: {KEY: VALUE, ...}" is applied to the tree before
  * anything else is read, whatever its place in the file: KEY is an option's
- * dotted path (or grid alias: lr), name, seed, grid.replicas or grid.AXIS;
+ * dotted path (or grid alias: lr), name, seed, grid, grid.replicas or grid.AXIS;
  * VALUE replaces what the file gives there (an option set this way stops
  * being a grid axis; grid.AXIS replaces that axis or adds it). `dynsweep
  * plan/run --set KEY=VALUE` appends such a map to the sweep text
@@ -646,7 +646,7 @@ static int sw_grid_key_of(const ds_yn *g, const ds_option *o) {
 
 static int sw_override(sw_ctx *x, ds_yn *root, const ds_yn *k, ds_yn *v) {
   const char *K = k->str;
-  if (!strcmp(K, "name") || !strcmp(K, "seed")) return sw_map_put(root, K, v, k);
+  if (!strcmp(K, "name") || !strcmp(K, "seed") || !strcmp(K, "grid")) return sw_map_put(root, K, v, k);
   if (!strncmp(K, "grid.", 5)) {
     ds_yn *g = sw_map_child(root, "grid", k);
     if (!g) return sw_err(x, k->line, k->col, "overrides: %s: the file's grid: is not a map", K);
@@ -672,7 +672,7 @@ static int sw_override(sw_ctx *x, ds_yn *root, const ds_yn *k, ds_yn *v) {
   if (!o && !sw_is_group(K)) {
     const char *sug = ds_opt_suggest(K);
     return sw_err(x, k->line, k->col, "overrides: unknown option '%s'%s%s%s; give an option's dotted "
-                  "path (optimizer.lr), name, seed, grid.replicas or grid.AXIS", K,
+                  "path (optimizer.lr), name, seed, grid, grid.replicas or grid.AXIS", K,
                   sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
   }
   if (o) { /* an option given a value is no longer swept */
