@@ -19,6 +19,7 @@
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
 #include "dynsweep/analysis.h"
+#include "dynsweep/nn.h"
 #include "dynsweep/submit.h"
 #include "dynsweep/util.h"
 
@@ -85,6 +86,8 @@ static const char *usage_run =
     "                              N attempts it ends failed with the reason (2)\n"
     "  --retry failed              run the store's failed points again (attempts reset);\n"
     "                              the other points are kept\n"
+    "  --set KEY=VALUE             override an option of the sweep (repeatable; as 'dynsweep\n"
+    "                              plan --help' says); the store keeps the sweep with them\n"
     "  -q, --quiet                 no progress output\n"
     "  -v, --verbose               one progress line per finished point\n"
     "Progress: a bar on a terminal, else a log line every 10 s (stderr of rank 0).\n"
@@ -92,7 +95,7 @@ static const char *usage_run =
     "            2 bad input, 3 drained (run again to resume), 1 failure\n";
 
 static const char *usage_plan =
-    "usage: dynsweep plan SWEEP.yaml [--all] [--rank-memory MB]\n"
+    "usage: dynsweep plan SWEEP.yaml [--all] [--rank-memory MB] [--set KEY=VALUE ...]\n"
     "\n"
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
@@ -103,7 +106,12 @@ static const char *usage_plan =
     "which 'dynsweep run' fails without running.\n"
     "  --all              list every point (default: the first 40)\n"
     "  --rank-memory MB   what a rank has (default: measured on this node for one\n"
-    "                     rank, as 'dynsweep run --help' describes)\n";
+    "                     rank, as 'dynsweep run --help' describes)\n"
+    "  --set KEY=VALUE    override an option of the sweep file (repeatable): KEY an\n"
+    "                     option path (optimizer.lr, model.width), name, seed, grid,\n"
+    "                     grid.replicas or grid.AXIS; VALUE a YAML value, e.g.\n"
+    "                     --set optimizer.lr=0.3 --set 'grid.lr={start: 0.1, stop: 1,\n"
+    "                     num: 64, spacing: log}' (docs/sweep-spec.md, \"Overrides\")\n";
 
 static const char *usage_status =
     "usage: dynsweep status STORE.h5 [--state]\n"
@@ -177,12 +185,24 @@ static double seconds_arg(const char *s) {
 
 /* ---- plan ------------------------------------------------------------------ */
 
+/* --set KEY=VALUE at argv[*i] (also --set=KEY=VALUE): kept in sets; 1 if taken. */
+static int set_arg(int argc, char **argv, int *i, char **sets, int *nset, int *bad) {
+  if (strcmp(argv[*i], "--set") && strncmp(argv[*i], "--set=", 6)) return 0;
+  char *v = argv[*i][5] == '=' ? argv[*i] + 6 : ++*i < argc ? argv[*i] : NULL;
+  if (!v || *nset >= 64) *bad = 1;
+  else sets[(*nset)++] = v;
+  return 1;
+}
+
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
-  int all = 0;
+  int all = 0, nset = 0, bad = 0;
+  char *sets[64];
   double rank_mem = 0;
   for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--all")) all = 1;
+    if (set_arg(argc, argv, &i, sets, &nset, &bad)) {
+      if (bad) return bad_args(usage_plan, "plan: --set needs KEY=VALUE (at most 64)%s", "");
+    } else if (!strcmp(argv[i], "--all")) all = 1;
     else if (!strcmp(argv[i], "--rank-memory")) {
       if (++i == argc || (rank_mem = seconds_arg(argv[i])) <= 0)
         return bad_args(usage_plan, "plan: --rank-memory needs a number of MB > 0%s", "");
@@ -192,7 +212,7 @@ static int cmd_plan(int argc, char **argv) {
   }
   if (!file) return bad_args(usage_plan, "plan: missing the sweep file%s", "");
   ds_sweep sw;
-  int rc = ds_sweep_load(file, &sw);
+  int rc = ds_sweep_load_set(file, nset, sets, &sw);
   if (rc == DS_OK && (rc = ds_sweep_check_inputs(&sw)) != DS_OK) ds_sweep_free(&sw);
   if (rc) {
     fprintf(stderr, "%s\n", ds_errmsg());
@@ -260,7 +280,7 @@ static int cmd_plan(int argc, char **argv) {
 /* ---- run ------------------------------------------------------------------- */
 
 /* Rank 0 reads the file and broadcasts its text: other nodes need not see it. */
-static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
+static int load_everywhere(const char *file, int nset, char **sets, ds_sweep *sw, int rank) {
   char *text = NULL;
   size_t len = 0;
   int rc = DS_OK;
@@ -271,7 +291,7 @@ static int load_everywhere(const char *file, ds_sweep *sw, int rank) {
   MPI_Bcast(&l, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   if (rank != 0) text = calloc(l + 1, 1);
   MPI_Bcast(text, (int)l + 1, MPI_CHAR, 0, MPI_COMM_WORLD);
-  rc = ds_sweep_parse(file, text, sw);
+  rc = ds_sweep_parse_set(file, text, nset, sets, sw);
   free(text);
   /* every input file checked by rank 0 before anything is created; all ranks
    * exit together (issue 11) */
@@ -289,8 +309,13 @@ static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
   int quiet = 0, verbose = 0;
   double ckpt = 300, publish = 2, drain = 25, rank_mem = 0, attempts = 2;
-  int retry = 0;
+  int retry = 0, nset = 0, bad = 0;
+  char *sets[64];
   for (int i = 0; i < argc; i++) {
+    if (set_arg(argc, argv, &i, sets, &nset, &bad)) {
+      if (bad) return bad_args(usage_run, "run: --set needs KEY=VALUE (at most 64)%s", "");
+      continue;
+    }
     double *num = !strcmp(argv[i], "--checkpoint-every") ? &ckpt
                 : !strcmp(argv[i], "--publish-every")    ? &publish
                 : !strcmp(argv[i], "--drain-timeout")    ? &drain
@@ -337,7 +362,7 @@ static int cmd_run(int argc, char **argv) {
   ds_drain_watchdog_set(drain, rank == 0);
   if (rank == 0) ds_blas_warn(); /* once per run, not once per rank */
   ds_sweep sw;
-  int rc = load_everywhere(file, &sw, rank);
+  int rc = load_everywhere(file, nset, sets, &sw, rank);
   if (rc == DS_OK) {
     char libs[1024];
     library_versions(libs, sizeof libs);
@@ -558,6 +583,7 @@ static int cmd_version(void) {
   const char *best = ds_blas_best_kernel();
   printf("dynsweep %s\n%s\nOpenBLAS kernel: %s ran (best for this CPU: %s)\n  %s\n",
          DYNSWEEP_VERSION, libs, ds_blas_kernel(), best ? best : "generic", ds_blas_explain());
+  printf("tanh: %s (DYNSWEEP_TANH=portable: the non-FMA family)\n", ds_nn_tanh_kernel());
   return 0;
 }
 

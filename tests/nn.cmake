@@ -7,3 +7,6 @@ ds_unit_test(test_optim ${CMAKE_CURRENT_SOURCE_DIR}/test_optim.c ds_optim ds_nn 
 ds_unit_test(test_nn_products ${CMAKE_CURRENT_SOURCE_DIR}/test_nn_products.c ds_nn ds_util)
 ds_unit_test(test_nn_init ${CMAKE_CURRENT_SOURCE_DIR}/test_nn_init.c ds_nn ds_util)
 ds_unit_test(test_science ${CMAKE_CURRENT_SOURCE_DIR}/test_science.c ds_nn ds_util)
+# issue 13: the tanh map under -n 2 and -n 3 (bitwise), and --set overrides.
+ds_script_test(tanh_map tanh_map.sh)
+ds_script_test(set_overrides set_overrides.sh)

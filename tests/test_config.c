@@ -288,7 +288,7 @@ static void test_errors(void) {
   expect_err("out of range depth", HEAD "model:\n  depth: 65\n", 4, 10, "model.depth: must be in 1..64, got 65");
   expect_err("out of range in axis", HEAD "grid:\n  lr: [0.1, 0]\n", 4, 13, "optimizer.lr: must be > 0, got 0");
   expect_err("enum suggestion", HEAD "model:\n  type: relux\n", 4, 9,
-             "model.type: expected one of linear, relu, e2e, got 'relux' (did you mean 'relu'?)");
+             "model.type: expected one of linear, relu, e2e, tanh, got 'relux' (did you mean 'relu'?)");
   expect_err("empty axis", HEAD "grid:\n  width: []\n", 4, 10, "empty axis 'width'");
   expect_err("grid too large", HEAD "grid:\n  width: {start: 1, stop: 1000, num: 1000}\n"
                                     "  depth: {start: 1, stop: 64, num: 64}\n  replicas: 16\n",
@@ -1245,7 +1245,7 @@ static void test_docs_and_examples(void) {
   free(doc);
 
   const char *examples[] = {"e2e_vs_deep.yaml", "catapult.yaml", "saddles.yaml", "gas_libsvm.yaml",
-                            "optimizers.yaml", "spectra.yaml", NULL};
+                            "optimizers.yaml", "spectra.yaml", "tanh_map.yaml", "tanh_init_map.yaml", NULL};
   for (int i = 0; examples[i]; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/sweeps/examples/%s", DS_SRC_DIR, examples[i]);
@@ -1254,6 +1254,65 @@ static void test_docs_and_examples(void) {
     CHECK(rc == DS_OK, "%s: %s", examples[i], ds_errmsg());
     if (rc == DS_OK) ds_sweep_free(&s);
   }
+}
+
+/* issue 13: overrides (--set): the same meaning as the file edited by hand,
+ * grid replacement by alias, groups, sections made from nothing, an option
+ * leaving the grid; errors name the --set; nothing left allocated. */
+static void test_overrides(void) {
+  char *set1[] = {"optimizer.lr=0.3", "grid.lr=[0.1, 0.2]", "grid.model.depth=[2, 3]",
+                  "model={type: tanh, gain: 2}", "record.spectra.ntk={every: 5}", "seed=7",
+                  "width=8"};
+  const char *base = HEAD "model: {type: relu, width: 4}\ngrid:\n  width: [16, 32]\n"
+                          "  optimizer.lr: [0.5, 0.6, 0.7]\n";
+  const char *edited = "name: e\nseed: 7\nloss: {reduction: mean}\nmodel: {type: tanh, gain: 2, width: 8}\n"
+                       "optimizer: {lr: 0.3}\nrecord: {spectra: {ntk: {every: 5}}}\n"
+                       "grid: {lr: [0.1, 0.2], model.depth: [2, 3]}\n";
+  ds_sweep a, b;
+  int rc = ds_sweep_parse_set("t.yaml", base, 7, set1, &a);
+  CHECK(rc == DS_OK, "overrides: %s", ds_errmsg());
+  CHECK(ds_sweep_parse("e.yaml", edited, &b) == DS_OK, "edited: %s", ds_errmsg());
+  if (rc == DS_OK) {
+    CHECK(a.hash == b.hash, "--set == the file edited by hand (%016llx vs %016llx)",
+          (unsigned long long)a.hash, (unsigned long long)b.hash);
+    CHECK(a.naxes == 2 && !strcmp(a.axes[0].path, "optimizer.lr") && a.axes[0].nvals == 2 &&
+              !strcmp(a.axes[1].path, "model.depth"),
+          "width left the grid, lr replaced in place, depth added last (%d axes)", a.naxes);
+    CHECK(a.base.model.type == DS_MODEL_TANH && a.base.model.gain == 2 && a.base.model.width == 8 &&
+              a.base.record.spectra.ntk.every == 5 && a.seed == 7,
+          "values");
+    CHECK(strstr(a.text, "\noverrides:  # dynsweep --set\n  optimizer.lr: 0.3\n") != NULL,
+          "text keeps the overrides");
+    ds_sweep c; /* the stored text is a sweep of the same meaning */
+    CHECK(ds_sweep_parse("t.yaml", a.text, &c) == DS_OK && c.hash == a.hash, "stored text re-parses");
+    ds_sweep_free(&c);
+    ds_sweep_free(&a);
+  }
+  ds_sweep_free(&b);
+  struct { char *set; const char *words; } bad[] = {
+      {"model.wdth=3", "--set model.wdth=3: unknown option 'model.wdth' (did you mean 'model.width'?)"},
+      {"grid.lrr=[1]", "--set grid.lrr=[1]: unknown grid axis 'lrr' (did you mean 'grid.lr'?)"},
+      {"model.gain=0", "--set model.gain=0: model.gain: must be > 0, got 0 (at character 1 of the value)"},
+      {"grid.width=[4, x]", "--set grid.width=[4, x]: model.width: expected an integer, got 'x' (at character 5"},
+      {"loss.reduction.x=1", "--set loss.reduction.x=1: unknown option 'loss.reduction.x'"},
+      {"width", "--set width: expected KEY=VALUE"},
+      {"a b=1", "--set a b=1: KEY 'a b' is not an option path"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ds_clear_error();
+    rc = ds_sweep_parse_set("t.yaml", base, 1, &bad[i].set, &a);
+    CHECK(rc == DS_EINPUT && strstr(ds_errmsg(), bad[i].words) == ds_errmsg(), "%s: rc %d, '%s'",
+          bad[i].set, rc, ds_errmsg());
+    CHECK(a.text == NULL && a.axes == NULL, "%s: nothing left allocated", bad[i].set);
+  }
+  char *one[] = {"seed=1"};
+  rc = ds_sweep_parse_set("t.yaml", HEAD "overrides: {seed: 2}\n", 1, one, &a);
+  CHECK(rc == DS_EINPUT && strstr(ds_errmsg(), "t.yaml:3: the sweep already has an overrides: map"),
+        "a file with overrides: takes no --set: %s", ds_errmsg());
+  expect_err("overrides: not a map", HEAD "overrides: [1]\n", 3, 12,
+             "overrides: expected a map of option paths to values");
+  expect_err("overrides: into a scalar", HEAD "record: 3\noverrides: {record.every: 2}\n", 4, 13,
+             "overrides: record.every: 'record' in the file is not a map of options");
 }
 
 /* issue 11: numbers at the edges, tags and nulls, sweep files that are not
@@ -1325,5 +1384,6 @@ int main(void) {
   test_spectra_errors();
   rm_tmpdir();
   test_docs_and_examples();
+  test_overrides();
   return ds_check_report("test_config");
 }

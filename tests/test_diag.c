@@ -94,6 +94,7 @@ static void net_make(net *N, const net_case *c, double scale, uint64_t id) {
   memset(N, 0, sizeof *N);
   int rc = ds_mlp_setup(&N->m, c->act, c->bias, c->depth, c->dims, c->param, c->train_output);
   CHECK(rc == DS_OK, "%s: setup: %s", c->name, ds_errmsg());
+  if (c->act == DS_ACT_TANH) N->m.gain = sqrt(2.0); /* issue 13: the study's tanh(sqrt 2 z) */
   N->n = c->n;
   N->k = c->dims[c->depth];
   N->d0 = c->dims[0];
@@ -142,6 +143,10 @@ static const net_case cases[] = {
      DS_RED_SUM, 6},
     {"relu ntk fixed-output mse", DS_ACT_RELU, 1, 2, {3, 8, 2}, DS_PARAM_NTK, 0, DS_LOSS_MSE,
      DS_RED_MEAN, 6},
+    {"tanh meanfield mse", DS_ACT_TANH, 0, 2, {4, 6, 1}, DS_PARAM_MEANFIELD, 1, DS_LOSS_MSE,
+     DS_RED_MEAN, 8},
+    {"tanh bias ce", DS_ACT_TANH, 1, 3, {3, 5, 4, 3}, DS_PARAM_STANDARD, 1, DS_LOSS_CE, DS_RED_SUM,
+     6},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -437,8 +442,12 @@ static void test_ntk(void) {
        DS_RED_MEAN, 9},
       {"ntk relu fixed-output k=3", DS_ACT_RELU, 1, 2, {4, 9, 3}, DS_PARAM_STANDARD, 0,
        DS_LOSS_MSE, DS_RED_SUM, 5},
+      {"ntk tanh meanfield k=1", DS_ACT_TANH, 0, 2, {5, 6, 1}, DS_PARAM_MEANFIELD, 1,
+       DS_LOSS_MSE, DS_RED_MEAN, 7},
+      {"ntk tanh bias k=2", DS_ACT_TANH, 1, 3, {3, 5, 4, 2}, DS_PARAM_STANDARD, 1, DS_LOSS_MSE,
+       DS_RED_HALF_SUM, 5},
   };
-  for (int ci = 0; ci < 3; ci++) {
+  for (int ci = 0; ci < (int)(sizeof nc / sizeof nc[0]); ci++) {
     const net_case *c = &nc[ci];
     net N;
     net_make(&N, c, 1.0, 300 + ci);
@@ -648,11 +657,14 @@ static void test_agop(void) {
     free(th);
     free(X);
   }
-  /* ReLU nets (bias, NTK and standard, k = 2): G against finite differences in x */
-  for (int param = 0; param < 2; param++) {
+  /* ReLU nets (bias, NTK and standard, k = 2), and tanh nets (issue 13: gain
+   * sqrt 2, standard and mean field): G against finite differences in x */
+  for (int param = 0; param < 4; param++) {
     int dims[4] = {5, 8, 6, 2}, dd = 5, k = 2;
     ds_mlp m;
-    ds_mlp_setup(&m, DS_ACT_RELU, 1, 3, dims, param, 1);
+    ds_mlp_setup(&m, param < 2 ? DS_ACT_RELU : DS_ACT_TANH, 1, 3, dims,
+                 param < 2 ? param : param == 2 ? DS_PARAM_STANDARD : DS_PARAM_MEANFIELD, 1);
+    m.gain = param < 2 ? 1.0 : sqrt(2.0);
     ds_mlp_work w;
     ds_mlp_work_init(&m, n, &w);
     double *th = dalloc(m.nparams), *X = dalloc(dd * n), *Gf = dalloc(dd * dd), *Fp = dalloc(k * n);
@@ -674,9 +686,9 @@ static void test_agop(void) {
         for (int b = 0; b < dd; b++)
           for (int o = 0; o < k; o++) Gf[b * dd + a] += J[a * k + o] * J[b * k + o] / n;
     }
-    CHECK(ds_diag_agop(&m, th, X, &w, NULL, G, &al) == DS_OK && isnan(al), "agop relu");
-    CHECK(reldiff(G, Gf, dd * dd) < 1e-7, "relu AGOP vs FD (param %d): %g", param,
-          reldiff(G, Gf, dd * dd));
+    CHECK(ds_diag_agop(&m, th, X, &w, NULL, G, &al) == DS_OK && isnan(al), "agop relu/tanh");
+    CHECK(reldiff(G, Gf, dd * dd) < 1e-7, "%s AGOP vs FD (case %d): %g", param < 2 ? "relu" : "tanh",
+          param, reldiff(G, Gf, dd * dd));
     ds_mlp_work_free(&w);
     ds_mlp_free(&m);
     free(th);

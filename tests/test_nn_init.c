@@ -173,6 +173,32 @@ static void test_near_identity(void) {
   ds_mlp_free(&m);
 }
 
+/* issue 13: model.init_offset adds c to every entry of W_1 after the draw,
+ * exactly (W_1 + c bitwise, the rest untouched, the rng at the same place). */
+static void test_init_offset(void) {
+  int dims[] = {16, 16, 1};
+  ds_mlp m;
+  ds_mlp_init(&m, DS_ACT_TANH, 0, 2, dims);
+  double *a = vec(m.nparams), *b = vec(m.nparams);
+  ds_rng ra, rb;
+  ds_rng_init(&ra, 7, 0, 0, DS_STREAM_INIT);
+  ds_rng_init(&rb, 7, 0, 0, DS_STREAM_INIT);
+  ds_model_spec sp = spec_of(DS_INIT_NTK, 1.0);
+  CHECK(ds_mlp_init_weights(&m, &sp, &ra, a) == DS_OK, "offset 0");
+  sp.init_offset = -0.375;
+  CHECK(ds_mlp_init_weights(&m, &sp, &rb, b) == DS_OK, "offset -0.375");
+  int exact = 1;
+  for (size_t k = 0; k < m.nparams; k++)
+    exact &= b[k] == (k < m.w_off[1] ? a[k] + -0.375 : a[k]);
+  CHECK(exact, "W_1 + offset bitwise, W_2 unchanged");
+  CHECK(ds_rng_normal(&ra) == ds_rng_normal(&rb), "same draws consumed");
+  sp.init_offset = NAN;
+  CHECK(ds_mlp_init_weights(&m, &sp, &rb, b) == DS_EINPUT, "non-finite offset refused");
+  free(a);
+  free(b);
+  ds_mlp_free(&m);
+}
+
 /* ---- balanced (seed 001 Procedure 1) ---------------------------------------------------- */
 
 /* product W_L ... W_1 (dims[L] x dims[0]) into E */
@@ -468,6 +494,7 @@ int main(void) {
   test_iid_kinds();
   test_orthogonal();
   test_near_identity();
+  test_init_offset();
   test_balanced();
   test_symmetric();
   test_losses();

@@ -46,8 +46,9 @@ static double rel_err(const double *a, const double *b, size_t n) {
 
 static const char *vname(const variant *v) {
   static char buf[128];
-  snprintf(buf, sizeof buf, "%s bias %d %s train_out %d depth %d loss %d", v->act ? "relu" : "linear",
-           v->bias, v->param ? "ntk" : "std", v->train_output, v->depth, v->loss);
+  static const char *const acts[] = {"linear", "relu", "tanh"}, *const params[] = {"std", "ntk", "mf"};
+  snprintf(buf, sizeof buf, "%s bias %d %s train_out %d depth %d loss %d", acts[v->act], v->bias,
+           params[v->param], v->train_output, v->depth, v->loss);
   return buf;
 }
 
@@ -66,6 +67,7 @@ static void net_make(net *t, const variant *v, int n, unsigned seed) {
   CHECK(ds_mlp_setup(&t->m, v->act, v->bias, v->depth, v->dims, v->param, v->train_output) ==
             DS_OK,
         "setup");
+  t->m.gain = v->act == DS_ACT_TANH ? 1.4142135623730951 : 1.0; /* the study's tanh(sqrt(2) z) */
   ds_mlp_work_init(&t->m, n, &t->w);
   ds_loss_spec ls = {(ds_loss_kind)v->loss, DS_RED_MEAN, v->p > 0 ? v->p : 2.0, 0};
   CHECK(ds_loss_setup(&t->l, &ls, n) == DS_OK, "loss setup");
@@ -78,7 +80,7 @@ static void net_make(net *t, const variant *v, int n, unsigned seed) {
   ds_rng_init(&r, seed, (uint64_t)(v->act + 2 * v->bias + 4 * v->param + 8 * v->train_output),
               (uint32_t)v->depth, DS_STREAM_TEST);
   for (int tries = 0; tries < 2000; tries++) {
-    double sc = v->param == DS_PARAM_NTK ? 1.0 : 0.0;
+    double sc = v->param != DS_PARAM_STANDARD ? 1.0 : 0.0;
     for (int l = 1; l <= v->depth; l++) {
       double sd = sc ? 1.0 : 1.0 / sqrt(v->dims[l - 1]);
       for (int k = 0; k < v->dims[l] * v->dims[l - 1]; k++)
@@ -94,9 +96,9 @@ static void net_make(net *t, const variant *v, int n, unsigned seed) {
       for (int k = 0; k < dL * n; k++) t->Y[k] = ds_rng_normal(&r);
     }
     ds_mlp_forward(&t->m, t->th, t->X, &t->w);
-    if (v->act == DS_ACT_LINEAR || zmin_hidden(t) > 2e-2) break;
+    if (v->act != DS_ACT_RELU || zmin_hidden(t) > 2e-2) break;
   }
-  CHECK(v->act == DS_ACT_LINEAR || zmin_hidden(t) > 2e-2, "ReLU pre-activations off the kink");
+  CHECK(v->act != DS_ACT_RELU || zmin_hidden(t) > 2e-2, "ReLU pre-activations off the kink");
 }
 
 static void net_free(net *t) {
@@ -349,6 +351,69 @@ static void all_variants(void) {
     }
 }
 
+/* issue 13: tanh nets (gain sqrt 2) of depth 2..4, with and without bias,
+ * under every parameterisation (standard, ntk, meanfield): gradients, JVP,
+ * output and loss HVPs (with the tanh'' terms) and f_lin / f_quad against
+ * finite differences. */
+static void tanh_variants(void) {
+  static const int dims[3][5] = {{5, 7, 1}, {4, 6, 5, 2}, {3, 5, 4, 6, 2}};
+  for (int depth = 2; depth <= 4; depth++)
+    for (int bias = 0; bias <= 1; bias++)
+      for (int param = 0; param <= 2; param++)
+        for (int loss = 0; loss <= 2; loss += 2) {
+          variant v = {DS_ACT_TANH, bias, param, 1, depth, {0}, loss, 0};
+          memcpy(v.dims, dims[depth - 2], sizeof dims[0]);
+          if (loss == DS_LOSS_CE && depth == 2) continue; /* one output */
+          check_grad(&v);
+          check_products(&v);
+          check_approx(&v, 1);
+          check_approx(&v, 2);
+        }
+  variant fixed = {DS_ACT_TANH, 1, DS_PARAM_MEANFIELD, 0, 3, {4, 6, 5, 2}, DS_LOSS_MSE, 0};
+  check_grad(&fixed);
+  check_products(&fixed);
+}
+
+/* Mean field scales: hidden W a / sqrt(fan_in), output W a / fan_in; the tanh
+ * forward is the SLEEF kernel, within 1 ulp-ish of libm, and a column's value
+ * does not depend on how many samples are evaluated with it (bitwise). */
+static void check_meanfield_tanh_forward(void) {
+  int dims[] = {3, 4, 1}, n = 7;
+  ds_mlp m;
+  CHECK(ds_mlp_setup(&m, DS_ACT_TANH, 0, 2, dims, DS_PARAM_MEANFIELD, 1) == DS_OK, "setup");
+  m.gain = sqrt(2.0);
+  double th[16], X[21];
+  ds_rng r;
+  ds_rng_init(&r, 4, 0, 0, DS_STREAM_TEST);
+  for (int k = 0; k < 16; k++) th[k] = ds_rng_normal(&r);
+  for (int k = 0; k < 21; k++) X[k] = 2.0 * ds_rng_normal(&r);
+  ds_mlp_work w, w1;
+  ds_mlp_work_init(&m, n, &w);
+  ds_mlp_work_init(&m, 1, &w1);
+  const double *F = ds_mlp_forward(&m, th, X, &w);
+  double emax = 0;
+  int same = 1;
+  for (int i = 0; i < n; i++) {
+    double f = 0;
+    for (int j = 0; j < 4; j++) {
+      double z = 0;
+      for (int q = 0; q < 3; q++) z += th[j + 4 * q] * X[q + 3 * i];
+      f += th[12 + j] * tanh(sqrt(2.0) * z / sqrt(3.0));
+    }
+    f /= 4.0; /* 1/sqrt(4) twice */
+    emax = fmax(emax, fabs(F[i] - f) / fmax(fabs(f), 1e-300));
+    same &= ds_mlp_forward(&m, th, X + 3 * i, &w1)[0] == F[i];
+  }
+  CHECK(emax < 1e-14, "meanfield tanh forward vs libm by hand: rel %.3g", emax);
+  CHECK(same, "a sample's output is bitwise the same evaluated alone or among %d", n);
+  CHECK(ds_mlp_alpha(&m, 1) == 1.0 / sqrt(3.0) && ds_mlp_alpha(&m, 2) == 0.25, "alphas %g %g",
+        ds_mlp_alpha(&m, 1), ds_mlp_alpha(&m, 2));
+  printf("tanh kernel: %s\n", ds_nn_tanh_kernel());
+  ds_mlp_work_free(&w);
+  ds_mlp_work_free(&w1);
+  ds_mlp_free(&m);
+}
+
 /* the old mse entry points are wrappers: bitwise the generic path */
 static void check_wrappers(void) {
   variant v = {1, 1, 0, 1, 3, {4, 6, 5, 3}, DS_LOSS_MSE, 0};
@@ -376,5 +441,7 @@ static void check_wrappers(void) {
 int main(void) {
   all_variants();
   check_wrappers();
+  tanh_variants();
+  check_meanfield_tanh_forward();
   return ds_check_report("test_nn_products");
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Whole short trajectories of dynsweep against PyTorch autograd.
 
-For a linear and a ReLU MLP (with biases), trained by full-batch GD and by
-minibatch SGD (with momentum), the same initial weights and data are given to
+For a linear, a ReLU and a tanh MLP (tanh(sqrt(2) z), with biases), trained
+by full-batch GD and by minibatch SGD (with momentum), and for the
+trainability-fractal study's net (tanh(sqrt(2) z), mean-field
+parameterisation, no bias, one learning rate for the input layer and one for
+the output layer, issue 13), the same initial weights and data are given to
 both: numpy draws them, h5py writes them, dynsweep reads them through
 `data.kind: hdf5` and `model.init: file`, and PyTorch (float64, its own
 autograd) trains from them. dynsweep records the training loss at every step;
@@ -84,21 +87,38 @@ def batches(seed, n, b, steps):
         yield out
 
 
-def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed):
-    params = []
-    for W, b in zip(Ws, bs):
-        params += [torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)]
+GAIN = 2.0 ** 0.5  # the study's tanh(sqrt(2) z)
+
+
+def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed, meanfield=False, lr_in=0, lr_out=0):
+    params, groups = [], []
+    for l, (W, b) in enumerate(zip(Ws, bs)):
+        ps = [torch.tensor(W, requires_grad=True)] + ([torch.tensor(b, requires_grad=True)] if b is not None else [])
+        params += ps
+        r = lr_in if l == 0 and lr_in else lr_out if l == len(Ws) - 1 and lr_out else lr
+        groups.append({"params": ps, "lr": r})
     Xt, Yt = torch.tensor(X), torch.tensor(Y)
 
     def loss_on(x, y):
-        a = x
+        a, k = x, 0
         for l in range(len(Ws)):
-            a = a @ params[2 * l].T + params[2 * l + 1]
+            W = params[k]
+            z = a @ W.T
+            if meanfield:  # W a / sqrt(fan_in); the output once more
+                z = z / W.shape[1] ** 0.5
+                if l == len(Ws) - 1:
+                    z = z / W.shape[1] ** 0.5
+            if bs[l] is not None:
+                z = z + params[k + 1]
+            k += 2 if bs[l] is not None else 1
+            a = z
             if act == "relu" and l < len(Ws) - 1:
-                a = torch.relu(a)
+                a = torch.relu(z)
+            if act == "tanh" and l < len(Ws) - 1:
+                a = torch.tanh(GAIN * z)
         return ((a - y) ** 2).sum() / x.shape[0]  # reduction: mean
 
-    o = torch.optim.SGD(params, lr=lr, momentum=mu)
+    o = torch.optim.SGD(groups, lr=lr, momentum=mu)
     order = batches(seed, X.shape[0], batch, steps) if batch else None
     out = []
     for t in range(steps + 1):
@@ -112,6 +132,37 @@ def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed):
         L.backward()
         o.step()
     return np.array(out)
+
+
+def dynsweep_losses(exe, tmp, label, seed, steps, model, data, optimizer):
+    """(steps, loss) series of point 0 of a one-point sweep run by dynsweep."""
+    y = f"""name: torchref
+seed: {seed}
+model: {model}
+data: {data}
+loss: {{type: mse, reduction: mean}}
+optimizer: {optimizer}
+train: {{steps: {steps}, diverge_above: 1e30}}
+record: {{every: 1, per_decade: 0, series: [loss]}}
+"""
+    path = os.path.join(tmp, f"{label}.yaml")
+    store = path[:-5] + ".h5"
+    open(path, "w").write(y)
+    subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"], check=True)
+    with h5py.File(store, "r") as f:
+        pts = read_points(f, [0])
+        _, _, _, steps_ds, losses = [x for x in pts[0] if x[0] == "loss"][0]
+    return steps_ds, losses
+
+
+def compare(label, ours, ref, steps, tol):
+    """Every step recorded, the loss series within tol relative, and falling."""
+    steps_ds, losses = ours
+    rel = np.max(np.abs(losses - ref) / np.abs(ref))
+    good = np.array_equal(steps_ds, np.arange(steps + 1)) and rel < tol and ref[-1] < ref[0]
+    print(f"{'ok' if good else 'FAIL'}: {label}: loss {ref[0]:.6f} -> {ref[-1]:.6f} over {steps} steps, "
+          f"max relative difference {rel:.2e}")
+    return good, rel
 
 
 def main():
@@ -131,36 +182,42 @@ def main():
         with h5py.File(os.path.join(tmp, "w0.h5"), "w") as f:
             for l in range(depth):
                 f[f"W{l + 1}"], f[f"b{l + 1}"] = Ws[l], bs[l][:, None]
-        for act in ("linear", "relu"):
+        for act in ("linear", "relu", "tanh"):
             for opt, lr, batch, mu in (("gd", 0.05, 0, 0.0), ("sgd", 0.05, 8, 0.0),
                                        ("momentum", 0.02, 12, 0.9)):
-                y = f"""name: torchref
-seed: {seed}
-model: {{type: {act}, width: {width}, depth: {depth}, bias: true, init: file, init_file: {tmp}/w0.h5}}
-data: {{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}
-loss: {{type: mse, reduction: mean}}
-optimizer: {{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}}}
-train: {{steps: {steps}, diverge_above: 1e30}}
-record: {{every: 1, per_decade: 0, series: [loss]}}
-"""
-                path = os.path.join(tmp, f"{act}-{opt}.yaml")
-                store = path[:-5] + ".h5"
-                open(path, "w").write(y)
-                subprocess.run(["mpirun", "--oversubscribe", "-n", "1", exe, "run", path, "-o", store, "-q"],
-                               check=True)
-                with h5py.File(store, "r") as f:
-                    pts = read_points(f, [0])
-                    _, _, _, steps_ds, ours = [x for x in pts[0] if x[0] == "loss"][0]
+                model = (f"{{type: {act}, width: {width}, depth: {depth}, bias: true, init: file, "
+                         f"init_file: {tmp}/w0.h5{', gain: ' + repr(GAIN) if act == 'tanh' else ''}}}")
+                ours = dynsweep_losses(exe, tmp, f"{act}-{opt}", seed, steps, model,
+                                       f"{{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}",
+                                       f"{{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}}}")
                 ref = torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed)
-                ok_steps = np.array_equal(steps_ds, np.arange(steps + 1))
-                rel = np.max(np.abs(ours - ref) / np.abs(ref))
+                good, rel = compare(f"{act:6s} {opt:8s} batch {batch:2d}", ours, ref, steps, 1e-10)
                 worst, cases = max(worst, rel), cases + 1
-                good = ok_steps and rel < 1e-10 and ref[-1] < ref[0]
-                print(f"{'ok' if good else 'FAIL'}: {act:6s} {opt:8s} batch {batch:2d}: loss {ref[0]:.6f} -> "
-                      f"{ref[-1]:.6f} over {steps} steps, max relative difference {rel:.2e}")
                 if not good:
                     print(f"torch_reference: {cases - 1} passed, 1 failed")
                     return 1
+        # issue 13: the study's map net (width 16, depth 2, d_out 1, no bias,
+        # W ~ N(0, 1), mean field), lr_in != lr_out
+        m, nm, steps_mf = 16, 272, 60
+        Xm, Ym = rs.randn(nm, m), rs.randn(nm, 1)
+        Wm = [rs.randn(m, m), rs.randn(1, m)]
+        with h5py.File(os.path.join(tmp, "data_mf.h5"), "w") as f:
+            f["X"], f["y"] = Xm, Ym
+        with h5py.File(os.path.join(tmp, "w0_mf.h5"), "w") as f:
+            f["W1"], f["W2"] = Wm[0], Wm[1]
+        for lr_in, lr_out in ((0.5, 3.0), (4.0, 0.7)):
+            model = (f"{{type: tanh, gain: {GAIN!r}, param: meanfield, width: {m}, depth: 2, bias: false, "
+                     f"init: file, init_file: {tmp}/w0_mf.h5}}")
+            ours = dynsweep_losses(exe, tmp, f"mf-{lr_in}-{lr_out}", seed, steps_mf, model,
+                                   f"{{kind: hdf5, path: {tmp}/data_mf.h5, n_train: {nm}, n_test: 0, test_fraction: 0}}",
+                                   f"{{type: gd, lr: 1.0, lr_in: {lr_in}, lr_out: {lr_out}}}")
+            ref = torch_losses("tanh", Wm, [None, None], Xm, Ym, "gd", 1.0, steps_mf, 0, 0.0, seed,
+                               meanfield=True, lr_in=lr_in, lr_out=lr_out)
+            good, rel = compare(f"tanh meanfield lr_in {lr_in} lr_out {lr_out}", ours, ref, steps_mf, 1e-12)
+            worst, cases = max(worst, rel), cases + 1
+            if not good:
+                print(f"torch_reference: {cases - 1} passed, 1 failed")
+                return 1
     print(f"worst relative difference {worst:.2e}")
     print(f"torch_reference: {cases} passed, 0 failed")
     return 0

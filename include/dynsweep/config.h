@@ -19,10 +19,13 @@
 typedef enum {
   DS_MODEL_LINEAR = 0, /* deep linear MLP */
   DS_MODEL_RELU = 1,   /* deep ReLU MLP (linear output layer) */
-  DS_MODEL_E2E = 2     /* end-to-end matrix W_e of a depth-N linear net, updated by Eq. 9 /
+  DS_MODEL_E2E = 2,    /* end-to-end matrix W_e of a depth-N linear net, updated by Eq. 9 /
                           Eq. 11 of seed 002 (N = model.depth) */
+  DS_MODEL_TANH = 3    /* deep tanh MLP: hidden A = tanh(model.gain Z), linear output layer */
 } ds_model_kind;
-typedef enum { DS_PARAM_STANDARD = 0, DS_PARAM_NTK = 1 } ds_param_kind;
+/* meanfield (issue 13, Sohl-Dickstein 2024): as ntk, but the output layer
+ * computes W_L a / d_{L-1} (1/sqrt(fan_in) twice). */
+typedef enum { DS_PARAM_STANDARD = 0, DS_PARAM_NTK = 1, DS_PARAM_MEANFIELD = 2 } ds_param_kind;
 /* Train the network itself, or its linearisation / quadratic (NQM) model around
  * the initial weights w0 (seed 003): f_lin(w) = f(w0) + J(w0)(w-w0), f_quad adds
  * 1/2 (w-w0)^T H_f(w0) (w-w0). */
@@ -120,6 +123,9 @@ typedef struct {
   double init_std;              /* gaussian / near_identity std; 0 = 1/sqrt(fan_in) */
   int balanced_identity;        /* balanced init with A = init_scale * I (padded) */
   char init_file[DS_MAX_PATH];  /* init: file */
+  /* --- issue 13 --- */
+  double gain;                  /* tanh: hidden A = tanh(gain Z) (the study: sqrt 2) */
+  double init_offset;           /* added to every entry of W_1 after the init draw */
 } ds_model_spec;
 
 typedef struct {
@@ -172,6 +178,8 @@ typedef struct {
   int nschedule;
   int64_t schedule_steps[DS_MAX_LIST]; /* increasing, first >= 1 */
   double schedule_lrs[DS_MAX_LIST];
+  /* --- issue 13 --- */
+  double lr_in, lr_out; /* gd/sgd: learning rates of the first and last layer (0 = lr) */
 } ds_optim_spec;
 
 typedef struct {
@@ -312,6 +320,16 @@ int ds_sweep_parse(const char *path, const char *text, ds_sweep *out);
  * Relative file names are resolved against the directory of `path` either way. */
 #define DS_SWEEP_NO_FILES 1
 int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep *out);
+/* issue 13: the sweep with command-line overrides, each "KEY=VALUE" (KEY an
+ * option's dotted path or grid alias, name, seed, grid, grid.replicas or grid.AXIS;
+ * VALUE a one-line YAML scalar or flow value). The text is the file's with
+ * an "overrides:" map of them appended (out->text, what a store keeps), then
+ * parsed and validated exactly as a file; errors about an override name it
+ * ("--set KEY=VALUE: ..."). nset = 0 is ds_sweep_parse. A sweep that already
+ * has an overrides: map takes no --set (DS_EINPUT). */
+int ds_sweep_parse_set(const char *path, const char *text, int nset, char *const *sets,
+                       ds_sweep *out);
+int ds_sweep_load_set(const char *path, int nset, char *const *sets, ds_sweep *out);
 void ds_sweep_free(ds_sweep *s);
 int64_t ds_sweep_npoints(const ds_sweep *s);
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out);

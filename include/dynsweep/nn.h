@@ -7,7 +7,8 @@
  *   b_l    d_l
  *   Z_l    d_l x n       Z_l = W_l A_{l-1} + b_l 1^T,  A_0 = X
  *                        (NTK parameterisation: W_l A_{l-1} / sqrt(d_{l-1}))
- *   A_l    d_l x n       A_l = relu(Z_l) for a ReLU net (l < L), else Z_l
+ *   A_l    d_l x n       A_l = relu(Z_l) for a ReLU net, tanh(g Z_l) for a tanh
+ *                        net (g = gain) (l < L), else Z_l
  *   F = Z_L              network output, d_L x n
  * All parameters live in one contiguous vector theta (llm.c style): W_1, b_1,
  * W_2, b_2, ... (b_l absent without bias); ds_mlp.w_off/b_off index it.
@@ -17,7 +18,7 @@
 #include <stddef.h>
 #include "dynsweep/util.h"
 
-enum { DS_ACT_LINEAR = 0, DS_ACT_RELU = 1 };
+enum { DS_ACT_LINEAR = 0, DS_ACT_RELU = 1, DS_ACT_TANH = 2 };
 
 typedef struct {
   int act;       /* DS_ACT_* for hidden layers; the output layer is linear */
@@ -30,6 +31,8 @@ typedef struct {
   /* --- issue 3 (set by ds_mlp_setup; ds_mlp_init gives standard, all trained) --- */
   int param;        /* DS_PARAM_STANDARD, or DS_PARAM_NTK: Z_l = W_l A_{l-1} / sqrt(d_{l-1}) + b_l */
   int train_output; /* 0: gradient of the last layer (W_L, b_L) is zeroed (fixed output layer) */
+  /* --- issue 13 --- */
+  double gain; /* tanh nets: A_l = tanh(gain Z_l) (1 after ds_mlp_init; set before use) */
 } ds_mlp;
 
 /* Workspace for n samples: activations and backprop buffers. */
@@ -81,6 +84,21 @@ double ds_mlp_loss(const ds_mlp *m, const double *theta, const double *X, const 
  * the benchmark): 2*n*sum d_l d_{l-1} forward, twice that backward (minus the
  * unneeded dA_0). */
 double ds_mlp_step_flops(const ds_mlp *m, int n);
+
+/* ======================= issue 13: tanh nets, mean field ======================= */
+/* Layer l's weight scale alpha_l (Z_l = alpha_l W_l A_{l-1} + b_l): 1
+ * (standard), 1/sqrt(d_{l-1}) (NTK), and under mean field 1/sqrt(d_{l-1})
+ * for hidden layers and 1/d_{L-1} for the output layer (Sohl-Dickstein 2024:
+ * the output is the last layer's W a / sqrt(fan_in) divided by sqrt(fan_in)
+ * once more; the bias b_L, not in that study, is added unscaled). */
+double ds_mlp_alpha(const ds_mlp *m, int l);
+/* The SLEEF kernel tanh nets use on this machine (src/nn/tanh.c). */
+const char *ds_nn_tanh_kernel(void);
+/* Gradient descent with per-layer learning rates: W_1, b_1 move by lr_in,
+ * W_L, b_L by lr_out, the layers between by lr (lr_in/lr_out <= 0: lr).
+ * theta -= lr_l grad layer by layer, by the daxpy of ds_gd_step. */
+void ds_mlp_gd_step_layers(const ds_mlp *m, double *theta, const double *grad, double lr,
+                           double lr_in, double lr_out);
 
 /* ======================= issue 3: the studies' models ======================= */
 #include "dynsweep/config.h"

@@ -210,9 +210,16 @@ class Store:
         self._table = None
 
     def _grid_entry(self, name, path):
-        grid = (self.sweep or {}).get("grid") if isinstance(self.sweep, dict) else None
-        if not isinstance(grid, dict):
-            return None
+        sw = self.sweep if isinstance(self.sweep, dict) else {}
+        grid = dict(sw.get("grid") or {}) if isinstance(sw.get("grid") or {}, dict) else {}
+        # `dynsweep run --set grid.AXIS=...` keeps its axes in an overrides: map
+        ov = sw.get("overrides")
+        for k, v in (ov.items() if isinstance(ov, dict) else []):
+            if isinstance(k, str) and k.startswith("grid."):
+                k = k[5:]
+                for old in [g for g in grid if g == k or ALIASES.get(g, g) == ALIASES.get(k, k)]:
+                    del grid[old]
+                grid[k] = v
         for k, v in grid.items():
             if k == "replicas":
                 continue

@@ -175,6 +175,15 @@ double ds_point_cost(const ds_point_cfg *c) {
     double m = c->data.d_out, n = c->data.d_in;
     flops += steps * 4.0 * m * n * (m < n ? m : n);
   }
+  if (c->model.type == DS_MODEL_TANH && c->model.depth >= 2 && c->model.depth <= 64) {
+    /* issue 13: a SLEEF tanh costs about 30 flops of time at the planning
+     * rate (6 ns/value, docs/performance.md), its derivative a few more */
+    int dims[65];
+    double units = 0;
+    ds_point_dims(c, dims);
+    for (int l = 1; l < c->model.depth; l++) units += dims[l];
+    flops += steps * 35.0 * cost_batch(c) * units * approx;
+  }
   double per_rec = 0;
   if (c->record.series & DS_REC_TEST_LOSS) per_rec += 2.0 * c->data.n_test * w;
   /* a record of the train loss under minibatches needs a full-batch forward pass */

@@ -16,8 +16,8 @@
 #include "dynsweep/util.h"
 
 /* Choice names, indexed by the enum codes of include/dynsweep/config.h. */
-static const char *const model_types[] = {"linear", "relu", "e2e", NULL};
-static const char *const param_kinds[] = {"standard", "ntk", NULL};
+static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", NULL};
+static const char *const param_kinds[] = {"standard", "ntk", "meanfield", NULL};
 static const char *const approx_kinds[] = {"none", "lin", "quad", NULL};
 static const char *const init_kinds[] = {"gaussian", "glorot_uniform", "he",   "orthogonal",
                                          "def4",     "balanced",       "near_identity",
@@ -61,8 +61,9 @@ const char *const ds_reduction_help =
 const ds_option ds_options[] = {
     /* ---- model ---- */
     {"model.type", NULL, DS_OT_ENUM, OFF(model.type), 0, 0, 0, model_types, DS_MODEL_LINEAR,
-     "linear", "linear (deep linear net), relu (ReLU MLP, linear output) or e2e (end-to-end matrix "
-     "of a depth-N linear net, seed 002 Eq. 9/11)", 0, 0},
+     "linear", "linear (deep linear net), relu (ReLU MLP, linear output), tanh (tanh(gain z) "
+     "hidden layers, linear output) or e2e (end-to-end matrix of a depth-N linear net, seed 002 "
+     "Eq. 9/11)", 0, 0},
     {"model.bias", NULL, DS_OT_BOOL, OFF(model.bias), 0, 1, 0, NULL, 0, "false",
      "add a bias vector to every layer", 0, 0},
     {"model.width", "width", DS_OT_INT, OFF(model.width), 1, INT_MAX, 0, NULL, 16, "16",
@@ -73,7 +74,8 @@ const ds_option ds_options[] = {
     {"model.depth", "depth", DS_OT_INT, OFF(model.depth), 1, 64, 0, NULL, 2, "2",
      "number of weight matrices (layers)", 0, 0},
     {"model.param", NULL, DS_OT_ENUM, OFF(model.param), 0, 0, 0, param_kinds, DS_PARAM_STANDARD,
-     "standard", "standard, or ntk: layer l computes W_l a / sqrt(d_{l-1})", 0, 0},
+     "standard", "standard, ntk (layer l computes W_l a / sqrt(d_{l-1})) or meanfield (ntk, and "
+     "the output layer W_L a / d_{L-1})", 0, 0},
     {"model.train_output", NULL, DS_OT_BOOL, OFF(model.train_output), 0, 1, 0, NULL, 1, "true",
      "train the last layer (false: it stays at its initial value)", 0, 0},
     {"model.symmetric", NULL, DS_OT_BOOL, OFF(model.symmetric), 0, 1, 0, NULL, 0, "false",
@@ -90,6 +92,11 @@ const ds_option ds_options[] = {
      "false", "balanced init with A = init_scale * I (zero-padded) instead of a Gaussian A", 0, 0},
     {"model.init_file", NULL, DS_OT_PATH, OFF(model.init_file), 0, 0, 0, NULL, 0, "\"\"",
      "HDF5 file with W1..WL (and b1..bL) for init: file", 0, 0},
+    {"model.gain", NULL, DS_OT_DOUBLE, OFF(model.gain), 0, NOMAX, 1, NULL, 1.0, "1",
+     "tanh nets: hidden activation tanh(gain z) (the trainability-fractal study: "
+     "1.4142135623730951)", 0, 0},
+    {"model.init_offset", NULL, DS_OT_DOUBLE, OFF(model.init_offset), -INFINITY, NOMAX, 0, NULL, 0,
+     "0", "added to every entry of W_1 after the initialisation (not scaled by init_scale)", 0, 0},
     /* ---- data ---- */
     {"data.kind", NULL, DS_OT_ENUM, OFF(data.kind), 0, 0, 0, data_kinds, DS_DATA_TEACHER,
      "teacher", "data set kind (see the table of data kinds)", 0, 0},
@@ -155,6 +162,10 @@ const ds_option ds_options[] = {
      "update rule (see the table of optimisers)", 0, 0},
     {"optimizer.lr", "lr", DS_OT_DOUBLE, OFF(optimizer.lr), 0, NOMAX, 1, NULL, 0.01, "0.01",
      "learning rate", 0, 0},
+    {"optimizer.lr_in", NULL, DS_OT_DOUBLE, OFF(optimizer.lr_in), 0, NOMAX, 0, NULL, 0, "0",
+     "gd/sgd: learning rate of the first layer (W_1, b_1); 0 = optimizer.lr", 0, 0},
+    {"optimizer.lr_out", NULL, DS_OT_DOUBLE, OFF(optimizer.lr_out), 0, NOMAX, 0, NULL, 0, "0",
+     "gd/sgd: learning rate of the last layer (W_L, b_L); 0 = optimizer.lr", 0, 0},
     {"optimizer.batch_size", NULL, DS_OT_INT, OFF(optimizer.batch_size), 0, INT_MAX, 0, NULL, 0, "0",
      "minibatch size, <= n_train; 0 = full batch", 0, 0},
     {"optimizer.momentum", NULL, DS_OT_DOUBLE, OFF(optimizer.momentum), 0, 1, 0, NULL, 0.9, "0.9",

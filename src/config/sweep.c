@@ -21,7 +21,8 @@
 #define SW_STORE_LIMIT (64.0 * 1024 * 1024 * 1024) /* bytes */
 
 static const char *const sw_top_keys[] = {"name",      "seed",  "grid",  "model", "data",
-                                          "loss",      "optimizer", "train", "record"};
+                                          "loss",      "optimizer", "train", "record",
+                                          "overrides"};
 static const char *const sw_sections[] = {"model", "data", "loss", "optimizer", "train", "record"};
 static const char *const sw_range_keys[] = {"start", "stop", "num", "spacing"};
 
@@ -569,6 +570,151 @@ static int sw_parse_grid(sw_ctx *x, const ds_yn *k, const ds_yn *g) {
   return DS_OK;
 }
 
+/* ---- overrides (issue 13: --set KEY=VALUE) --------------------------------
+ * A top-level map "overrides: {KEY: VALUE, ...}" is applied to the tree before
+ * anything else is read, whatever its place in the file: KEY is an option's
+ * dotted path (or grid alias: lr), name, seed, grid, grid.replicas or grid.AXIS;
+ * VALUE replaces what the file gives there (an option set this way stops
+ * being a grid axis; grid.AXIS replaces that axis or adds it). `dynsweep
+ * plan/run --set KEY=VALUE` appends such a map to the sweep text
+ * (ds_sweep_parse_set), so the text kept in a store says what ran. */
+
+static ds_yn *sw_node(ds_yn_kind kind, const ds_yn *at, const char *str) {
+  ds_yn *n = ds_calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->kind = kind;
+  n->line = at->line;
+  n->col = at->col;
+  if (str && !(n->str = ds_strdup(str))) {
+    free(n);
+    return NULL;
+  }
+  return n;
+}
+
+/* Sets m[k] = v (replacing and freeing an old value), appending k if absent. */
+static int sw_map_put(ds_yn *m, const char *k, ds_yn *v, const ds_yn *at) {
+  int ki = -1;
+  if (ds_yaml_get(m, k, &ki)) {
+    ds_yaml_free(m->item[ki]);
+    m->item[ki] = v;
+    return DS_OK;
+  }
+  if (m->n == m->cap) {
+    int cap = m->cap ? 2 * m->cap : 4;
+    ds_yn **item = realloc(m->item, (size_t)cap * sizeof *item);
+    if (!item) return DS_ENOMEM;
+    m->item = item;
+    ds_yn **key = realloc(m->key, (size_t)cap * sizeof *key);
+    if (!key) return DS_ENOMEM;
+    m->key = key;
+    m->cap = cap;
+  }
+  if (!(m->key[m->n] = sw_node(DS_YN_SCALAR, at, k))) return DS_ENOMEM;
+  m->item[m->n++] = v;
+  return DS_OK;
+}
+
+static void sw_map_remove(ds_yn *m, int i) {
+  ds_yaml_free(m->key[i]);
+  ds_yaml_free(m->item[i]);
+  memmove(m->key + i, m->key + i + 1, (size_t)(m->n - i - 1) * sizeof *m->key);
+  memmove(m->item + i, m->item + i + 1, (size_t)(m->n - i - 1) * sizeof *m->item);
+  m->n--;
+}
+
+/* The map at key k of m, made (or an empty value turned into one) if needed;
+ * NULL if m[k] is something else. */
+static ds_yn *sw_map_child(ds_yn *m, const char *k, const ds_yn *at) {
+  ds_yn *c = ds_yaml_get(m, k, NULL);
+  if (c && c->kind == DS_YN_MAP) return c;
+  if (c && !sw_is_null(c)) return NULL;
+  ds_yn *n = sw_node(DS_YN_MAP, at, NULL);
+  if (!n || sw_map_put(m, k, n, at) != DS_OK) {
+    free(n);
+    return NULL;
+  }
+  return n;
+}
+
+/* The grid key of m naming option o (path or alias), or -1. */
+static int sw_grid_key_of(const ds_yn *g, const ds_option *o) {
+  for (int j = 0; g && g->kind == DS_YN_MAP && j < g->n; j++)
+    if (strcmp(g->key[j]->str, "replicas") && ds_opt_find(g->key[j]->str) == o) return j;
+  return -1;
+}
+
+static int sw_override(sw_ctx *x, ds_yn *root, const ds_yn *k, ds_yn *v) {
+  const char *K = k->str;
+  if (!strcmp(K, "name") || !strcmp(K, "seed") || !strcmp(K, "grid")) return sw_map_put(root, K, v, k);
+  if (!strncmp(K, "grid.", 5)) {
+    ds_yn *g = sw_map_child(root, "grid", k);
+    if (!g) return sw_err(x, k->line, k->col, "overrides: %s: the file's grid: is not a map", K);
+    if (!strcmp(K + 5, "replicas")) return sw_map_put(g, "replicas", v, k);
+    const ds_option *o = ds_opt_find(K + 5);
+    if (!o) {
+      const char *cands[2 * SW_MAX_OPTS];
+      int nc = 0;
+      for (int j = 0; j < ds_noptions; j++) {
+        if (ds_options[j].alias) cands[nc++] = ds_options[j].alias;
+        if (ds_opt_is_scalar(&ds_options[j])) cands[nc++] = ds_options[j].path;
+      }
+      const char *sug = ds_suggest(K + 5, cands, nc);
+      return sw_err(x, k->line, k->col, "overrides: unknown grid axis '%s'%s%s%s; an axis is the "
+                    "dotted path of an option (grid.optimizer.lr) or an alias (grid.lr)", K + 5,
+                    sug ? " (did you mean 'grid." : "", sug ? sug : "", sug ? "'?)" : "");
+    }
+    int j = sw_grid_key_of(g, o);
+    return sw_map_put(g, j >= 0 ? g->key[j]->str : K + 5, v, k);
+  }
+  const ds_option *o = ds_opt_find(K);
+  const char *path = o ? o->path : K;
+  if (!o && !sw_is_group(K)) {
+    const char *sug = ds_opt_suggest(K);
+    return sw_err(x, k->line, k->col, "overrides: unknown option '%s'%s%s%s; give an option's dotted "
+                  "path (optimizer.lr), name, seed, grid, grid.replicas or grid.AXIS", K,
+                  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+  }
+  if (o) { /* an option given a value is no longer swept */
+    ds_yn *g = ds_yaml_get(root, "grid", NULL);
+    int j = sw_grid_key_of(g, o);
+    if (j >= 0) sw_map_remove(g, j);
+  }
+  ds_yn *cur = root;
+  char part[200];
+  const char *p = path;
+  for (const char *dot; (dot = strchr(p, '.')); p = dot + 1) {
+    snprintf(part, sizeof part, "%.*s", (int)(dot - p), p);
+    ds_yn *next = sw_map_child(cur, part, k);
+    if (!next)
+      return sw_err(x, k->line, k->col, "overrides: %s: '%.*s' in the file is not a map of options",
+                    path, (int)(dot - path), path);
+    cur = next;
+  }
+  return sw_map_put(cur, p, v, k);
+}
+
+static int sw_overrides(sw_ctx *x, ds_yn *root) {
+  int ki = -1;
+  ds_yn *ov = root && root->kind == DS_YN_MAP ? ds_yaml_get(root, "overrides", &ki) : NULL;
+  if (!ov) return DS_OK;
+  if (ov->kind != DS_YN_MAP && !sw_is_null(ov))
+    return sw_err(x, ov->line, ov->col, "overrides: expected a map of option paths to values, e.g. "
+                  "{optimizer.lr: 0.3, grid.lr: [0.1, 0.2]}, got %s", ds_yaml_kind_name(ov));
+  for (int i = 0; ov->kind == DS_YN_MAP && i < ov->n; i++) {
+    ds_yn *v = ov->item[i];
+    ov->item[i] = NULL; /* moved into the tree (freed with it) */
+    int rc = sw_override(x, root, ov->key[i], v);
+    if (rc != DS_OK) {
+      if (v && ov->item[i] == NULL) ov->item[i] = v;
+      return rc;
+    }
+  }
+  ds_yaml_get(root, "overrides", &ki);
+  sw_map_remove(root, ki);
+  return DS_OK;
+}
+
 /* ---- top level ----------------------------------------------------------- */
 
 static int sw_walk(sw_ctx *x, const ds_yn *root) {
@@ -602,7 +748,7 @@ static int sw_walk(sw_ctx *x, const ds_yn *root) {
                     "unknown key '%s' at top level: write options nested (%.*s: then %s: indented "
                     "under it), or put the path under grid: to sweep it", k->str,
                     (int)(strchr(k->str, '.') - k->str), k->str, strchr(k->str, '.') + 1);
-    else return sw_unknown_key(x, k, "the top level", sw_top_keys, 9, NULL);
+    else return sw_unknown_key(x, k, "the top level", sw_top_keys, 10, NULL);
   }
   return DS_OK;
 }
@@ -892,6 +1038,15 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                                  "data.d_out"),
                    "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = %d, "
                    "but the smallest is %d", r, minw);
+  if (m->gain != 1.0 && m->type != DS_MODEL_TANH)
+    return sw_xerr(x, idx, SW_AT("model.gain", "model.type"),
+                   "model.gain: applies to tanh nets (tanh(gain z)), got model.type %s; remove "
+                   "model.gain or use model.type tanh", sw_choice("model.type", m->type));
+  if (m->init_offset != 0.0 && (m->type == DS_MODEL_E2E || m->init == DS_INIT_FILE))
+    return sw_xerr(x, idx, SW_AT("model.init_offset", "model.init", "model.type"),
+                   "model.init_offset: not applied to %s; use a drawn initialisation of a "
+                   "network (model.type linear, relu or tanh)",
+                   m->type == DS_MODEL_E2E ? "model.type e2e" : "weights from a file (init: file)");
   if (m->symmetric && m->depth != 2)
     return sw_xerr(x, idx, SW_AT("model.symmetric", "model.depth"),
                    "model.symmetric: needs model.depth = 2, got %d", m->depth);
@@ -976,6 +1131,27 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
     return sw_xerr(x, idx, SW_AT("optimizer.batch_size", "data.n_train"),
                    "optimizer.batch_size: must be <= data.n_train = %d, got %d", c->data.n_train,
                    o->batch_size);
+  if (o->lr_in > 0 || o->lr_out > 0) { /* issue 13: per-layer learning rates */
+    const char *const *at = o->lr_in > 0 ? SW_AT("optimizer.lr_in", "optimizer.lr_out", "optimizer.type",
+                                                 "optimizer.schedule", "optimizer.weight_decay",
+                                                 "model.depth", "model.type")
+                                         : SW_AT("optimizer.lr_out", "optimizer.type", "optimizer.schedule",
+                                                 "optimizer.weight_decay", "model.depth", "model.type");
+    const char *which = o->lr_in > 0 ? "optimizer.lr_in" : "optimizer.lr_out";
+    if (o->type != DS_OPT_GD && o->type != DS_OPT_SGD)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates are supported for optimizer.type gd and "
+                     "sgd only, got %s", which, sw_choice("optimizer.type", o->type));
+    if (o->schedule != DS_SCHED_CONSTANT)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates need optimizer.schedule constant, got %s",
+                     which, sw_choice("optimizer.schedule", o->schedule));
+    if (o->weight_decay != 0)
+      return sw_xerr(x, idx, at, "%s: per-layer learning rates do not take optimizer.weight_decay "
+                     "(remove it or use optimizer.lr alone)", which);
+    if (c->model.type == DS_MODEL_E2E || c->model.depth < 2)
+      return sw_xerr(x, idx, at, "%s: needs a network of depth >= 2 (first and last layer distinct), "
+                     "got model.type %s, depth %d", which, sw_choice("model.type", c->model.type),
+                     c->model.depth);
+  }
   if (o->schedule == DS_SCHED_PIECEWISE && o->nschedule == 0)
     return sw_xerr(x, idx, SW_AT("optimizer.schedule"),
                    "optimizer.schedule: piecewise needs optimizer.schedule_steps and "
@@ -1082,6 +1258,15 @@ static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
     return sw_xerr(x, idx, SW_AT("train.distributed", "loss.type"),
                    "train.distributed: on supports loss.type mse and lp, not cross_entropy (its "
                    "softmax spans a whole output column); use off or auto");
+  if (c->model.type == DS_MODEL_TANH || c->model.param == DS_PARAM_MEANFIELD)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "model.type", "model.param"),
+                   "train.distributed: on is not supported with %s (the distributed trainer has "
+                   "linear and ReLU layers, standard and ntk scales); use off or auto",
+                   c->model.type == DS_MODEL_TANH ? "model.type tanh" : "model.param meanfield");
+  if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_in", "optimizer.lr_out"),
+                   "train.distributed: on is not supported with per-layer learning rates "
+                   "(optimizer.lr_in / lr_out); use off or auto");
   if (ds_spectra_any_on(sp))
     return sw_xerr(x, idx, SW_AT("train.distributed"),
                    "train.distributed: on does not compute record.spectra diagnostics (they need "
@@ -1157,7 +1342,9 @@ static uint64_t sw_hash(const ds_sweep *s) {
     if (s->rank_auto && !strcmp(o->path, "data.rank")) snprintf(buf, sizeof buf, "auto");
     else ds_opt_format_cfg(o, &s->base, buf, sizeof buf);
     if (!strncmp(o->path, "record.spectra.", 15) || !strcmp(o->path, "train.ranks_per_point") ||
-        !strcmp(o->path, "train.distributed")) {
+        !strcmp(o->path, "train.distributed") || !strcmp(o->path, "model.gain") ||
+        !strcmp(o->path, "model.init_offset") || !strcmp(o->path, "optimizer.lr_in") ||
+        !strcmp(o->path, "optimizer.lr_out")) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */
       char dbuf[4096];
@@ -1268,6 +1455,7 @@ int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep
   int rc = DS_ENOMEM;
   if ((out->path = ds_strdup(path)) && (out->text = ds_strdup(text))) {
     rc = ds_yaml_load(path, text, &root);
+    if (rc == DS_OK) rc = sw_overrides(x, root);
     if (rc == DS_OK) rc = sw_build(x, root);
   }
   ds_yaml_free(root);
@@ -1277,6 +1465,102 @@ int ds_sweep_parse_flags(const char *path, const char *text, int flags, ds_sweep
   }
   free(x);
   if (rc != DS_OK) ds_sweep_free(out);
+  return rc;
+}
+
+/* ---- --set KEY=VALUE ------------------------------------------------------ */
+
+/* KEY of a --set argument: letters, digits, '_' and '.'; VALUE one line. */
+static int sw_set_check(const char *set, size_t *klen) {
+  const char *eq = strchr(set, '=');
+  if (!eq || eq == set)
+    return ds_fail(DS_EINPUT, "--set %s: expected KEY=VALUE, e.g. --set optimizer.lr=0.3 or --set "
+                   "'grid.lr={start: 0.1, stop: 1, num: 64}'", set);
+  for (const char *c = set; c < eq; c++)
+    if (!isalnum((unsigned char)*c) && *c != '_' && *c != '.')
+      return ds_fail(DS_EINPUT, "--set %s: KEY '%.*s' is not an option path (letters, digits, '_' "
+                     "and '.', e.g. optimizer.lr or grid.lr)", set, (int)(eq - set), set);
+  if (strpbrk(eq + 1, "\n\r"))
+    return ds_fail(DS_EINPUT, "--set %s: VALUE must be one line (a YAML scalar or flow value such "
+                   "as [1, 2] or {start: 1, stop: 2, num: 3})", set);
+  *klen = (size_t)(eq - set);
+  return DS_OK;
+}
+
+/* A message "PATH:LINE:COL: msg" about an appended --set line becomes
+ * "--set KEY=VALUE: msg" (col counted within VALUE when it points there). */
+static void sw_set_message(const char *path, const int *line_of, int nset, char *const *sets) {
+  const char *msg = ds_errmsg();
+  size_t pl = strlen(path);
+  int line = 0, col = 0, used = 0;
+  if (strncmp(msg, path, pl) || sscanf(msg + pl, ":%d:%d: %n", &line, &col, &used) < 2 || !used)
+    return;
+  int i = 0;
+  while (i < nset && line_of[i] != line) i++;
+  if (i == nset) return;
+  char rest[2048];
+  const char *r = msg + pl + used;
+  if (!strncmp(r, "overrides: ", 11)) r += 11;
+  snprintf(rest, sizeof rest, "%s", r);
+  size_t klen = strcspn(sets[i], "=");
+  int vcol = col - (int)(klen + 4); /* "  KEY: " */
+  if (vcol >= 1)
+    ds_fail(DS_EINPUT, "--set %s: %s (at character %d of the value)", sets[i], rest, vcol);
+  else ds_fail(DS_EINPUT, "--set %s: %s", sets[i], rest);
+}
+
+int ds_sweep_parse_set(const char *path, const char *text, int nset, char *const *sets,
+                       ds_sweep *out) {
+  memset(out, 0, sizeof *out);
+  if (nset <= 0) return ds_sweep_parse(path, text, out);
+  size_t need = strlen(text) + 128, klen;
+  for (int i = 0; i < nset; i++) {
+    DS_TRY(sw_set_check(sets[i], &klen));
+    need += strlen(sets[i]) + 8;
+  }
+  ds_yn *root = NULL;
+  DS_TRY(ds_yaml_load(path, text, &root));
+  int has = root && root->kind == DS_YN_MAP && ds_yaml_get(root, "overrides", NULL);
+  int at = has ? ds_yaml_get(root, "overrides", NULL)->line : 0;
+  ds_yaml_free(root);
+  if (has)
+    return ds_fail(DS_EINPUT, "%s:%d: the sweep already has an overrides: map (from an earlier "
+                   "--set?); add KEY: VALUE lines to it instead of --set", path, at);
+  char *all = ds_calloc(need, 1);
+  if (!all) return DS_ENOMEM;
+  size_t n = strlen(text);
+  memcpy(all, text, n);
+  if (n && text[n - 1] != '\n') all[n++] = '\n';
+  int first = 2; /* line of the first --set entry */
+  for (size_t q = 0; q < n; q++) first += all[q] == '\n';
+  n += (size_t)snprintf(all + n, need - n, "overrides:  # dynsweep --set\n");
+  int *line_of = ds_calloc((size_t)nset, sizeof *line_of), line = first; /* set -> its line */
+  if (!line_of) {
+    free(all);
+    return DS_ENOMEM;
+  }
+  for (int i = 0; i < nset; i++) {
+    sw_set_check(sets[i], &klen);
+    int later = 0; /* a later --set of the same KEY wins */
+    for (int j = i + 1; j < nset && !later; j++)
+      later = strcspn(sets[j], "=") == klen && !strncmp(sets[i], sets[j], klen);
+    line_of[i] = later ? 0 : line++;
+    if (!later)
+      n += (size_t)snprintf(all + n, need - n, "  %.*s: %s\n", (int)klen, sets[i], sets[i] + klen + 1);
+  }
+  int rc = ds_sweep_parse(path, all, out);
+  if (rc == DS_EINPUT) sw_set_message(path, line_of, nset, sets);
+  free(all);
+  free(line_of);
+  return rc;
+}
+
+int ds_sweep_load_set(const char *path, int nset, char *const *sets, ds_sweep *out) {
+  char *text = NULL;
+  memset(out, 0, sizeof *out);
+  DS_TRY(ds_sweep_read(path, &text, NULL));
+  int rc = ds_sweep_parse_set(path, text, nset, sets, out);
+  free(text);
   return rc;
 }
 

@@ -6,9 +6,7 @@
 
 #include "diag_internal.h"
 
-double ds_diag_alpha(const ds_mlp *m, int l) {
-  return m->param == DS_PARAM_NTK ? 1.0 / sqrt((double)m->dims[l - 1]) : 1.0;
-}
+double ds_diag_alpha(const ds_mlp *m, int l) { return ds_mlp_alpha(m, l); }
 
 int ds_diag_trained(const ds_mlp *m, int l) { return l < m->depth || m->train_output; }
 
@@ -41,7 +39,18 @@ void ds_diag_cot_step(const ds_mlp *m, const double *theta, const ds_mlp_work *w
   /* Dout (d_{l-1} x kn) = alpha_l W_l^T Din */
   ds_diag_gemm(1, 0, din, kn, dout, ds_diag_alpha(m, l), theta + m->w_off[l - 1], Din, 0.0,
                Dout);
-  if (l == 1 || m->act != DS_ACT_RELU) return;
+  if (l == 1 || m->act == DS_ACT_LINEAR) return;
+  if (m->act == DS_ACT_TANH) { /* times tanh'(g z) = g (1 - a^2), a = A_{l-1} */
+    const double *A = w->A[l - 1];
+    for (int i = 0; i < n; i++) {
+      const double *a = A + (size_t)i * din;
+      for (int o = 0; o < k; o++) {
+        double *d = Dout + ((size_t)i * k + o) * din;
+        for (int j = 0; j < din; j++) d[j] *= m->gain * (1.0 - a[j] * a[j]);
+      }
+    }
+    return;
+  }
   const double *Z = w->Z[l - 1]; /* d_{l-1} x n */
   for (int i = 0; i < n; i++) {
     const double *z = Z + (size_t)i * din;

@@ -31,6 +31,9 @@
  * f(x) = 1/2 a^T W x (alpha-scaled under NTK): relu(z) - relu(-z) = z. It
  * does NOT make f = 0 (that would need w_{2i} = +w_{2i-1}).
  *
+ * init_offset (issue 13): added to every entry of W_1 last (after the
+ * kind's draw and the symmetric pairing); unscaled by init_scale.
+ *
  * rng draw order (fixed, so a seed reproduces theta): for l = 1..L, the
  * entries of W_l in column-major order, one draw each (normal, or uniform for
  * glorot); orthogonal: per layer the max(d_l, d_{l-1}) x min(...) Gaussian
@@ -196,6 +199,8 @@ int ds_mlp_init_weights(const ds_mlp *m, const ds_model_spec *spec, ds_rng *rng,
   int L = m->depth;
   double s = spec->init_scale;
   if (!isfinite(s)) return ds_fail(DS_EINPUT, "init: init_scale must be finite (got %g)", s);
+  if (!isfinite(spec->init_offset))
+    return ds_fail(DS_EINPUT, "init: init_offset must be finite (got %g)", spec->init_offset);
   if (spec->init_std < 0 || !isfinite(spec->init_std))
     return ds_fail(DS_EINPUT, "init: init_std must be finite and >= 0 (got %g)", spec->init_std);
   if (spec->symmetric && (L != 2 || m->dims[1] % 2 != 0))
@@ -249,5 +254,10 @@ int ds_mlp_init_weights(const ds_mlp *m, const ds_model_spec *spec, ds_rng *rng,
   }
   if (rc != DS_OK) return rc;
   if (spec->symmetric) symmetrise(m, theta);
+  if (spec->init_offset != 0.0) { /* issue 13: the study's "init vs lr" axis */
+    double *W1 = theta + m->w_off[0];
+    size_t count = (size_t)m->dims[1] * m->dims[0];
+    for (size_t q = 0; q < count; q++) W1[q] += spec->init_offset;
+  }
   return DS_OK;
 }

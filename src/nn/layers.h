@@ -60,4 +60,20 @@ void ds_nn_relu_forward(double *A, const double *Z, int d, int n);
  * db = dZ 1 in the same pass.
  *   dA (d x n, in: dL/dA, out: dL/dZ), Z (d x n), db (d) */
 void ds_nn_relu_backward(double *dA, const double *Z, double *db, int d, int n);
+
+/* ---- tanh (tanh.c): A = tanh(g Z), g = the gain, SLEEF kernels ---- */
+/* out = tanh(gain * in), count entries (out may equal in) */
+void ds_nn_tanh(double *out, const double *in, size_t count, double gain);
+/* A = tanh(g Z):  Z (d x n) -> A (d x n) */
+void ds_nn_tanh_forward(double *A, const double *Z, int d, int n, double gain);
+/* RA = g (1 - A^2) * RZ (RA may equal RZ) */
+void ds_nn_tanh_tangent(double *RA, const double *RZ, const double *A, int d, int n, double gain);
+/* dZ = g (1 - A^2) * dA in place; db = dZ 1 when db is not NULL */
+void ds_nn_tanh_backward(double *dA, const double *A, double *db, int d, int n, double gain);
+/* S = s' S + s'' RZ^2 in place (second-order forward), s'' = -2 g^2 t (1 - t^2) */
+void ds_nn_tanh_second(double *S, const double *RZ, const double *A, int d, int n, double gain);
+/* Backward with R through the activation: RDout = s' RP + s'' RZ P (RP NULL = 0;
+ * RP may equal RDout), then P = s' P in place. */
+void ds_nn_tanh_backward_r(double *P, const double *RP, double *RDout, const double *RZ,
+                           const double *A, int d, int n, double gain);
 #endif

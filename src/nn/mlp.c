@@ -4,9 +4,10 @@
  * the whole-network forward and backward passes built from layers.c.
  *
  * Shapes (column-major, n samples): X d_0 x n, W_l d_l x d_{l-1}, b_l d_l,
- * Z_l = alpha_l W_l A_{l-1} + b_l 1^T (d_l x n), A_l = relu(Z_l) or Z_l, F = Z_L,
+ * Z_l = alpha_l W_l A_{l-1} + b_l 1^T (d_l x n), A_l = relu(Z_l), tanh(g Z_l) or Z_l, F = Z_L,
  * alpha_l = 1 (standard) or 1/sqrt(d_{l-1}) (NTK parameterisation).
  * With a fixed output layer (train_output = 0) the gradient of W_L, b_L is 0. */
+#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims) {
   memset(m, 0, sizeof *m);
-  if (act != DS_ACT_LINEAR && act != DS_ACT_RELU)
+  if (act != DS_ACT_LINEAR && act != DS_ACT_RELU && act != DS_ACT_TANH)
     return ds_fail(DS_EINPUT, "mlp: unknown activation %d", act);
   if (depth < 1) return ds_fail(DS_EINPUT, "mlp: depth must be >= 1 (got %d)", depth);
   for (int l = 0; l <= depth; l++)
@@ -30,6 +31,7 @@ int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims) {
   m->depth = depth;
   m->param = DS_PARAM_STANDARD;
   m->train_output = 1;
+  m->gain = 1.0;
   m->dims = ds_calloc((size_t)depth + 1, sizeof *m->dims);
   m->w_off = ds_calloc((size_t)depth, sizeof *m->w_off);
   m->b_off = ds_calloc((size_t)depth, sizeof *m->b_off);
@@ -51,7 +53,7 @@ int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims) {
 
 int ds_mlp_setup(ds_mlp *m, int act, int bias, int depth, const int *dims, int param,
                  int train_output) {
-  if (param != DS_PARAM_STANDARD && param != DS_PARAM_NTK) {
+  if (param != DS_PARAM_STANDARD && param != DS_PARAM_NTK && param != DS_PARAM_MEANFIELD) {
     memset(m, 0, sizeof *m);
     return ds_fail(DS_EINPUT, "mlp: unknown parameterisation %d", param);
   }
@@ -85,7 +87,7 @@ static size_t round64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 int ds_mlp_work_init(const ds_mlp *m, int n, ds_mlp_work *w) {
   memset(w, 0, sizeof *w);
   if (n < 1) return ds_fail(DS_EINPUT, "mlp: workspace needs n >= 1 samples (got %d)", n);
-  int L = m->depth, relu = m->act == DS_ACT_RELU;
+  int L = m->depth, relu = ds_nn_has_act(m);
   int dmax = 1;
   for (int l = 0; l <= L; l++) dmax = m->dims[l] > dmax ? m->dims[l] : dmax;
   size_t head = round64(2 * ((size_t)L + 1) * sizeof(double *));
@@ -141,6 +143,22 @@ void ds_mlp_init_gaussian(const ds_mlp *m, double scale, ds_rng *rng, double *th
   }
 }
 
+double ds_mlp_alpha(const ds_mlp *m, int l) { return ds_nn_alpha(m, l); }
+
+void ds_mlp_gd_step_layers(const ds_mlp *m, double *theta, const double *grad, double lr,
+                           double lr_in, double lr_out) {
+  int L = m->depth;
+  for (int l = 1; l <= L; l++) {
+    double r = l == L && lr_out > 0 ? lr_out : l == 1 && lr_in > 0 ? lr_in : lr;
+    size_t lo = m->w_off[l - 1];
+    size_t hi = l < L ? m->w_off[l] : m->nparams; /* W_l and b_l */
+    for (size_t off = lo; off < hi; off += (size_t)1 << 30) { /* ds_gd_step's daxpy */
+      size_t len = hi - off < ((size_t)1 << 30) ? hi - off : (size_t)1 << 30;
+      cblas_daxpy((int)len, -r, grad + off, 1, theta + off, 1);
+    }
+  }
+}
+
 /* ---- whole-network passes ------------------------------------------------- */
 
 const double *ds_mlp_forward(const ds_mlp *m, const double *theta, const double *X,
@@ -154,6 +172,8 @@ const double *ds_mlp_forward(const ds_mlp *m, const double *theta, const double 
     double *A = m->act == DS_ACT_RELU && l < L ? w->A[l] : NULL;
     ds_nn_linear_forward_relu(w->Z[l], A, theta + m->w_off[l - 1], b, w->A[l - 1], m->dims[l],
                               m->dims[l - 1], n, ds_nn_alpha(m, l));
+    /* A_l = tanh(g Z_l) (SLEEF, tanh.c) */
+    if (m->act == DS_ACT_TANH && l < L) ds_nn_tanh_forward(w->A[l], w->Z[l], m->dims[l], n, m->gain);
   }
   w->A[L] = w->Z[L];
   return w->Z[L];
@@ -180,6 +200,7 @@ void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, doubl
     if (l == 1) break;
     double *db = m->bias ? grad + m->b_off[l - 2] : NULL;
     if (relu) ds_nn_relu_backward(dA, w->Z[l - 1], db, din, n); /* dZ_{l-1}, db_{l-1} */
+    else if (m->act == DS_ACT_TANH) ds_nn_tanh_backward(dA, w->A[l - 1], db, din, n, m->gain);
     else if (db) ds_nn_bias_backward(db, dA, din, n);
     dZ = dA;
   }

@@ -8,10 +8,15 @@
 #include "dynsweep/nn.h"
 
 /* Layer l's weight scale: Z_l = alpha_l W_l A_{l-1} + b_l, alpha_l = 1
- * (standard) or 1/sqrt(d_{l-1}) (NTK). */
+ * (standard), 1/sqrt(d_{l-1}) (NTK), mean field: NTK but 1/d_{L-1} for l = L. */
 static inline double ds_nn_alpha(const ds_mlp *m, int l) {
-  return m->param == DS_PARAM_NTK ? 1.0 / sqrt((double)m->dims[l - 1]) : 1.0;
+  if (m->param == DS_PARAM_MEANFIELD && l == m->depth) return 1.0 / (double)m->dims[l - 1];
+  return m->param == DS_PARAM_NTK || m->param == DS_PARAM_MEANFIELD
+             ? 1.0 / sqrt((double)m->dims[l - 1])
+             : 1.0;
 }
+/* Hidden activations need their own buffer (A_l != Z_l). */
+static inline int ds_nn_has_act(const ds_mlp *m) { return m->act != DS_ACT_LINEAR; }
 /* Is layer l trained (only the output layer can be fixed)? */
 static inline int ds_nn_trained(const ds_mlp *m, int l) {
   return l < m->depth || m->train_output;

@@ -10,15 +10,19 @@
  * Tangent forward (JVP), R{A_0} = 0:
  *   R{Z_l} = alpha_l (V_l A_{l-1} + W_l R{A_{l-1}}) + c_l 1^T      (d_l x n)
  *   R{A_l} = [Z_l > 0] * R{Z_l}          ReLU (ReLU'' = 0 a.e.); linear: = R{Z_l}
+ *   R{A_l} = s'(Z_l) R{Z_l}              tanh: s(z) = tanh(g z), s' = g (1 - A^2),
+ *                                        s'' = -2 g A s' (from the stored A_l)
  *   J v = R{Z_L}
  * Second-order forward (f_quad), S_l = R^2{Z_l}, S_1 = 0:
  *   S_l = alpha_l (2 V_l R{A_{l-1}} + W_l R^2{A_{l-1}}),  R^2{A_l} = [Z_l > 0] * S_l
+ *   (tanh: R^2{A_l} = s' S_l + s'' R{Z_l}^2)
  *   v^T H_{F_kj} v = (S_L)_kj    (bias terms are linear: no second-order part)
  * Backward with output cotangent G (D_L = G, R{D_L} = RG):
  *   gW_l = alpha_l D_l A_{l-1}^T,                         gb_l = D_l 1
  *   R{gW_l} = alpha_l (R{D_l} A_{l-1}^T + D_l R{A_{l-1}}^T), R{gb_l} = R{D_l} 1
  *   D_{l-1} = [Z_{l-1} > 0] * alpha_l W_l^T D_l
  *   R{D_{l-1}} = [Z_{l-1} > 0] * alpha_l (V_l^T D_l + W_l^T R{D_l})
+ * (tanh: D_{l-1} = s' P, R{D_{l-1}} = s' R{P} + s'' R{Z_{l-1}} P, P = alpha_l W_l^T D_l)
  * so J^T G = (gW, gb), H_<G,F> v = R{g} with RG = 0, and the loss HVP is
  * R{g} with G = dL/dF and RG = (d2L/dF2) J v.
  * A fixed output layer (train_output = 0) is a constant: its part of v is read
@@ -39,7 +43,7 @@ void ds_nn_prod_free(void *prod) { free(prod); }
 
 int ds_mlp_work_products(const ds_mlp *m, ds_mlp_work *w) {
   if (w->prod) return DS_OK;
-  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU;
+  int L = m->depth, n = w->n, relu = ds_nn_has_act(m);
   int dmax = 1;
   for (int l = 0; l <= L; l++) dmax = m->dims[l] > dmax ? m->dims[l] : dmax;
   size_t col = (size_t)n * sizeof(double);
@@ -103,7 +107,7 @@ static void gemm(int ta, int tb, int r, int c, int k, double alpha, const double
  * with order2, S_L = v^T H_F v into p->SL. */
 static void tangent_forward(const ds_mlp *m, const double *theta, const double *v,
                             ds_mlp_work *w, ds_nn_prod *p, int order2) {
-  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU;
+  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU, tanh_ = m->act == DS_ACT_TANH;
   int szero = 1;        /* R^2{A_{l-1}} == 0 */
   const double *SA = NULL; /* R^2{A_{l-1}} */
   for (int l = 1; l <= L; l++) {
@@ -128,6 +132,7 @@ static void tangent_forward(const ds_mlp *m, const double *theta, const double *
     }
     if (beta == 0.0) memset(RZ, 0, (size_t)dout * n * sizeof *RZ);
     if (relu && l < L) ds_nn_relu_tangent(p->RA[l], RZ, w->Z[l], dout, n);
+    if (tanh_ && l < L) ds_nn_tanh_tangent(p->RA[l], RZ, w->A[l], dout, n, m->gain);
     if (!order2) continue;
     double *S = l == L ? p->SL : p->S[l % 2]; /* d_l x n */
     beta = 0.0;
@@ -139,7 +144,11 @@ static void tangent_forward(const ds_mlp *m, const double *theta, const double *
       gemm(0, 0, dout, n, din, al, W, SA, beta, S);
       beta = 1.0;
     }
-    if (beta == 0.0) {
+    if (tanh_ && l < L) { /* R^2{A_l} = s' S_l + s'' R{Z_l}^2: never zero */
+      if (beta == 0.0) memset(S, 0, (size_t)dout * n * sizeof *S);
+      ds_nn_tanh_second(S, RZ, w->A[l], dout, n, m->gain);
+      szero = 0;
+    } else if (beta == 0.0) {
       szero = 1;
       if (l == L) memset(S, 0, (size_t)dout * n * sizeof *S);
     } else {
@@ -156,7 +165,7 @@ static void tangent_forward(const ds_mlp *m, const double *theta, const double *
 static void backward_r(const ds_mlp *m, const double *theta, const double *v, ds_mlp_work *w,
                        ds_nn_prod *p, const double *G, const double *RG, int want_g, int want_r,
                        double *out) {
-  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU;
+  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU, tanh_ = m->act == DS_ACT_TANH;
   const double *D = G, *RD = want_r ? RG : NULL; /* D_l, R{D_l} (d_l x n) */
   for (int l = L; l >= 1; l--) {
     int dout = m->dims[l], din = m->dims[l - 1];
@@ -211,6 +220,11 @@ static void backward_r(const ds_mlp *m, const double *theta, const double *v, ds
     if (relu) {
       ds_nn_relu_tangent(Dn, Dn, w->Z[l - 1], din, n);
       if (RDnext) ds_nn_relu_tangent(RDn, RDn, w->Z[l - 1], din, n);
+    } else if (tanh_ && want_r) { /* R{D} = s' R{P} + s'' R{Z} P, D = s' P */
+      ds_nn_tanh_backward_r(Dn, RDnext, RDn, p->RZ[l - 1], w->A[l - 1], din, n, m->gain);
+      RDnext = RDn;
+    } else if (tanh_) {
+      ds_nn_tanh_tangent(Dn, Dn, w->A[l - 1], din, n, m->gain);
     }
     D = Dn;
     RD = RDnext;

@@ -57,6 +57,8 @@ const char *ds_usage_submit =
     "      --max-jobs N          stop the chain after N jobs (default 100)\n"
     "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
     "      --run-option OPT      pass OPT on to 'dynsweep run' (repeatable), e.g. --verbose\n"
+    "      --set KEY=VALUE       override an option of the sweep (repeatable; checked now,\n"
+    "                            passed on to 'dynsweep run', see 'dynsweep plan --help')\n"
     "      --max-attempts N      'dynsweep run --max-attempts N': a point killed while\n"
     "                            running this often ends failed, so the chain ends (2)\n"
     "      --dynsweep PATH       the dynsweep executable the job runs (default: this one)\n"
@@ -78,6 +80,8 @@ typedef struct {
   int nextra;
   const char *runopt[SUB_MAX_EXTRA];
   int nrunopt;
+  char *sets[SUB_MAX_EXTRA]; /* --set KEY=VALUE, also in runopt */
+  int nset;
   int dry_run, quiet;
 } sub_opts;
 
@@ -479,6 +483,13 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
       if (o->nrunopt + 2 > SUB_MAX_EXTRA) return sub_bad("too many --run-option (limit 32)%s", "");
       o->runopt[o->nrunopt++] = "--max-attempts";
       o->runopt[o->nrunopt++] = val;
+    } else if (!strcmp(name, "--set")) { /* checked with the sweep, passed on to 'dynsweep run' */
+      VALUE();
+      if (!*val || !sub_printable(val)) return sub_bad("--set: expected KEY=VALUE on one line, got '%s'", val);
+      if (o->nrunopt + 2 > SUB_MAX_EXTRA) return sub_bad("too many --run-option/--set (limit 32)%s", "");
+      o->runopt[o->nrunopt++] = "--set";
+      o->runopt[o->nrunopt++] = val;
+      o->sets[o->nset++] = (char *)val;
     } else if (!strcmp(name, "--dry-run") && !val) o->dry_run = 1;
     else if (TAKES("-q", "--quiet") && !val) o->quiet = 1;
     else if (a[0] == '-') return sub_bad("unknown option '%s'", a);
@@ -534,7 +545,7 @@ int ds_cli_submit(int argc, char **argv) {
 
   /* 1. the sweep file, exactly as `dynsweep run` will read it */
   ds_sweep sw;
-  if ((rc = ds_sweep_load(o.sweep, &sw)) != DS_OK) {
+  if ((rc = ds_sweep_load_set(o.sweep, o.nset, o.sets, &sw)) != DS_OK) {
     fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);
   }

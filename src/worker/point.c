@@ -176,6 +176,9 @@ static const char *dist_unsupported(const ds_point_cfg *c) {
   if (c->model.approx != DS_APPROX_NONE) return "model.approx";
   if (c->loss.type == DS_LOSS_CE) return "loss.type cross_entropy";
   if (ds_spectra_any_on(&c->record.spectra)) return "record.spectra diagnostics";
+  if (c->model.type == DS_MODEL_TANH) return "model.type tanh";
+  if (c->model.param == DS_PARAM_MEANFIELD) return "model.param meanfield";
+  if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0) return "optimizer.lr_in / lr_out";
   return NULL;
 }
 
@@ -237,8 +240,12 @@ static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, c
     st->e2e = 1;
     DS_TRY(ds_mlp_setup(&st->mlp, DS_ACT_LINEAR, 0, 1, d2, DS_PARAM_STANDARD, 1));
   } else {
-    DS_TRY(ds_mlp_setup(&st->mlp, c->model.type == DS_MODEL_RELU ? DS_ACT_RELU : DS_ACT_LINEAR,
-                        c->model.bias, L, dims, c->model.param, c->model.train_output));
+    int act = c->model.type == DS_MODEL_RELU   ? DS_ACT_RELU
+              : c->model.type == DS_MODEL_TANH ? DS_ACT_TANH
+                                               : DS_ACT_LINEAR;
+    DS_TRY(ds_mlp_setup(&st->mlp, act, c->model.bias, L, dims, c->model.param,
+                        c->model.train_output));
+    st->mlp.gain = c->model.gain;
   }
   size_t P = st->mlp.nparams;
   if (st->dist) return dist_setup_model(st, c, &ri);
@@ -671,6 +678,10 @@ static void update(point_state *st, double lr) {
                 st->c->optimizer.weight_decay);
   } else if (st->dist) { /* elementwise on the local parts */
     ds_optim_step(&st->opt, st->dt.theta, st->dt.grad, lr);
+  } else if (st->c->optimizer.lr_in > 0 || st->c->optimizer.lr_out > 0) { /* gd/sgd only */
+    ds_mlp_gd_step_layers(&st->mlp, st->theta, st->grad, lr, st->c->optimizer.lr_in,
+                          st->c->optimizer.lr_out);
+    st->opt.t++;
   } else {
     ds_optim_step(&st->opt, st->theta, st->grad, lr);
   }
