@@ -96,6 +96,7 @@ static const char *usage_run =
 
 static const char *usage_plan =
     "usage: dynsweep plan SWEEP.yaml [--all] [--rank-memory MB] [--set KEY=VALUE ...]\n"
+    "                                [--recalibrate]\n"
     "\n"
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
@@ -111,7 +112,11 @@ static const char *usage_plan =
     "                     option path (optimizer.lr, model.width), name, seed, grid,\n"
     "                     grid.replicas or grid.AXIS; VALUE a YAML value, e.g.\n"
     "                     --set optimizer.lr=0.3 --set 'grid.lr={start: 0.1, stop: 1,\n"
-    "                     num: 64, spacing: log}' (docs/sweep-spec.md, \"Overrides\")\n";
+    "                     num: 64, spacing: log}' (docs/sweep-spec.md, \"Overrides\")\n"
+    "  --recalibrate      measure this host's BLAS rates again (a < 1 s probe, else\n"
+    "                     read from ~/.cache/dynsweep: docs/performance.md)\n"
+    "Time: each point's seconds (est. s) from its GEMM shapes and diagnostics at\n"
+    "the probed rates, the sum and the wall time per number of MPI ranks.\n";
 
 static const char *usage_status =
     "usage: dynsweep status STORE.h5 [--state]\n"
@@ -196,13 +201,14 @@ static int set_arg(int argc, char **argv, int *i, char **sets, int *nset, int *b
 
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
-  int all = 0, nset = 0, bad = 0;
+  int all = 0, nset = 0, bad = 0, recal = 0;
   char *sets[64];
   double rank_mem = 0;
   for (int i = 0; i < argc; i++) {
     if (set_arg(argc, argv, &i, sets, &nset, &bad)) {
       if (bad) return bad_args(usage_plan, "plan: --set needs KEY=VALUE (at most 64)%s", "");
     } else if (!strcmp(argv[i], "--all")) all = 1;
+    else if (!strcmp(argv[i], "--recalibrate")) recal = 1;
     else if (!strcmp(argv[i], "--rank-memory")) {
       if (++i == argc || (rank_mem = seconds_arg(argv[i])) <= 0)
         return bad_args(usage_plan, "plan: --rank-memory needs a number of MB > 0%s", "");
@@ -220,6 +226,14 @@ static int cmd_plan(int argc, char **argv) {
   }
   int64_t n = ds_sweep_npoints(&sw), nmis = 0;
   double total = 0, bytes = 0;
+  ds_probe pr;
+  ds_estimate est;
+  ds_probe_get(recal, &pr);
+  if ((rc = ds_sweep_estimate(&sw, &pr, (rank_mem > 0 ? rank_mem : 1024) * 1048576.0, &est))) {
+    fprintf(stderr, "%s\n", ds_errmsg());
+    ds_sweep_free(&sw);
+    return ds_exit_code(rc);
+  }
   char why[128], mis[4096] = "";
   double has = ds_rank_memory(1, rank_mem, why, sizeof why);
   printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
@@ -237,7 +251,7 @@ static int cmd_plan(int argc, char **argv) {
   }
   printf("%8s %7s", "point", "replica");
   for (int a = 0; a < sw.naxes; a++) printf(" %12s", sw.axes[a].name);
-  printf(" %12s\n", "est. GFLOP");
+  printf(" %10s %8s\n", "est. GFLOP", "est. s");
   for (int64_t i = 0; i < n; i++) {
     ds_point p;
     if ((rc = ds_sweep_point(&sw, i, &p))) break;
@@ -259,14 +273,13 @@ static int cmd_plan(int argc, char **argv) {
       if (digits[a] && *end == 0 && end != t) ds_short_format(v, digits[a], t, sizeof t);
       printf(" %12s", t);
     }
-    printf(" %12.4g\n", p.cost * 1e-9);
+    printf(" %10.4g %8.3g\n", p.cost * 1e-9, est.sec[i]);
   }
   if (!all && n > 41) printf("... (%lld more; --all lists every point)\n", (long long)(n - 41));
-  /* nominal speed: a training step of small nets runs well below DGEMM peak */
-  const double rate = 5e9;
-  printf("total: %lld points, %.4g GFLOP, about %.1f core-seconds at a nominal %.0f GFLOP/s per "
-         "core; store about %.3g MB\n",
-         (long long)n, total * 1e-9, total / rate, rate * 1e-9, bytes * 1e-6);
+  printf("total: %lld points, %.4g GFLOP, store about %.3g MB\n", (long long)n, total * 1e-9,
+         bytes * 1e-6);
+  ds_estimate_print(stdout, &est, &pr);
+  ds_estimate_free(&est);
   char hb[32];
   ds_fmt_bytes(hb, sizeof hb, has);
   printf("memory: a rank has %s (%s); %lld point(s) cannot fit%s\n%s", hb, why, (long long)nmis,

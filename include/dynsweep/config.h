@@ -11,6 +11,9 @@
 #ifndef DYNSWEEP_CONFIG_H
 #define DYNSWEEP_CONFIG_H
 #include <stdint.h>
+#include <stdio.h>
+
+#include "dynsweep/probe.h"
 
 /* Fixed capacities keep ds_point_cfg plain data (copied by value, sent as bytes). */
 #define DS_MAX_LIST 64   /* entries of a list option (widths, schedule, spectrum) */
@@ -344,6 +347,26 @@ double ds_point_mem_bytes(const ds_point_cfg *c);
 int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes);
 /* Estimated bytes the point's trajectory occupies in the store. */
 double ds_point_store_bytes(const ds_point_cfg *c);
+/* Estimated seconds of a whole point on one rank from the probed rates
+ * (probe.h): its GEMMs at their shapes, passes, records, diagnostics. */
+double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr);
+/* A sweep's estimate (estimate.c): seconds, team and distributed training
+ * of every point, their sum; wall seconds on R ranks (R - 1 workers, longest
+ * first); the lines `plan` and `submit --dry-run` print. */
+typedef struct {
+  int64_t n;
+  double *sec, core_s;
+  int *team;
+  char *dist;
+} ds_estimate;
+int ds_sweep_estimate(const ds_sweep *sw, const ds_probe *pr, double rank_mem_bytes, ds_estimate *e);
+void ds_estimate_free(ds_estimate *e);
+double ds_estimate_wall(const ds_estimate *e, int ranks);
+void ds_estimate_fmt(double seconds, char *buf, size_t n);
+void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n);
+void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr);
+void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
+                              const char *time, int time_given, long time_s, long signal_s, long max_jobs);
 /* Canonical text of a configuration option value, e.g. for "model.type". */
 int ds_cfg_get_text(const ds_point_cfg *c, const char *path, char *buf, int n);
 /* Layer dimensions of a point's network: dims[0]=d_in, dims[depth]=d_out. */

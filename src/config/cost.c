@@ -273,3 +273,100 @@ int ds_spectra_any_on(const ds_spectra_spec *sp) {
     if (ds_cadence_on(cad[i])) return 1;
   return 0;
 }
+
+/* ---- seconds: the shapes above with the probed rates (plan, submit --dry-run) ---- */
+
+/* Seconds of the forward pass (fw = 1) or a whole step's GEMMs and passes
+ * (fw = 0) on bb samples: per layer the forward GEMM, dW and dA (not on the
+ * first layer) at the probed rate of the layer's shape (ds_probe_gemm_s),
+ * and elementwise passes over the activations. */
+static double t_pass(const ds_probe *pr, const int *dims, int L, double bb, int fw) {
+  double t = 0, act = 0;
+  for (int l = 1; l <= L; l++) {
+    double m = dims[l], k = dims[l - 1], w = sqrt(m * k);
+    t += ds_probe_gemm_s(pr, m, bb, k, w, bb); /* Z = W A */
+    if (!fw) t += ds_probe_gemm_s(pr, m, k, bb, w, bb) + (l > 1 ? ds_probe_gemm_s(pr, k, bb, m, w, bb) : 0);
+    act += m;
+  }
+  return t + (fw ? 2.0 : 4.0) * bb * act * pr->vec;
+}
+
+/* Seconds of a diagnostic's GEMM of flops on an (a x a) by (a x k) shape. */
+static double t_gemm(const ds_probe *pr, double flops, double a, double k) {
+  return flops * ds_probe_gemm_spf(pr, a, k) + pr->call;
+}
+
+/* The NTK on ns samples (ntk.c): the cotangent sweep, per layer two dsyrk
+ * (d_l (kn)^2 and d_{l-1} ns^2) and the kn x kn combination, then its
+ * eigenpairs; plus the forward pass. */
+static double t_ntk(const ds_probe *pr, const int *dims, int L, double ns) {
+  double kn = dims[L] * ns, t = t_pass(pr, dims, L, ns, 1) + ds_probe_syev_s(pr, kn);
+  for (int l = 1; l <= L; l++) {
+    double m = dims[l], k = dims[l - 1];
+    t += t_gemm(pr, 2 * m * k * kn, sqrt(m * k), kn) + t_gemm(pr, m * kn * kn, kn, m) +
+         t_gemm(pr, k * ns * ns, ns, k) + 2 * kn * kn * pr->vec;
+  }
+  return t;
+}
+
+static double t_spectra(const ds_point_cfg *c, const ds_probe *pr, const int *dims, int L) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  double n = c->data.n_train, P = ds_point_nparams(c), total = 0;
+  double d0 = dims[0], dL = dims[L], kn = dL * n, grad = t_pass(pr, dims, L, n, 0);
+  if (ds_cadence_on(&sp->layers)) {
+    double f = 0;
+    for (int l = 1; l <= L; l++) f += ds_probe_svd_s(pr, dims[l], dims[l - 1]) + 2 * dims[l] * dims[l - 1] * pr->vec;
+    total += ds_cadence_evals(&sp->layers, c->train.steps) * f;
+  }
+  if (ds_cadence_on(&sp->e2e)) {
+    double f = ds_probe_svd_s(pr, dL, d0) + t_gemm(pr, 2 * dL * d0 * d0, d0, dL);
+    for (int l = 2; l <= L; l++) f += t_gemm(pr, 2.0 * dims[l] * dims[l - 1] * d0, sqrt((double)dims[l] * dims[l - 1]), d0);
+    for (int j = 1; j < L; j++)
+      f += t_gemm(pr, 2.0 * dims[j] * dims[j] * dims[j + 1], dims[j], dims[j + 1]) +
+           t_gemm(pr, 2.0 * dims[j] * dims[j] * dims[j - 1], dims[j], dims[j - 1]) + 2.0 * dims[j] * dims[j] * pr->vec;
+    total += ds_cadence_evals(&sp->e2e, c->train.steps) * f;
+  }
+  if (ds_cadence_on(&sp->hessian))
+    total += ds_cadence_evals(&sp->hessian, c->train.steps) *
+             (sp->lanczos_iters * 3.0 * grad + (double)sp->lanczos_iters * sp->lanczos_iters * P * pr->vec);
+  if (ds_cadence_on(&sp->hessian_full))
+    total += ds_cadence_evals(&sp->hessian_full, c->train.steps) * (P * 3.0 * grad + ds_probe_syev_s(pr, P));
+  if (ds_cadence_on(&sp->ntk)) total += ds_cadence_evals(&sp->ntk, c->train.steps) * t_ntk(pr, dims, L, n);
+  if (ds_cadence_on(&sp->agop))
+    total += ds_cadence_evals(&sp->agop, c->train.steps) *
+             (t_pass(pr, dims, L, n, 1) + 2 * t_pass(pr, dims, L, kn, 1) + t_gemm(pr, 2 * kn * d0 * d0, d0, kn));
+  if (ds_cadence_on(&sp->activations)) {
+    double f = t_pass(pr, dims, L, n, 1);
+    for (int l = 1; l < L; l++) f += ds_probe_svd_s(pr, dims[l], n);
+    total += ds_cadence_evals(&sp->activations, c->train.steps) * f;
+  }
+  if (ds_cadence_on(&sp->escape))
+    total += ds_cadence_evals(&sp->escape, c->train.steps) * (t_pass(pr, dims, L, n, 1) + 4 * P * pr->vec);
+  if (ds_cadence_on(&sp->batch_ntk)) {
+    double b = c->optimizer.batch_size > 0 ? c->optimizer.batch_size : n;
+    total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) * t_ntk(pr, dims, L, b);
+  }
+  return total;
+}
+
+double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {
+  int dims[65], L = spec_dims(c, dims);
+  if (L == 0) return 0;
+  double steps = (double)c->train.steps, b = cost_batch(c), P = ds_point_nparams(c);
+  double approx = c->model.approx == DS_APPROX_LIN ? 2.0 : c->model.approx == DS_APPROX_QUAD ? 4.0 : 1.0;
+  /* a step: its GEMMs and passes, the update (a daxpy-like pass over the
+   * parameters per 2 flops of the optimiser, and the gradient's norm), and
+   * the loop's own checks (a few calls' worth) */
+  double step = t_pass(pr, dims, L, b, 0) * approx + (2.0 + cost_update(c->optimizer.type) / 2) * P * pr->vec +
+                8 * pr->call;
+  if (c->model.type == DS_MODEL_E2E) step += ds_probe_svd_s(pr, c->data.d_out, c->data.d_in);
+  double per_rec = 16 * pr->call;
+  if (c->record.series & DS_REC_TEST_LOSS) per_rec += t_pass(pr, dims, L, c->data.n_test, 1);
+  if ((c->record.series & (DS_REC_LOSS | DS_REC_LOSS_GAP)) && b < c->data.n_train)
+    per_rec += t_pass(pr, dims, L, c->data.n_train, 1);
+  if ((c->record.series & DS_REC_LAYER_SV) && c->model.type != DS_MODEL_E2E)
+    for (int l = 1; l <= L; l++) per_rec += ds_probe_svd_s(pr, dims[l], dims[l - 1]);
+  /* per point: data, initialisation, its results sent to rank 0 */
+  double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (dims[0] + dims[L]) * 4 * pr->vec + 4 * P * pr->vec;
+  return fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L);
+}

@@ -1,0 +1,188 @@
+/* estimate.c -- a sweep's time: each point's seconds from the probed rates
+ * (ds_point_seconds), the wall time on R ranks (rank 0 schedules, R - 1
+ * workers take the longest points first, as the scheduler does), and what
+ * `plan` and `submit --dry-run` print of it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config_internal.h"
+#include "dynsweep/util.h"
+
+/* Seconds from `mpirun` to the first point (MPI start, the store created) and
+ * after the last (the store published): measured ~0.6 s on the demo host. */
+#define EST_START_S 0.6
+
+int ds_sweep_estimate(const ds_sweep *sw, const ds_probe *pr, double rank_mem_bytes, ds_estimate *e) {
+  memset(e, 0, sizeof *e);
+  e->n = ds_sweep_npoints(sw);
+  e->sec = malloc(sizeof(double) * (e->n ? e->n : 1));
+  e->team = malloc(sizeof(int) * (e->n ? e->n : 1));
+  e->dist = malloc(e->n ? e->n : 1);
+  if (!e->sec || !e->team || !e->dist) {
+    ds_estimate_free(e);
+    return ds_fail(DS_ENOMEM, "out of memory for the estimate of %lld points", (long long)e->n);
+  }
+  for (int64_t i = 0; i < e->n; i++) {
+    ds_point p;
+    int rc = ds_sweep_point(sw, i, &p);
+    if (rc) {
+      ds_estimate_free(e);
+      return rc;
+    }
+    int dims[65], wide = 0;
+    if (p.cfg.model.depth >= 1 && p.cfg.model.depth <= 64) {
+      ds_point_dims(&p.cfg, dims);
+      for (int l = 0; l <= p.cfg.model.depth; l++) wide = dims[l] > wide ? dims[l] : wide;
+    }
+    e->sec[i] = ds_point_seconds(&p.cfg, pr);
+    e->team[i] = ds_point_team_size(&p.cfg, rank_mem_bytes);
+    e->dist[i] = p.cfg.train.distributed == DS_DIST_ON ||
+                 (p.cfg.train.distributed == DS_DIST_AUTO && wide >= DS_DIST_AUTO_WIDTH);
+    e->core_s += e->sec[i];
+  }
+  return DS_OK;
+}
+
+void ds_estimate_free(ds_estimate *e) {
+  free(e->sec), free(e->team), free(e->dist);
+  e->sec = NULL, e->team = NULL, e->dist = NULL;
+}
+
+/* ---- the schedule: longest first onto the earliest free worker(s) ---- */
+
+static const double *g_sec; /* for the sort */
+static int by_time(const void *a, const void *b) {
+  double x = g_sec[*(const int64_t *)a], y = g_sec[*(const int64_t *)b];
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void sift_down(double *h, int n, int i) {
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && h[l] < h[m]) m = l;
+    if (r < n && h[r] < h[m]) m = r;
+    if (m == i) return;
+    double t = h[i];
+    h[i] = h[m], h[m] = t, i = m;
+  }
+}
+static void sift_up(double *h, int i) {
+  while (i > 0 && h[(i - 1) / 2] > h[i]) {
+    double t = h[i];
+    h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t, i = (i - 1) / 2;
+  }
+}
+
+double ds_estimate_wall(const ds_estimate *e, int ranks) {
+  int workers = ranks > 1 ? ranks - 1 : 1;
+  if (e->n == 0) return EST_START_S;
+  int64_t *ord = malloc(sizeof(int64_t) * e->n);
+  double *h = calloc((size_t)workers, sizeof(double)), *pop = malloc(sizeof(double) * workers);
+  double *dur = malloc(sizeof(double) * e->n);
+  if (!ord || !h || !pop || !dur) {
+    free(ord), free(h), free(pop), free(dur);
+    return EST_START_S + e->core_s / workers; /* the even share */
+  }
+  for (int64_t i = 0; i < e->n; i++) {
+    int t = e->team[i];
+    while (t > workers) t /= 2; /* as the scheduler caps auto teams */
+    dur[i] = e->dist[i] && t > 1 ? e->sec[i] / t : e->sec[i];
+    ord[i] = i;
+  }
+  g_sec = dur;
+  qsort(ord, (size_t)e->n, sizeof ord[0], by_time);
+  double end = 0;
+  for (int64_t j = 0; j < e->n; j++) {
+    int64_t i = ord[j];
+    int t = e->team[i];
+    while (t > workers) t /= 2;
+    double start = 0;
+    for (int k = 0; k < t; k++) { /* the t earliest-free workers, together */
+      pop[k] = h[0];
+      start = pop[k] > start ? pop[k] : start;
+      h[0] = h[workers - 1 - k];
+      sift_down(h, workers - 1 - k, 0);
+    }
+    double fin = start + dur[i];
+    for (int k = 0; k < t; k++) {
+      h[workers - t + k] = fin;
+      sift_up(h, workers - t + k);
+    }
+    end = fin > end ? fin : end;
+  }
+  free(ord), free(h), free(pop), free(dur);
+  return EST_START_S + end;
+}
+
+/* "4.2 s", "12 min", "3.1 h" */
+void ds_estimate_fmt(double s, char *buf, size_t n) {
+  if (s < 99.5) snprintf(buf, n, "%.2g s", s);
+  else if (s < 5940) snprintf(buf, n, "%.0f min", s / 60);
+  else if (s < 86400 * 3) snprintf(buf, n, "%.1f h", s / 3600);
+  else snprintf(buf, n, "%.1f d", s / 86400);
+}
+
+void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n) {
+  char when[32], rates[200];
+  time_t t = (time_t)pr->when;
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+  ds_probe_basis(pr, rates, sizeof rates);
+  snprintf(buf, n, "calibrated on this host %s (%s, load %.1f; probe %.2f s%s%s):\n  %s",
+           pr->cached ? "from the cache" : "now", when, pr->load, pr->seconds, pr->note[0] ? "; " : "",
+           pr->note, rates);
+}
+
+void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
+  char basis[800], tot[32], t[32];
+  ds_estimate_basis(pr, basis, sizeof basis);
+  ds_estimate_fmt(e->core_s, tot, sizeof tot);
+  fprintf(f, "time: %s of work (%.4g core-seconds), every step counted: a point that\n"
+             "  diverges or reaches train.tol stops sooner; %s\n",
+          tot, e->core_s, basis);
+  /* ranks 1, 2, 4, ... until every point has its workers (rank 0 schedules) */
+  int maxteam = 1;
+  for (int64_t i = 0; i < e->n; i++) maxteam = e->team[i] > maxteam ? e->team[i] : maxteam;
+  double need = (double)e->n * maxteam + 1;
+  char l1[128] = "  ranks", l2[128] = "  wall ";
+  for (int r = 1, k = 0; k < 9; r *= 2, k++) {
+    int last = r >= need || k == 8;
+    if (last && r > need) r = (int)need; /* the first rank count with nothing to wait for */
+    ds_estimate_fmt(ds_estimate_wall(e, r), t, sizeof t);
+    size_t a = strlen(l1), b = strlen(l2);
+    snprintf(l1 + a, sizeof l1 - a, " %7d", r);
+    snprintf(l2 + b, sizeof l2 - b, " %7s", t);
+    if (last) break;
+  }
+  fprintf(f, "%s\n%s\n  (workers = ranks - 1; with 1 rank, rank 0 runs the points; plus ~%.1f s to\n"
+             "  start and publish)\n",
+          l1, l2, EST_START_S);
+}
+
+/* submit --dry-run: the --time to ask for on `ranks` ranks and, for the time
+ * limit given, how many jobs of the chain. */
+void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
+                              const char *time, int time_given, long time_s, long signal_s, long max_jobs) {
+  const double safety = 1.5, start = 60;
+  char basis[800], w[32];
+  ds_estimate_basis(pr, basis, sizeof basis);
+  double wall = ds_estimate_wall(e, ranks);
+  ds_estimate_fmt(wall, w, sizeof w);
+  long minutes = (long)ceil((wall * safety + start) / 60.0);
+  if (minutes < 1) minutes = 1;
+  fprintf(f, "estimate: %s on %d rank(s) (%s), %.4g core-seconds in all; %s\n", w, ranks, ranks_why,
+          e->core_s, basis);
+  fprintf(f, "suggested: --time %ld:%02ld:00 (the estimate x %.1f + %.0f s to start, in whole\n"
+             "  minutes; compute nodes slower than this host need more)\n",
+          minutes / 60, minutes % 60, safety, start);
+  /* each job works until the drain signal, minus the start */
+  double useful = (double)time_s - (double)signal_s - start;
+  long jobs = useful > 0 ? (long)ceil(wall * safety / useful) : max_jobs + 1;
+  if (jobs < 1) jobs = 1;
+  fprintf(f, "with --time %s%s: %ld job(s) expected (each works ~%.0f s before it drains at\n"
+             "  %ld s to go)%s\n",
+          time, time_given ? "" : " (the default)", jobs, useful > 0 ? useful : 0.0, signal_s,
+          jobs > max_jobs ? "; more than --max-jobs: the chain stops before the sweep is done" : "");
+}
