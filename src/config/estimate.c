@@ -120,28 +120,40 @@ double ds_estimate_wall(const ds_estimate *e, int ranks) {
 /* "4.2 s", "12 min", "3.1 h" */
 void ds_estimate_fmt(double s, char *buf, size_t n) {
   if (s < 99.5) snprintf(buf, n, "%.2g s", s);
+  else if (s < 599.5) snprintf(buf, n, "%.1f min", s / 60);
   else if (s < 5940) snprintf(buf, n, "%.0f min", s / 60);
   else if (s < 86400 * 3) snprintf(buf, n, "%.1f h", s / 3600);
   else snprintf(buf, n, "%.1f d", s / 86400);
 }
 
+/* Two lines: where the rates come from, and three of them. */
 void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n) {
   char when[32], rates[200];
   time_t t = (time_t)pr->when;
-  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+  strftime(when, sizeof when, "%Y-%m-%d %H:%MZ", gmtime(&t));
   ds_probe_basis(pr, rates, sizeof rates);
-  snprintf(buf, n, "calibrated on this host %s (%s, load %.1f; probe %.2f s%s%s):\n  %s",
-           pr->cached ? "from the cache" : "now", when, pr->load, pr->seconds, pr->note[0] ? "; " : "",
-           pr->note, rates);
+  snprintf(buf, n, "  calibrated on this host by a probe (%s, %s, load %.1f):\n  %s", when,
+           pr->cached ? "cached" : "run now", pr->load, rates);
+}
+
+/* The cache file, ~ for $HOME, on a line of its own (or why there is none). */
+static void cache_line(FILE *f, const ds_probe *pr) {
+  const char *h = getenv("HOME");
+  size_t hl = h ? strlen(h) : 0;
+  if (pr->note[0]) fprintf(f, "  (%s)\n", pr->note);
+  else if (hl > 1 && !strncmp(pr->path, h, hl) && pr->path[hl] == '/')
+    fprintf(f, "  cache ~%s\n", pr->path + hl);
+  else fprintf(f, "  cache %s\n", pr->path);
 }
 
 void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
   char basis[800], tot[32], t[32];
   ds_estimate_basis(pr, basis, sizeof basis);
   ds_estimate_fmt(e->core_s, tot, sizeof tot);
-  fprintf(f, "time: %s of work (%.4g core-seconds), every step counted: a point that\n"
-             "  diverges or reaches train.tol stops sooner; %s\n",
+  fprintf(f, "time: about %s of work (%.4g core-seconds; every step counted: points\n"
+             "  that diverge or reach train.tol stop sooner),\n%s\n",
           tot, e->core_s, basis);
+  cache_line(f, pr);
   /* ranks 1, 2, 4, ... until every point has its workers (rank 0 schedules) */
   int maxteam = 1;
   for (int64_t i = 0; i < e->n; i++) maxteam = e->team[i] > maxteam ? e->team[i] : maxteam;
@@ -156,33 +168,35 @@ void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
     snprintf(l2 + b, sizeof l2 - b, " %7s", t);
     if (last) break;
   }
-  fprintf(f, "%s\n%s\n  (workers = ranks - 1; with 1 rank, rank 0 runs the points; plus ~%.1f s to\n"
-             "  start and publish)\n",
+  fprintf(f, "%s\n%s\n  (rank 0 schedules, ranks - 1 work, longest points first; 1 rank runs them\n"
+             "  itself; +%.1f s to start and publish; each rank on a core of its own)\n",
           l1, l2, EST_START_S);
 }
 
 /* submit --dry-run: the --time to ask for on `ranks` ranks and, for the time
- * limit given, how many jobs of the chain. */
+ * limit given, how many jobs of the chain: each job works from its start
+ * (EST_JOB_START_S, MPI and the store) until the drain signal. */
+#define EST_SAFETY 1.5
+#define EST_JOB_START_S 60.0
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
                               const char *time, int time_given, long time_s, long signal_s, long max_jobs) {
-  const double safety = 1.5, start = 60;
   char basis[800], w[32];
   ds_estimate_basis(pr, basis, sizeof basis);
   double wall = ds_estimate_wall(e, ranks);
   ds_estimate_fmt(wall, w, sizeof w);
-  long minutes = (long)ceil((wall * safety + start) / 60.0);
+  long minutes = (long)ceil((wall * EST_SAFETY + EST_JOB_START_S) / 60.0);
   if (minutes < 1) minutes = 1;
-  fprintf(f, "estimate: %s on %d rank(s) (%s), %.4g core-seconds in all; %s\n", w, ranks, ranks_why,
+  fprintf(f, "estimate: %s on %d rank(s) (%s)\n  for %.4g core-seconds of work,\n%s\n", w, ranks, ranks_why,
           e->core_s, basis);
-  fprintf(f, "suggested: --time %ld:%02ld:00 (the estimate x %.1f + %.0f s to start, in whole\n"
-             "  minutes; compute nodes slower than this host need more)\n",
-          minutes / 60, minutes % 60, safety, start);
-  /* each job works until the drain signal, minus the start */
-  double useful = (double)time_s - (double)signal_s - start;
-  long jobs = useful > 0 ? (long)ceil(wall * safety / useful) : max_jobs + 1;
+  cache_line(f, pr);
+  fprintf(f, "suggested: --time %ld:%02ld:00 (the estimate x %.1f + %.0f s to start, rounded up to\n"
+             "  whole minutes; compute nodes slower than this host need more)\n",
+          minutes / 60, minutes % 60, EST_SAFETY, EST_JOB_START_S);
+  double useful = (double)time_s - (double)signal_s - EST_JOB_START_S;
+  long jobs = useful > 0 ? (long)ceil(wall * EST_SAFETY / useful) : max_jobs + 1;
   if (jobs < 1) jobs = 1;
-  fprintf(f, "with --time %s%s: %ld job(s) expected (each works ~%.0f s before it drains at\n"
-             "  %ld s to go)%s\n",
-          time, time_given ? "" : " (the default)", jobs, useful > 0 ? useful : 0.0, signal_s,
-          jobs > max_jobs ? "; more than --max-jobs: the chain stops before the sweep is done" : "");
+  fprintf(f, "with --time %s%s: %ld job(s) expected\n"
+             "  (each works ~%.0f s: its limit less %.0f s to start and %ld s to drain)%s\n",
+          time, time_given ? "" : " (the default)", jobs, useful > 0 ? useful : 0.0, EST_JOB_START_S,
+          signal_s, jobs > max_jobs ? ";\n  more than --max-jobs: the chain stops before the sweep is done" : "");
 }

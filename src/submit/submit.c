@@ -62,7 +62,9 @@ const char *ds_usage_submit =
     "      --max-attempts N      'dynsweep run --max-attempts N': a point killed while\n"
     "                            running this often ends failed, so the chain ends (2)\n"
     "      --dynsweep PATH       the dynsweep executable the job runs (default: this one)\n"
-    "      --dry-run             write the script and print the sbatch command; submit nothing\n"
+    "      --dry-run             write the script and print the sbatch command; submit nothing;\n"
+    "                            estimate the time as 'dynsweep plan' does, suggest a --time\n"
+    "                            and say how many jobs the given --time needs\n"
     "  -q, --quiet               no per-point progress lines in the job output\n"
     "Exit codes: 0 submitted (or written, --dry-run), 2 bad input, 1 sbatch failed.\n";
 
@@ -533,6 +535,33 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
   return DS_OK;
 }
 
+/* --dry-run: the plan estimate on the job's ranks, a --time to ask for and
+ * the jobs of the chain at the given one (config/estimate.c). */
+static void sub_dry_run_estimate(const sub_opts *o, const ds_sweep *sw) {
+  ds_probe pr;
+  ds_estimate est;
+  char why[96];
+  long ranks = o->ntasks, nodes = o->nodes > 0 ? o->nodes : 1;
+  if (ranks > 0) snprintf(why, sizeof why, "--ntasks %ld", ranks);
+  else if (o->ntasks_per_node > 0) {
+    ranks = o->ntasks_per_node * nodes;
+    snprintf(why, sizeof why, "--ntasks-per-node %ld x %ld node(s)", o->ntasks_per_node, nodes);
+  } else {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cores = cores > 0 ? cores : 1;
+    ranks = cores * nodes;
+    snprintf(why, sizeof why, "%ld core(s) x %ld node(s), as on this host", cores, nodes);
+  }
+  ds_probe_get(0, &pr);
+  if (ds_sweep_estimate(sw, &pr, 1024 * 1048576.0, &est) != DS_OK) {
+    fprintf(stderr, "dynsweep: submit: no time estimate: %s\n", ds_errmsg());
+    return;
+  }
+  ds_estimate_print_submit(stdout, &est, &pr, ranks > 1 << 30 ? 1 << 30 : (int)ranks, why, o->time,
+                           strcmp(o->time, "1:00:00") != 0, o->time_s, o->signal_s, o->max_jobs);
+  ds_estimate_free(&est);
+}
+
 int ds_cli_submit(int argc, char **argv) {
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -578,6 +607,7 @@ int ds_cli_submit(int argc, char **argv) {
   }
   if (rc == DS_OK) rc = sub_write_script(&o, &sw, sweep_abs, store_abs, script, bin);
   int64_t npoints = rc == DS_OK ? ds_sweep_npoints(&sw) : 0;
+  if (rc == DS_OK && o.dry_run) sub_dry_run_estimate(&o, &sw);
   ds_sweep_free(&sw);
   if (rc != DS_OK) {
     fprintf(stderr, "dynsweep: submit: %s\n", ds_errmsg());

@@ -6,9 +6,10 @@
  * training step at layer widths 2..512 and 1..512 samples, one tiny call (the
  * per-call overhead), a daxpy (the elementwise passes) and the SVD and
  * symmetric eigensolver of the diagnostics at sizes 4..256. Each figure is
- * the median of three timings of a repetition lasting >= 2 ms; the whole
- * probe takes ~0.5 s on a quiet core (more under load: the machine's load is
- * recorded with the figures, and `plan --recalibrate` measures again).
+ * the best of five timings of a repetition lasting >= 1.5 ms (a core of its
+ * own: on a loaded machine points take longer than the estimate); the whole
+ * probe takes ~0.6 s (the load average is recorded with the figures, and
+ * `plan --recalibrate` measures again).
  *
  * Cache: $XDG_CACHE_HOME/dynsweep/probe-<host>-<cpu>-<openblas core>.txt
  * (XDG_CACHE_HOME unset or relative: ~/.cache). Its "key" line names host,
@@ -95,22 +96,24 @@ static int cmpd(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Seconds of one op: the median of three timings of a repetition of >= 2 ms. */
+/* Seconds of one op: the best of five timings of a repetition of >= 1.5 ms
+ * (what a core of its own does: a timing another process cut into is
+ * longer, never shorter, so the best is the reproducible figure). */
 static double time_op(void (*op)(bufs *), bufs *q) {
   op(q); /* warm: page faults, first-call setup */
   int reps = 1;
   double t0 = ds_now();
   op(q);
   double one = ds_now() - t0;
-  if (one < 2e-3) reps = (int)(2e-3 / (one > 1e-8 ? one : 1e-8)) + 1;
-  double s[3];
-  for (int k = 0; k < 3; k++) {
+  if (one < 1.5e-3) reps = (int)(1.5e-3 / (one > 1e-8 ? one : 1e-8)) + 1;
+  double s[5];
+  for (int k = 0; k < 5; k++) {
     t0 = ds_now();
     for (int r = 0; r < reps; r++) op(q);
     s[k] = (ds_now() - t0) / reps;
   }
-  qsort(s, 3, sizeof s[0], cmpd);
-  return s[1] > 1e-12 ? s[1] : 1e-12;
+  qsort(s, 5, sizeof s[0], cmpd);
+  return s[0] > 1e-12 ? s[0] : 1e-12;
 }
 
 static int measure(ds_probe *p) {
