@@ -366,7 +366,8 @@ void ds_estimate_fmt(double seconds, char *buf, size_t n);
 void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n);
 void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr);
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
-                              const char *time, int time_given, long time_s, long signal_s, long max_jobs);
+                              const char *time, int time_given, long time_s, long signal_s, int signal_given,
+                              long max_jobs);
 /* Canonical text of a configuration option value, e.g. for "model.type". */
 int ds_cfg_get_text(const ds_point_cfg *c, const char *path, char *buf, int n);
 /* Layer dimensions of a point's network: dims[0]=d_in, dims[depth]=d_out. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 #include "dynsweep/util.h"
@@ -146,6 +147,20 @@ static void cache_line(FILE *f, const ds_probe *pr) {
   else fprintf(f, "  cache %s\n", pr->path);
 }
 
+/* A host busier than its CPUs now runs points slower than the estimate. */
+static void load_line(FILE *f) {
+  double la = 0;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  FILE *l = fopen("/proc/loadavg", "r");
+  if (!l) return;
+  if (fscanf(l, "%lf", &la) != 1) la = 0;
+  fclose(l);
+  if (cpus > 0 && la > cpus)
+    fprintf(f, "  this host is busy now (load %.1f on %ld CPUs): a run here shares its cores\n"
+               "  and may take up to ~%.1fx longer\n",
+            la, cpus, la / cpus);
+}
+
 void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
   char basis[800], tot[32], t[32];
   ds_estimate_basis(pr, basis, sizeof basis);
@@ -171,32 +186,44 @@ void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
   fprintf(f, "%s\n%s\n  (rank 0 schedules, ranks - 1 work, longest points first; 1 rank runs them\n"
              "  itself; +%.1f s to start and publish; each rank on a core of its own)\n",
           l1, l2, EST_START_S);
+  load_line(f);
 }
 
 /* submit --dry-run: the --time to ask for on `ranks` ranks and, for the time
  * limit given, how many jobs of the chain: each job works from its start
  * (EST_JOB_START_S, MPI and the store) until the drain signal. */
 #define EST_SAFETY 1.5
-#define EST_JOB_START_S 60.0
+#define EST_JOB_START_S 30.0
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
-                              const char *time, int time_given, long time_s, long signal_s, long max_jobs) {
+                              const char *time, int time_given, long time_s, long signal_s, int signal_given,
+                              long max_jobs) {
   char basis[800], w[32];
   ds_estimate_basis(pr, basis, sizeof basis);
   double wall = ds_estimate_wall(e, ranks);
   ds_estimate_fmt(wall, w, sizeof w);
-  long minutes = (long)ceil((wall * EST_SAFETY + EST_JOB_START_S) / 60.0);
-  if (minutes < 1) minutes = 1;
+  /* the shortest limit in whole minutes that leaves the work x safety after
+   * the start and the drain (--signal-time, else submit's default for it) */
+  long minutes = 1;
+  for (; minutes < 525600; minutes++) {
+    long lim = minutes * 60, sig = signal_given ? signal_s : (lim >= 600 ? 90 : lim / 3);
+    if (lim - sig - EST_JOB_START_S >= wall * EST_SAFETY) break;
+  }
   fprintf(f, "estimate: %s on %d rank(s) (%s)\n  for %.4g core-seconds of work,\n%s\n", w, ranks, ranks_why,
           e->core_s, basis);
   cache_line(f, pr);
-  fprintf(f, "suggested: --time %ld:%02ld:00 (the estimate x %.1f + %.0f s to start, rounded up to\n"
-             "  whole minutes; compute nodes slower than this host need more)\n",
+  fprintf(f, "suggested: --time %ld:%02ld:00 (one job: the estimate x %.1f, %.0f s to start and\n"
+             "  the drain, in whole minutes; compute nodes slower than this host need more)\n",
           minutes / 60, minutes % 60, EST_SAFETY, EST_JOB_START_S);
   double useful = (double)time_s - (double)signal_s - EST_JOB_START_S;
-  long jobs = useful > 0 ? (long)ceil(wall * EST_SAFETY / useful) : max_jobs + 1;
+  if (useful <= 0) {
+    fprintf(f, "with --time %s: too short: ~%.0f s to start and %ld s to drain leave no time\n"
+               "  to work\n", time, EST_JOB_START_S, signal_s);
+    return;
+  }
+  long jobs = (long)ceil(wall * EST_SAFETY / useful);
   if (jobs < 1) jobs = 1;
   fprintf(f, "with --time %s%s: %ld job(s) expected\n"
              "  (each works ~%.0f s: its limit less %.0f s to start and %ld s to drain)%s\n",
-          time, time_given ? "" : " (the default)", jobs, useful > 0 ? useful : 0.0, EST_JOB_START_S,
+          time, time_given ? "" : " (the default)", jobs, useful, EST_JOB_START_S,
           signal_s, jobs > max_jobs ? ";\n  more than --max-jobs: the chain stops before the sweep is done" : "");
 }

@@ -558,7 +558,8 @@ static void sub_dry_run_estimate(const sub_opts *o, const ds_sweep *sw) {
     return;
   }
   ds_estimate_print_submit(stdout, &est, &pr, ranks > 1 << 30 ? 1 << 30 : (int)ranks, why, o->time,
-                           strcmp(o->time, "1:00:00") != 0, o->time_s, o->signal_s, o->max_jobs);
+                           strcmp(o->time, "1:00:00") != 0, o->time_s, o->signal_s,
+                           o->signal_s != (o->time_s >= 600 ? 90 : o->time_s / 3), o->max_jobs);
   ds_estimate_free(&est);
 }
 

@@ -1,0 +1,5 @@
+# plan room (issue 12): the calibrated time estimate of `dynsweep plan` (the
+# BLAS probe, its cache, the estimate against a real run of the same sweep)
+# and `submit --dry-run`'s --time suggestion.
+ds_script_test(plan plan.sh)
+set_tests_properties(plan PROPERTIES TIMEOUT 300)
