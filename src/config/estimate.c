@@ -133,6 +133,10 @@ void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n) {
   time_t t = (time_t)pr->when;
   strftime(when, sizeof when, "%Y-%m-%d %H:%MZ", gmtime(&t));
   ds_probe_basis(pr, rates, sizeof rates);
+  if (pr->nominal) {
+    snprintf(buf, n, "  NOT calibrated: nominal rates, every GEMM at 5 GFLOP/s (a rough guess)");
+    return;
+  }
   snprintf(buf, n, "  calibrated on this host by a probe (%s, %s, load %.1f):\n  %s", when,
            pr->cached ? "cached" : "run now", pr->load, rates);
 }

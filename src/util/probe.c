@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -294,6 +295,20 @@ fail:
   snprintf(p->note, sizeof p->note, "not cached: %.160s: %s", dir, strerror(errno));
 }
 
+/* OpenBLAS retries mmap without end when its buffer does not fit an address
+ * space limit: probe only with 256 MB to spare under RLIMIT_AS. */
+static int room_to_probe(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY) return 1;
+  unsigned long long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+    fclose(f);
+  }
+  return (double)rl.rlim_cur > (double)pages * sysconf(_SC_PAGESIZE) + 256.0 * 1048576;
+}
+
 int ds_probe_get(int recalibrate, ds_probe *p) {
   memset(p, 0, sizeof *p);
   char name[256], dir[900];
@@ -301,8 +316,20 @@ int ds_probe_get(int recalibrate, ds_probe *p) {
   cache_dir(dir, sizeof dir);
   if (dir[0]) snprintf(p->path, sizeof p->path, "%s/%s", dir, name);
   if (!recalibrate && p->path[0] && read_cache(p)) return DS_OK;
-  int rc = measure(p);
-  if (rc) return rc;
+  int rc = room_to_probe() ? measure(p) : ds_fail(DS_ENOMEM, "address space limit (ulimit -v) too tight");
+  if (rc) { /* nominal rates, said: the estimate is then a rough one */
+    for (int iw = 0; iw < DS_PROBE_NW; iw++)
+      for (int ib = 0; ib < DS_PROBE_NB; ib++) p->gemm[iw][ib] = 1 / 5e9;
+    p->call = 1e-7, p->vec = 1e-9, p->skinny = 1e-9;
+    for (int i = 0; i < DS_PROBE_NS; i++) {
+      double s = probe_s(i);
+      p->svd[i] = 4 * s * s * s / 5e9, p->syev[i] = 9 * s * s * s / 5e9;
+    }
+    p->when = (long long)time(NULL);
+    p->nominal = 1;
+    snprintf(p->note, sizeof p->note, "no probe: %.200s", ds_errmsg());
+    return rc;
+  }
   if (p->path[0]) write_cache(p, dir);
   else snprintf(p->note, sizeof p->note, "not cached: neither XDG_CACHE_HOME nor HOME is an absolute path");
   return DS_OK;
