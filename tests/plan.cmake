@@ -3,3 +3,5 @@
 # and `submit --dry-run`'s --time suggestion.
 ds_script_test(plan plan.sh)
 set_tests_properties(plan PROPERTIES TIMEOUT 300)
+# the time model on a made-up probe (exact figures): tests/test_plan.c
+ds_unit_test(test_plan ${CMAKE_CURRENT_SOURCE_DIR}/test_plan.c ds_config ds_util)
