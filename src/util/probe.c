@@ -6,8 +6,8 @@
  * training step at layer widths 2..512 and 1..512 samples, one tiny call (the
  * per-call overhead), a daxpy (the elementwise passes) and the SVD and
  * symmetric eigensolver of the diagnostics at sizes 4..256. Each figure is
- * the best of five timings of a repetition lasting >= 1.5 ms (a core of its
- * own: on a loaded machine points take longer than the estimate); the whole
+ * the best of five timings of a repetition lasting >= 1.5 ms of CPU time (a
+ * core of its own: on a loaded machine points take longer); the whole
  * probe takes ~0.6 s (the load average is recorded with the figures, and
  * `plan --recalibrate` measures again).
  *
@@ -97,22 +97,30 @@ static int cmpd(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Seconds of one op: the best of five (three if > 5 ms) timings of a repetition of >= 1.5 ms
- * (what a core of its own does: a timing another process cut into is
- * longer, never shorter, so the best is the reproducible figure). */
+/* Seconds of one op: the best of five (three if > 5 ms) timings of a
+ * repetition of >= 1.5 ms of this thread's CPU time (what a core of its own
+ * does: time another process had the core is not counted, and a timing
+ * disturbed otherwise is longer, never shorter, so the best is the
+ * reproducible figure). */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 static double time_op(void (*op)(bufs *), bufs *q) {
   op(q); /* warm: page faults, first-call setup */
   int reps = 1;
-  double t0 = ds_now();
+  double t0 = cpu_now();
   op(q);
-  double one = ds_now() - t0;
+  double one = cpu_now() - t0;
   if (one < 1.5e-3) reps = (int)(1.5e-3 / (one > 1e-8 ? one : 1e-8)) + 1;
   double s[5];
   int ns = one > 5e-3 ? 3 : 5; /* the big shapes: fewer, each long enough */
   for (int k = 0; k < ns; k++) {
-    t0 = ds_now();
+    t0 = cpu_now();
     for (int r = 0; r < reps; r++) op(q);
-    s[k] = (ds_now() - t0) / reps;
+    s[k] = (cpu_now() - t0) / reps;
   }
   qsort(s, ns, sizeof s[0], cmpd);
   return s[0] > 1e-12 ? s[0] : 1e-12;
@@ -382,6 +390,12 @@ double ds_probe_gemm_s(const ds_probe *p, double m, double n, double k, double w
 double ds_probe_svd_s(const ds_probe *p, double m, double n) {
   double lo = m < n ? m : n, hi = m < n ? n : m;
   if (lo < 1) return 0;
+  /* below 4 x 4 (a row or column: the e2e map of a scalar output) the work
+   * is a pass over its elements: the 4 x 4 time per 16 elements */
+  if (lo < 4) {
+    double t = p->svd[0] * lo * hi / 16;
+    return t > p->call ? t : p->call;
+  }
   /* dgesdd 'N' of m x n ~ 4 m n min(m, n): the square of side lo, scaled by hi / lo */
   return cubic_s(p->svd, lo) * (hi / lo);
 }
