@@ -42,7 +42,8 @@ int ds_sweep_estimate(const ds_sweep *sw, const ds_probe *pr, double rank_mem_by
     e->team[i] = ds_point_team_size(&p.cfg, rank_mem_bytes);
     e->dist[i] = p.cfg.train.distributed == DS_DIST_ON ||
                  (p.cfg.train.distributed == DS_DIST_AUTO && wide >= DS_DIST_AUTO_WIDTH);
-    e->core_s += e->sec[i];
+    /* a team trains on every member (the same steps) unless distributed */
+    e->core_s += e->dist[i] ? e->sec[i] : e->sec[i] * e->team[i];
   }
   return DS_OK;
 }
