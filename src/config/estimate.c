@@ -81,6 +81,9 @@ static void sift_up(double *h, int i) {
 double ds_estimate_wall(const ds_estimate *e, int ranks) {
   int workers = ranks > 1 ? ranks - 1 : 1;
   if (e->n == 0) return EST_START_S;
+  double enough = 0; /* more workers than every point's team at once: idle */
+  for (int64_t i = 0; i < e->n && enough < workers; i++) enough += e->team[i];
+  if (enough < workers) workers = (int)enough;
   int64_t *ord = malloc(sizeof(int64_t) * e->n);
   double *h = calloc((size_t)workers, sizeof(double)), *pop = malloc(sizeof(double) * workers);
   double *dur = malloc(sizeof(double) * e->n);
