@@ -122,13 +122,13 @@ double ds_estimate_wall(const ds_estimate *e, int ranks) {
   return EST_START_S + end;
 }
 
-/* "4.2 s", "12 min", "3.1 h" */
+/* "4.2 s", "2.5 min", "12 min", "3.1 h", "4.5 d", "278 d" */
 void ds_estimate_fmt(double s, char *buf, size_t n) {
   if (s < 99.5) snprintf(buf, n, "%.2g s", s);
   else if (s < 599.5) snprintf(buf, n, "%.1f min", s / 60);
   else if (s < 5940) snprintf(buf, n, "%.0f min", s / 60);
   else if (s < 86400 * 3) snprintf(buf, n, "%.1f h", s / 3600);
-  else snprintf(buf, n, "%.1f d", s / 86400);
+  else snprintf(buf, n, s < 86400 * 99.5 ? "%.1f d" : "%.0f d", s / 86400);
 }
 
 /* Two lines: where the rates come from, and three of them. */
@@ -182,7 +182,8 @@ void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr) {
   for (int64_t i = 0; i < e->n; i++) maxteam = e->team[i] > maxteam ? e->team[i] : maxteam;
   double need = (double)e->n * maxteam + 1;
   char l1[128] = "  ranks", l2[128] = "  wall ";
-  for (int r = 1, k = 0; k < 9; r *= 2, k++) {
+  int step = need <= 256 ? 2 : need <= 65536 ? 4 : 8; /* at most 9 columns */
+  for (int r = 1, k = 0; k < 9; r *= step, k++) {
     int last = r >= need || k == 8;
     if (last && r > need) r = (int)need; /* the first rank count with nothing to wait for */
     ds_estimate_fmt(ds_estimate_wall(e, r), t, sizeof t);
