@@ -276,6 +276,8 @@ int ds_spectra_any_on(const ds_spectra_spec *sp) {
 
 /* ---- seconds: the shapes above with the probed rates (plan, submit --dry-run) ---- */
 
+static double mem_opt_state(ds_opt_kind k);
+
 /* Seconds of the forward pass (fw = 1) or a whole step's GEMMs and passes
  * (fw = 0) on bb samples: per layer the forward GEMM, dW and dA (not on the
  * first layer) at the probed rate of the layer's shape (ds_probe_gemm_s),
@@ -368,5 +370,9 @@ double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {
     for (int l = 1; l <= L; l++) per_rec += ds_probe_svd_s(pr, dims[l], dims[l - 1]);
   /* per point: data, initialisation, its results sent to rank 0 */
   double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (dims[0] + dims[L]) * 4 * pr->vec + 4 * P * pr->vec;
-  return fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L);
+  double t = fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L);
+  /* checkpoints (`run --checkpoint-every`, 300 s by default): the state and
+   * the series so far copied and sent to rank 0, ~10 ms of journal fsync */
+  double state = P * (3.0 + mem_opt_state(c->optimizer.type)) + ds_point_store_bytes(c) / 8;
+  return t + floor(t / 300) * (1e-2 + 4 * state * pr->vec);
 }
