@@ -27,7 +27,7 @@ typedef struct {
   long long when;       /* Unix time it ran */
   int cached;           /* 1 read from the cache, 0 measured now */
   int nominal;          /* 1: no probe could run (note says why), nominal 5 GFLOP/s */
-  char key[512];        /* host, CPU, kernel, OpenBLAS core, version: a change re-probes */
+  char key[1024];       /* host, CPU, kernel, OpenBLAS core, version: a change re-probes */
   char path[1024];      /* the cache file ("" if none could be named) */
   char note[256];       /* why it was not cached, or "" */
 } ds_probe;

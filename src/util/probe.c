@@ -239,7 +239,7 @@ static void cache_dir(char *buf, size_t n) {
 static int read_cache(ds_probe *p) {
   FILE *f = fopen(p->path, "r");
   if (!f) return 0;
-  char line[1024];
+  char line[2048];
   int ok = 0, have = 0, ng = 0, ns = 0;
   ds_probe r = *p;
   while (fgets(line, sizeof line, f)) {
