@@ -225,7 +225,7 @@ static void make_key(ds_probe *p, char *name, size_t nn) {
   for (char *c = p->key; *c; c++)
     if (*c == '\n' || *c == '\r') *c = ' ';
   clean(host, 64), clean(cpu, 96), clean(core, 32);
-  snprintf(name, nn, "probe-%s-%s-%s.txt", host, cpu, core);
+  snprintf(name, nn, "probe-%.64s-%.96s-%.32s.txt", host, cpu, core);
 }
 
 /* The cache directory ($XDG_CACHE_HOME/dynsweep, ~/.cache/dynsweep), "" if none. */
