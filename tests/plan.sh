@@ -121,10 +121,13 @@ echo "B: estimated ${est% *} s over ${est#* } points; measured wall_s ${real% *}
      "(measured/estimated $ratio); the run had $share of a core ($cpu CPU-s in" \
      "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s): on a core of its own $core"
 check "B: plan and ls list the same 8 points" test "${est#* } ${real#* }" = "8 8"
-check "B: measured/estimated on a core of its own within 3x ($core)" \
-  awk -v q="$core" 'BEGIN { exit !(q > 1 / 3 && q < 3) }'
-check "B: measured/estimated within 3x / the core share ($ratio, share $share)" \
-  awk -v q="$ratio" -v c="$share" 'BEGIN { exit !(q > 1 / 3 && q < 3 / c) }'
+# the estimate is for a release build: an ASan build runs the C loops 2-3x slower
+lim=3
+case "$(ldd "$(dirname "$DYNSWEEP")/libexec/dynsweep" 2>/dev/null || true)" in *libasan*) lim=6 ;; esac
+check "B: measured/estimated on a core of its own within ${lim}x ($core)" \
+  awk -v q="$core" -v l="$lim" 'BEGIN { exit !(q > 1 / 3 && q < l) }'
+check "B: measured/estimated within ${lim}x / the core share ($ratio, share $share)" \
+  awk -v q="$ratio" -v c="$share" -v l="$lim" 'BEGIN { exit !(q > 1 / 3 && q < l / c) }'
 # the 1-rank wall is the sum plus the start
 w1=$(awk '/^  wall / { print $2; exit }' "$T/plan")
 check "B: 1-rank wall ($w1 s) = the points' sum (${est% *} s) + start" \
