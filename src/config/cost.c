@@ -282,14 +282,14 @@ int ds_spectra_any_on(const ds_spectra_spec *sp) {
 static double mem_opt_state(ds_opt_kind k);
 
 /* Seconds to read a data file every point reads in full (and hashes):
- * measured ~15 ns per byte of gzip (Fashion-MNIST's 26 MB images: 0.4 s of
- * CPU per point), ~3 ns per byte otherwise. */
+ * measured ~19 ns per byte of gzip (Fashion-MNIST's 26 MB images: 0.5 s of
+ * CPU per point, against a point of teacher data), ~3 ns per byte otherwise. */
 static double t_file(const char *path) {
   struct stat st;
   if (!path[0] || stat(path, &st)) return 0;
   size_t n = strlen(path);
   int gz = n > 3 && !strcmp(path + n - 3, ".gz");
-  return (double)st.st_size * (gz ? 15e-9 : 3e-9);
+  return (double)st.st_size * (gz ? 19e-9 : 3e-9);
 }
 
 /* Seconds of the forward pass (fw = 1) or a whole step's GEMMs and passes
