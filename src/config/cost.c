@@ -296,7 +296,7 @@ static double t_file(const char *path) {
  * (fw = 0) on bb samples: per layer the forward GEMM, dW and dA (not on the
  * first layer) at the probed rate of the layer's shape (ds_probe_gemm_s),
  * and elementwise passes over the activations. */
-static double t_pass(const ds_probe *pr, const int *dims, int L, double bb, int fw) {
+static double t_pass(const ds_probe *pr, const int *dims, int L, double th, double bb, int fw) {
   double t = 0, act = 0;
   for (int l = 1; l <= L; l++) {
     double m = dims[l], k = dims[l - 1], w = sqrt(m * k);
@@ -304,7 +304,11 @@ static double t_pass(const ds_probe *pr, const int *dims, int L, double bb, int 
     if (!fw) t += ds_probe_gemm_s(pr, m, k, bb, w, bb) + (l > 1 ? ds_probe_gemm_s(pr, k, bb, m, w, bb) : 0);
     act += m;
   }
-  return t + (fw ? 2.0 : 4.0) * bb * act * pr->vec;
+  /* tanh nets: SLEEF's tanh on every hidden activation, ~12 daxpy elements'
+   * time each (6 ns against 0.3-0.5 ns: docs/performance.md, "tanh nets"),
+   * and its derivative backward */
+  double hid = act - dims[L];
+  return t + (fw ? 2.0 : 4.0) * bb * act * pr->vec + th * (fw ? 12.0 : 14.0) * bb * hid * pr->vec;
 }
 
 /* Seconds of a diagnostic's GEMM of flops on an (a x a) by (a x k) shape. */
@@ -315,8 +319,8 @@ static double t_gemm(const ds_probe *pr, double flops, double a, double k) {
 /* The NTK on ns samples (ntk.c): the cotangent sweep, per layer two dsyrk
  * (d_l (kn)^2 and d_{l-1} ns^2) and the kn x kn combination, then its
  * eigenpairs; plus the forward pass. */
-static double t_ntk(const ds_probe *pr, const int *dims, int L, double ns) {
-  double kn = dims[L] * ns, t = t_pass(pr, dims, L, ns, 1) + ds_probe_syev_s(pr, kn);
+static double t_ntk(const ds_probe *pr, const int *dims, int L, double th, double ns) {
+  double kn = dims[L] * ns, t = t_pass(pr, dims, L, th, ns, 1) + ds_probe_syev_s(pr, kn);
   for (int l = 1; l <= L; l++) {
     double m = dims[l], k = dims[l - 1];
     t += t_gemm(pr, 2 * m * k * kn, sqrt(m * k), kn) + t_gemm(pr, m * kn * kn, kn, m) +
@@ -325,10 +329,10 @@ static double t_ntk(const ds_probe *pr, const int *dims, int L, double ns) {
   return t;
 }
 
-static double t_spectra(const ds_point_cfg *c, const ds_probe *pr, const int *dims, int L) {
+static double t_spectra(const ds_point_cfg *c, const ds_probe *pr, const int *dims, int L, double th) {
   const ds_spectra_spec *sp = &c->record.spectra;
   double n = c->data.n_train, P = ds_point_nparams(c), total = 0;
-  double d0 = dims[0], dL = dims[L], kn = dL * n, grad = t_pass(pr, dims, L, n, 0);
+  double d0 = dims[0], dL = dims[L], kn = dL * n, grad = t_pass(pr, dims, L, th, n, 0);
   if (ds_cadence_on(&sp->layers)) {
     double f = 0;
     for (int l = 1; l <= L; l++) f += ds_probe_svd_s(pr, dims[l], dims[l - 1]) + 2 * dims[l] * dims[l - 1] * pr->vec;
@@ -347,20 +351,20 @@ static double t_spectra(const ds_point_cfg *c, const ds_probe *pr, const int *di
              (sp->lanczos_iters * 3.0 * grad + (double)sp->lanczos_iters * sp->lanczos_iters * P * pr->vec);
   if (ds_cadence_on(&sp->hessian_full))
     total += ds_cadence_evals(&sp->hessian_full, c->train.steps) * (P * 3.0 * grad + ds_probe_syev_s(pr, P));
-  if (ds_cadence_on(&sp->ntk)) total += ds_cadence_evals(&sp->ntk, c->train.steps) * t_ntk(pr, dims, L, n);
+  if (ds_cadence_on(&sp->ntk)) total += ds_cadence_evals(&sp->ntk, c->train.steps) * t_ntk(pr, dims, L, th, n);
   if (ds_cadence_on(&sp->agop))
     total += ds_cadence_evals(&sp->agop, c->train.steps) *
-             (t_pass(pr, dims, L, n, 1) + 2 * t_pass(pr, dims, L, kn, 1) + t_gemm(pr, 2 * kn * d0 * d0, d0, kn));
+             (t_pass(pr, dims, L, th, n, 1) + 2 * t_pass(pr, dims, L, th, kn, 1) + t_gemm(pr, 2 * kn * d0 * d0, d0, kn));
   if (ds_cadence_on(&sp->activations)) {
-    double f = t_pass(pr, dims, L, n, 1);
+    double f = t_pass(pr, dims, L, th, n, 1);
     for (int l = 1; l < L; l++) f += ds_probe_svd_s(pr, dims[l], n);
     total += ds_cadence_evals(&sp->activations, c->train.steps) * f;
   }
   if (ds_cadence_on(&sp->escape))
-    total += ds_cadence_evals(&sp->escape, c->train.steps) * (t_pass(pr, dims, L, n, 1) + 4 * P * pr->vec);
+    total += ds_cadence_evals(&sp->escape, c->train.steps) * (t_pass(pr, dims, L, th, n, 1) + 4 * P * pr->vec);
   if (ds_cadence_on(&sp->batch_ntk)) {
     double b = c->optimizer.batch_size > 0 ? c->optimizer.batch_size : n;
-    total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) * t_ntk(pr, dims, L, b);
+    total += ds_cadence_evals(&sp->batch_ntk, c->train.steps) * t_ntk(pr, dims, L, th, b);
   }
   return total;
 }
@@ -369,24 +373,25 @@ double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
   double steps = (double)c->train.steps, b = cost_batch(c), P = ds_point_nparams(c);
+  double th = c->model.type == DS_MODEL_TANH;
   double approx = c->model.approx == DS_APPROX_LIN ? 2.0 : c->model.approx == DS_APPROX_QUAD ? 4.0 : 1.0;
   /* a step: its GEMMs and passes, the update (a daxpy-like pass over the
    * parameters per 2 flops of the optimiser, and the gradient's norm), and
    * the loop's own checks (a few calls' worth) */
-  double step = t_pass(pr, dims, L, b, 0) * approx + (2.0 + cost_update(c->optimizer.type) / 2) * P * pr->vec +
+  double step = t_pass(pr, dims, L, th, b, 0) * approx + (2.0 + cost_update(c->optimizer.type) / 2) * P * pr->vec +
                 8 * pr->call;
   if (c->model.type == DS_MODEL_E2E) step += ds_probe_svd_s(pr, c->data.d_out, c->data.d_in);
   double per_rec = 16 * pr->call;
-  if (c->record.series & DS_REC_TEST_LOSS) per_rec += t_pass(pr, dims, L, c->data.n_test, 1);
+  if (c->record.series & DS_REC_TEST_LOSS) per_rec += t_pass(pr, dims, L, th, c->data.n_test, 1);
   if ((c->record.series & (DS_REC_LOSS | DS_REC_LOSS_GAP)) && b < c->data.n_train)
-    per_rec += t_pass(pr, dims, L, c->data.n_train, 1);
+    per_rec += t_pass(pr, dims, L, th, c->data.n_train, 1);
   if ((c->record.series & DS_REC_LAYER_SV) && c->model.type != DS_MODEL_E2E)
     for (int l = 1; l <= L; l++) per_rec += ds_probe_svd_s(pr, dims[l], dims[l - 1]);
   /* per point: data (files read in full), initialisation, its results sent to rank 0 */
   double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (dims[0] + dims[L]) * 4 * pr->vec + 4 * P * pr->vec;
   fixed += t_file(c->data.path) + t_file(c->data.labels_path) + t_file(c->data.test_path) +
            t_file(c->data.test_labels_path);
-  double t = fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L);
+  double t = fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L, th);
   /* checkpoints (`run --checkpoint-every`, 300 s by default): the state and
    * the series so far copied and sent to rank 0, ~10 ms of journal fsync */
   double state = P * (3.0 + mem_opt_state(c->optimizer.type)) + ds_point_store_bytes(c) / 8;
