@@ -15,6 +15,10 @@ for n in $names; do
   start=$(date +%s%N)
   if drun 3 "$T/$n.yaml" -o "$T/$n.h5" >"$T/$n.log" 2>&1; then
     ok "$n: reduced sweep ran ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
+    # the analysis commands re-read the stored sweep without its data files
+    # (001's balanced init once failed there: the data dims were unknown)
+    check "$n: dynsweep ls and export read the store" bash -c \
+      "'$DYNSWEEP' ls '$T/$n.h5' > /dev/null && '$DYNSWEEP' export '$T/$n.h5' -o '$T/$n.csv'"
   else
     bad "$n: reduced sweep failed"; cat "$T/$n.log" >&2
   fi

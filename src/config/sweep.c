@@ -1033,7 +1033,9 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   for (int l = 1; l < m->depth; l++)
     if (dims[l] < minw) minw = dims[l];
   int r = c->data.d_in < c->data.d_out ? c->data.d_in : c->data.d_out;
-  if (m->init == DS_INIT_BALANCED && m->depth >= 2 && minw < r)
+  /* data dims of a file kind are known only when the file was read */
+  int dims_known = !((x->flags & DS_SWEEP_NO_FILES) && sw_is_file_kind(c->data.kind));
+  if (m->init == DS_INIT_BALANCED && m->depth >= 2 && minw < r && dims_known)
     return sw_xerr(x, idx, SW_AT("model.init", "model.width", "model.widths", "model.depth", "data.d_in",
                                  "data.d_out"),
                    "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = %d, "
