@@ -236,8 +236,8 @@ static int cmd_plan(int argc, char **argv) {
   }
   char why[128], mis[4096] = "";
   double has = ds_rank_memory(1, rank_mem, why, sizeof why);
-  printf("sweep '%s' (%s): %d axes, %d replica(s), %lld points, hash %016llx\n", sw.name, file,
-         sw.naxes, sw.replicas, (long long)n, (unsigned long long)sw.hash);
+  printf("sweep '%s' (%s), hash %016llx\n%d axes, %d replica(s), %lld points\n", sw.name, file,
+         (unsigned long long)sw.hash, sw.naxes, sw.replicas, (long long)n);
   /* numbers in the shortest form that tells the axis' values apart */
   int digits[DS_MAX_AXES] = {0};
   for (int a = 0; a < sw.naxes; a++) {
@@ -249,8 +249,19 @@ static int cmd_plan(int argc, char **argv) {
     }
     if (num) digits[a] = ds_short_digits(sw.axes[a].val, sw.axes[a].nvals);
   }
-  printf("%8s %7s", "point", "replica");
-  for (int a = 0; a < sw.naxes; a++) printf(" %12s", sw.axes[a].name);
+  /* each axis column as wide as its name or its widest value (80 columns) */
+  int wid[DS_MAX_AXES];
+  for (int a = 0; a < sw.naxes; a++) {
+    wid[a] = (int)strlen(sw.axes[a].name);
+    for (int i = 0; i < sw.axes[a].nvals; i++) {
+      char t[64];
+      if (digits[a]) ds_short_format(sw.axes[a].val[i], digits[a], t, sizeof t);
+      else snprintf(t, sizeof t, "%s", sw.axes[a].text[i]);
+      if ((int)strlen(t) > wid[a]) wid[a] = (int)strlen(t);
+    }
+  }
+  printf("%6s %3s", "point", "rep");
+  for (int a = 0; a < sw.naxes; a++) printf(" %*s", wid[a], sw.axes[a].name);
   printf(" %10s %8s\n", "est. GFLOP", "est. s");
   for (int64_t i = 0; i < n; i++) {
     ds_point p;
@@ -264,14 +275,14 @@ static int cmd_plan(int argc, char **argv) {
       snprintf(mis + l, sizeof mis - l, "  point %lld: %s\n", (long long)p.id, r);
     }
     if (!all && i >= 40) continue;
-    printf("%8lld %7d", (long long)p.id, p.replica);
+    printf("%6lld %3d", (long long)p.id, p.replica);
     for (int a = 0; a < sw.naxes; a++) {
       char t[64];
       ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
       char *end;
       double v = strtod(t, &end);
       if (digits[a] && *end == 0 && end != t) ds_short_format(v, digits[a], t, sizeof t);
-      printf(" %12s", t);
+      printf(" %*s", wid[a], t);
     }
     printf(" %10.4g %8.3g\n", p.cost * 1e-9, est.sec[i]);
   }
