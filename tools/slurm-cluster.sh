@@ -86,7 +86,8 @@ sc_start() {
     sc_start_accounting "$d" || return 1
     acct="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
-AccountingStoragePort=$(cat "$d/dbd.port")"
+AccountingStoragePort=$(cat "$d/dbd.port")
+AccountingStoragePass=$d/munge/sock"  # for slurmdbd with munge: the munge socket
     gather=linux
   fi
   cat >"$d/slurm.conf" <<EOF

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# slurm_chain.sh -- a job chain as a cluster user sees it, on a real
+# (throw-away) Slurm cluster with job accounting (tools/slurm-cluster.sh with
+# SLURM_ACCOUNTING=1: MariaDB + slurmdbd, so that sacct works). A sweep of
+# ~55 CPU-seconds with --time 1 and the first drain margin 25 s (the margin
+# the issue measured: Slurm's signal @25 came 32-46 s before the limit) needs
+# 2 jobs, 3-4 on a loaded machine. Checks:
+#   - sacct: every job of the chain and each of its steps COMPLETED, 0:0,
+#     drained ones included; no "srun: error" in any job log;
+#   - `dynsweep status STORE` shows the chain: the job ids sacct shows, their
+#     segments and states (drained, then completed);
+#   - the margin of every job after the first is max(10, 2 x the drain cost
+#     the jobs before it measured + 5) s (recorded in STORE.chain.tsv, the
+#     job log says why), and the jobs after the first work a larger share of
+#     their limit than the old fixed 25 s margin allowed (printed);
+#   - the sweep completes, every point once.
+# Without the packages (and no root to install them): "skip: <reason>".
+. "$(dirname "$0")/lib.sh"
+CLUSTER=$DS_SRC/tools/slurm-cluster.sh
+skip() { echo "skip: $*"; echo "slurm_chain: 0 passed, 0 failed, 1 skipped"; exit 0; }
+export SLURM_ACCOUNTING=1
+PKGS="slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge slurmdbd mariadb-server"
+
+# ---- packages
+if ! why=$(bash "$CLUSTER" check 2>&1); then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && [ -z "${DS_SLURM_NO_INSTALL:-}" ]; then
+    echo "slurm_chain: $why; installing"
+    # RUNLEVEL=1: the packages do not start the system's own daemons
+    inst() { DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 apt-get install -y -qq \
+               --no-install-recommends $PKGS >"$T/apt.log" 2>&1; }
+    inst || { apt-get update -qq >/dev/null 2>&1 && inst; } || true
+    why=$(bash "$CLUSTER" check 2>&1) || skip "$why (apt-get install failed: $(tail -n 1 "$T/apt.log"))"
+  else
+    skip "$why"
+  fi
+fi
+
+# ---- the cluster; a short directory name (the munge socket path is limited)
+C=$(mktemp -d /tmp/dsc.XXXXXX)
+cleanup() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
+    echo "---- slurm logs (last lines)"
+    tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmdbd.log 2>/dev/null || true
+    for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
+  fi
+  bash "$CLUSTER" stop "$C" || true
+  rm -rf "$C" "$T"
+}
+trap cleanup EXIT
+cpus=2
+[ "$(nproc)" -lt 2 ] && export SLURM_CLUSTER_EXTRA=SlurmdParameters=config_overrides
+bash "$CLUSTER" start "$C" "$cpus" || { bad "cluster did not start"; report; exit 1; }
+eval "$(bash "$CLUSTER" env "$C")"
+check "sacct works (accounting storage slurmdbd)" sacct -n -X
+
+# ---- the sweep: 6 points of ~9 CPU-seconds each (one worker: rank 0 schedules)
+cat >"$T/sweep.yaml" <<'Y'
+name: chaintest
+seed: 12
+model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
+record:
+  series: [loss, test_loss]
+  every: 50
+grid:
+  lr: [0.002, 0.01, 0.03]
+  model.type: [linear, relu]
+Y
+t0=$(date +%s)
+rc=0
+"$DYNSWEEP" submit "$T/sweep.yaml" -o "$T/store.h5" --ntasks "$cpus" --time 1 --signal-time 25 \
+  --run-option=--verbose --run-option=--checkpoint-every --run-option=5 >"$T/submit.txt" 2>&1 || rc=$?
+cat "$T/submit.txt"
+check "dynsweep submit exits 0 (rc $rc)" test "$rc" -eq 0
+
+# ---- wait (bounded) until no job of the chain is left
+deadline=$((t0 + ${DS_SLURM_WAIT:-330}))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+  q=$(squeue -h -n ds-chaintest -o '%i %T %r' 2>/dev/null || echo "squeue failed")
+  [ -z "$q" ] && break
+  sleep 2
+done
+elapsed=$(( $(date +%s) - t0 ))
+echo "slurm_chain: chain finished after ${elapsed}s; queue: '${q:-empty}'"
+check "job chain ended within ${DS_SLURM_WAIT:-330} s (${elapsed}s)" test -z "$q"
+cat "$T"/store.h5.slurm-*.out >"$T/all.log" 2>/dev/null || true
+grep -h '^dynsweep-job:' "$T/all.log" || true
+chain=$T/store.h5.chain.tsv
+echo "---- $chain"; cat "$chain" || true
+ids=$(awk -F'\t' '!/^#/ { print $1 }' "$chain" 2>/dev/null | tr '\n' ' ')
+ids=${ids% }; idc=${ids// /,}
+njobs=$(wc -w <<<"$ids")
+check "more than one job ran ($njobs: $ids)" test "$njobs" -ge 2
+check "a job drained and handed over" grep -q 'resumable; follow-on job [0-9]* resumes' "$T/all.log"
+check "chain: drained, ..., completed" \
+  awk -F'\t' '!/^#/ { s = s " " $3 } END { exit !(s ~ /^( drained)+ completed$/) }' "$chain"
+
+# ---- sacct: COMPLETED with exit code 0:0 for every job and step, drained ones too
+for _ in $(seq 30); do  # accounting lags a little behind the jobs
+  sacct -n -P -j "$idc" -o JobID,State,ExitCode >"$T/sacct.txt" 2>&1 || true
+  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/sacct.txt" || break
+  sleep 1
+done
+echo "---- sacct -j $idc -o JobID,State,ExitCode"; cat "$T/sacct.txt"
+for j in $ids; do
+  check "sacct: job $j COMPLETED 0:0" grep -qx "$j|COMPLETED|0:0" "$T/sacct.txt"
+  check "sacct: job $j's steps (batch, extern, srun) all COMPLETED 0:0" \
+    awk -F'|' -v j="$j" 'index($1, j ".") == 1 { n++; if ($2 != "COMPLETED" || $3 != "0:0") b++ }
+                         END { exit !(n >= 2 && b == 0) }' "$T/sacct.txt"
+done
+# the chain's job ids are those Slurm ran under the chain's name
+sacct -n -X -P --name=ds-chaintest -S "$(date -d "@$t0" +%Y-%m-%dT%H:%M:%S)" -s CD,F,TO,CA -o JobID,Start \
+  2>/dev/null | awk -F'|' '$2 != "None" && $2 != "Unknown" { print $1 }' | sort -n | tr '\n' ' ' >"$T/ran.txt" || true
+check "chain job ids = the jobs sacct shows ran ($(cat "$T/ran.txt"))" \
+  test "$(cat "$T/ran.txt")" = "$(tr ' ' '\n' <<<"$ids" | sort -n | tr '\n' ' ')"
+check "no 'srun: error' in any job log" bash -c "! grep -q 'srun: error' '$T'/store.h5.slurm-*.out"
+check "no FAILED or 'exit code 3' in any job log" bash -c "! grep -qE 'FAILED|exit code 3' '$T'/store.h5.slurm-*.out"
+
+# ---- status shows the chain
+"$DYNSWEEP" status "$T/store.h5" >"$T/status.txt" 2>&1 || true
+cat "$T/status.txt"
+check "status: the chain, with sacct's job ids" grep -qF "sacct -j $idc)" "$T/status.txt"
+for j in $ids; do
+  seg=$(awk -F'\t' -v j="$j" '$1 == j { print $2 }' "$chain")
+  st=$(awk -F'\t' -v j="$j" '$1 == j { print $3 }' "$chain")
+  check "status: job $j segment $seg $st" grep -qE "^ +$j +$seg +$st " "$T/status.txt"
+done
+
+# ---- margins from the measured drain costs, and the work they leave
+# the margin of each job after the first: max(10, ceil(2 x D + 5)), D the
+# largest drain cost of the last 3 jobs before it that measured one; at most
+# half the 60 s limit
+awk -F'\t' '!/^#/ {
+  n++; want = ""
+  if (n > 1) {
+    d = -1; k = 0
+    for (i = n - 1; i >= 1 && k < 3; i--) if (dr[i] != "-") { k++; if (dr[i] + 0 > d) d = dr[i] + 0 }
+    if (d >= 0) { m = 2 * d + 5; c = int(m); if (c < m) c++; if (c < 10) c = 10; if (c > 30) c = 30; want = c }
+  }
+  dr[n] = $9
+  print $1, $2, $8, want, $9
+}' "$chain" >"$T/margins.txt"
+echo "job segment margin expected drain_cost:"; cat "$T/margins.txt"
+while read -r j seg m want d; do
+  [ "$seg" -eq 1 ] && { check "job $j: first margin 25 s (--signal-time)" test "$m" -eq 25; continue; }
+  check "job $j: margin $m s = max(10, 2 x measured drain + 5) = $want s" test "$m" = "$want"
+  check "job $j: the log says the margin comes from a measured drain" \
+    grep -qE "job $j segment $seg: drain margin $m s: max\(floor 10 s, 2 x [0-9.]+ s drain measured in job" "$T/all.log"
+done <"$T/margins.txt"
+# work share: from the job's start (its first log line) to its drain, of the
+# 60 s limit; the old fixed margin (Slurm's signal @25) left at most 35 s
+echo "job segment worked_s share (the old fixed 25 s margin: at most 35 s = 58%, measured 14-28 s)"
+better=0 later=0
+while read -r j seg m want d; do
+  s0=$(grep -m1 "^dynsweep-job: .* job $j segment" "$T/all.log" | awk '{print $2}')
+  s1=$(grep -m1 "^dynsweep-job: .* job $j segment .*: draining" "$T/all.log" | awk '{print $2}') || true
+  [ -n "$s1" ] || continue
+  w=$(( $(date -d "$s1" +%s) - $(date -d "$s0" +%s) ))
+  echo "  $j $seg ${w}s $((100 * w / 60))%"
+  if [ "$seg" -gt 1 ]; then later=$((later + 1)); [ "$w" -gt 35 ] && better=$((better + 1)); fi
+done <"$T/margins.txt"
+[ "$later" -gt 0 ] && check "drained jobs after the first worked more than 35 s of 60 ($better of $later)" \
+  test "$better" -eq "$later"
+
+# ---- the sweep itself
+"$DYNSWEEP" ls "$T/store.h5" >"$T/ls.txt" 2>/dev/null || true
+check "store: 6 points, none pending" grep -q '^6 points: .* 0 pending' "$T/ls.txt"
+grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$T/all.log" | awk '{print $3}' | sort -n | uniq -c >"$T/once.txt" || true
+nfin=$(wc -l <"$T/once.txt"); nmax=$(awk 'BEGIN{m=0} {if ($1 > m) m = $1} END{print m}' "$T/once.txt")
+check "each of the 6 points finished once (points $nfin, most finishes of one point $nmax)" \
+  test "$nfin" -eq 6 -a "$nmax" -eq 1
+report
