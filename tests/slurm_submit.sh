@@ -279,6 +279,11 @@ check "job 502: Slurm's early signal ignored, the timer drained ($jrc)" \
 "$DYNSWEEP" status "$T/s.h5" --chain >"$T/chain.txt" 2>&1 || true
 check "status --chain: both jobs, drained, with their margins" \
   bash -c "grep -qE '^ +501 +1 +drained .* 4 s ' '$T/chain.txt' && grep -qE '^ +502 +2 +drained .* $want s ' '$T/chain.txt'"
+rc=0; "$DYNSWEEP" chain "$T/s.h5" end --job 502 --state bogus >/dev/null 2>"$T/se" || rc=$?
+check "chain end --state bogus: exit 2 with a one-line reason (rc $rc)" \
+  bash -c "[ $rc -eq 2 ] && head -n 1 '$T/se' | grep -q 'end needs --state drained, completed, failed or killed'"
+rc=0; "$DYNSWEEP" chain "$T/s.h5" end --job 999 --state drained >/dev/null 2>"$T/se" || rc=$?
+check "chain end of a job that never began: exit 2 (rc $rc)" bash -c "[ $rc -eq 2 ] && grep -q 'no row for job 999' '$T/se'"
 printf 'job\tsegment\n501\t1\n' >"$T/bad.h5.chain.tsv"
 rc=0; "$DYNSWEEP" status "$T/bad.h5" --chain >/dev/null 2>"$T/se" || rc=$?
 check "malformed chain file: exit 2, FILE:LINE (rc $rc)" \
@@ -294,4 +299,33 @@ sub "$sweep" -o "$T/s.h5" --time 10 --dynsweep "$fake" --dry-run
 env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_TASKS_PER_NODE="4(x2),2" FAKE_MODE=ok \
   bash "$T/s.h5.sbatch" >"$T/out/job.log" 2>&1 || true
 check "whole nodes: 4(x2),2 -> 10 ranks" grep -q -- "-n 10 " "$T/out/srun"
+
+# ---- the real dynsweep: a drained run exits 3, or the --drain-exit code
+cat >"$T/slow.yaml" <<'Y'
+name: slow
+seed: 3
+model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 20000, tol: 0, diverge_above: 1.0e6}
+grid:
+  lr: [0.002, 0.005]
+Y
+# drained_run STORE ARGS...: starts the run, SIGUSR1 once its store exists; sets rc
+drained_run() {
+  local st=$1; shift
+  "$DYNSWEEP" run "$T/slow.yaml" -o "$st" --quiet "$@" >"$T/dr.log" 2>&1 &
+  local p=$!
+  for _ in $(seq 200); do [ -e "$st" ] || [ -e "$st.journal" ] && break; sleep 0.05; done
+  sleep 0.5; kill -USR1 "$p" 2>/dev/null || echo "the run ended before the signal: $(tail -n 3 "$T/dr.log")"
+  rc=0; wait "$p" || rc=$?
+}
+drained_run "$T/d3.h5"
+check "dynsweep run, drained: exit 3 (rc $rc)" test "$rc" -eq 3
+drained_run "$T/d0.h5" --drain-exit 0
+check "dynsweep run --drain-exit 0, drained: exit 0 (rc $rc), store drained" \
+  bash -c "[ $rc -eq 0 ] && [ \"\$('$DYNSWEEP' status '$T/d0.h5' --state)\" = drained ]"
+rc=0; "$DYNSWEEP" run "$T/slow.yaml" -o "$T/d9.h5" --drain-exit 256 >/dev/null 2>"$T/se" || rc=$?
+check "run --drain-exit 256: exit 2 (rc $rc)" bash -c "[ $rc -eq 2 ] && grep -q 'drain-exit needs a whole number 0..255' '$T/se'"
 report

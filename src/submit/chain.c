@@ -41,8 +41,6 @@ typedef struct {
   int n, cap;
 } ch_file;
 
-static void ch_path(const char *store, char *buf, size_t n) { snprintf(buf, n, "%s.chain.tsv", store); }
-
 static ch_row *ch_add(ch_file *c) {
   if (c->n == c->cap) {
     int cap = c->cap ? 2 * c->cap : 16;
@@ -106,6 +104,16 @@ static int ch_read(const char *path, ch_file *c, int *exists) {
   fclose(f);
   if (rc != DS_OK) free(c->r);
   return rc;
+}
+
+/* The chain file of store (its path in path) into c; on failure prints
+ * "dynsweep: WHO<message>" and returns the exit code, else 0. */
+static int ch_load(const char *store, char *path, size_t pn, ch_file *c, int *exists, const char *who) {
+  snprintf(path, pn, "%s.chain.tsv", store);
+  int rc = ch_read(path, c, exists);
+  if (rc == DS_OK) return 0;
+  fprintf(stderr, "dynsweep: %s%s\n", who, ds_errmsg());
+  return ds_exit_code(rc);
 }
 
 /* Writes c to path atomically (temporary file, fsync, rename). */
@@ -287,13 +295,9 @@ int ds_cli_chain(int argc, char **argv) {
                             strcmp(state, "killed"))))
     return ch_bad("end needs --state drained, completed, failed or killed%s", "");
   char path[PATH_MAX];
-  ch_path(store, path, sizeof path);
   ch_file c;
-  int exists, rc = ch_read(path, &c, &exists);
-  if (rc != DS_OK) {
-    fprintf(stderr, "dynsweep: chain: %s\n", ds_errmsg());
-    return ds_exit_code(rc);
-  }
+  int exists, rc = ch_load(store, path, sizeof path, &c, &exists, "chain: ");
+  if (rc) return rc;
   double now = ch_now();
   ch_row *r = ch_find(&c, job);
   if (begin) {
@@ -356,13 +360,9 @@ static void ch_time(char *buf, size_t n, double t) {
 
 int ds_chain_print(const char *store, FILE *out, int required) {
   char path[PATH_MAX];
-  ch_path(store, path, sizeof path);
   ch_file c;
-  int exists, rc = ch_read(path, &c, &exists);
-  if (rc != DS_OK) {
-    fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
-    return ds_exit_code(rc);
-  }
+  int exists, rc = ch_load(store, path, sizeof path, &c, &exists, "");
+  if (rc) return rc;
   if (!exists || !c.n) {
     if (required)
       fprintf(out, "chain:   none (%s %s: the store was not run by 'dynsweep submit')\n", path,
