@@ -1,0 +1,58 @@
+# tests/slurm_lib.sh -- for the tests on a real throw-away Slurm cluster
+# (tools/slurm-cluster.sh); sourced after tests/lib.sh. Uses $T, check, bad.
+CLUSTER=$DS_SRC/tools/slurm-cluster.sh
+SLURM_TEST=$(basename "$0" .sh)
+skip() { echo "skip: $*"; echo "$SLURM_TEST: 0 passed, 0 failed, 1 skipped"; exit 0; }
+
+# slurm_need PACKAGE...: what tools/slurm-cluster.sh needs (its 'check'),
+# installed with apt-get when missing and root (RUNLEVEL=1: the packages do
+# not start the system's own daemons); else "skip: <reason>"
+slurm_need() {
+  local why
+  why=$(bash "$CLUSTER" check 2>&1) && return 0
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null || [ -n "${DS_SLURM_NO_INSTALL:-}" ]; then
+    skip "$why"
+  fi
+  echo "$SLURM_TEST: $why; installing"
+  slurm_apt() { DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 apt-get install -y -qq \
+                  --no-install-recommends "$@" >"$T/apt.log" 2>&1; }
+  slurm_apt "$@" || { apt-get update -qq >/dev/null 2>&1 && slurm_apt "$@"; } || true
+  why=$(bash "$CLUSTER" check 2>&1) || skip "$why (apt-get install failed: $(tail -n 1 "$T/apt.log"))"
+}
+
+# slurm_start CPUS: a cluster in C (a short directory name: the munge socket
+# path is limited), its environment in this shell; torn down on any exit,
+# after slurm_cleanup_hook (if the test defines one) and, when something
+# failed, the last lines of the daemons' logs and of the job logs $T/*.out
+slurm_start() {
+  C=$(mktemp -d /tmp/dss.XXXXXX)
+  trap slurm_cleanup EXIT
+  [ "$(nproc)" -lt "$1" ] && export SLURM_CLUSTER_EXTRA=SlurmdParameters=config_overrides
+  bash "$CLUSTER" start "$C" "$1" || { bad "cluster did not start"; report; exit 1; }
+  eval "$(bash "$CLUSTER" env "$C")"
+}
+slurm_cleanup() {
+  local rc=$? f
+  if declare -F slurm_cleanup_hook >/dev/null; then slurm_cleanup_hook || true; fi
+  if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
+    echo "---- slurm logs (last lines)"
+    tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd.log "$C"/log/slurmdbd.log 2>/dev/null || true
+    for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
+  fi
+  bash "$CLUSTER" stop "$C" || true
+  rm -rf "$C" "$T"
+}
+
+# slurm_wait_chain NAME SECONDS T0: until no job named NAME is left, at most
+# SECONDS after T0 (unix time); sets q (what squeue still shows) and elapsed
+slurm_wait_chain() {
+  local deadline=$(($3 + $2))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    q=$(squeue -h -n "$1" -o '%i %T %r' 2>/dev/null || echo "squeue failed")
+    [ -z "$q" ] && break
+    sleep 2
+  done
+  elapsed=$(( $(date +%s) - $3 ))
+  echo "$SLURM_TEST: chain finished after ${elapsed}s; queue: '${q:-empty}'"
+  check "job chain ended within $2 s (${elapsed}s)" test -z "$q"
+}
