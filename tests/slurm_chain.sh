@@ -24,21 +24,7 @@ slurm_start "$cpus"
 check "sacct works (accounting storage slurmdbd)" sacct -n -X
 
 # ---- the sweep: 6 points of ~9 CPU-seconds each (one worker: rank 0 schedules)
-cat >"$T/sweep.yaml" <<'Y'
-name: chaintest
-seed: 12
-model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
-data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
-loss: {type: mse, reduction: half_mean}
-optimizer: {type: gd}
-train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
-record:
-  series: [loss, test_loss]
-  every: 50
-grid:
-  lr: [0.002, 0.01, 0.03]
-  model.type: [linear, relu]
-Y
+slurm_sweep_yaml "$T/sweep.yaml" chaintest 12 "loss, test_loss" "0.002, 0.01, 0.03"
 t0=$(date +%s)
 rc=0
 "$DYNSWEEP" submit "$T/sweep.yaml" -o "$T/store.h5" --ntasks "$cpus" --time 1 --signal-time 25 \

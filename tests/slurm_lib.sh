@@ -56,3 +56,25 @@ slurm_wait_chain() {
   echo "$SLURM_TEST: chain finished after ${elapsed}s; queue: '${q:-empty}'"
   check "job chain ended within $2 s (${elapsed}s)" test -z "$q"
 }
+
+# slurm_sweep_yaml FILE NAME SEED SERIES LRS: a sweep of linear and ReLU
+# networks of ~9 CPU-seconds a point (one worker), over the learning rates
+# LRS (a YAML list's items), recording SERIES
+slurm_sweep_yaml() {
+  cat >"$1" <<Y
+name: $2
+seed: $3
+model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
+record:
+  series: [$4]
+  every: 50
+  per_decade: 5
+grid:
+  lr: [$5]
+  model.type: [linear, relu]
+Y
+}

@@ -26,22 +26,7 @@ slurm_start "$cpus"
 check "srun --mpi=list offers pmix" bash -c "srun --mpi=list 2>&1 | grep -qw pmix"
 
 # ---- the sweep: 8 points of ~9 CPU-seconds each (one worker: rank 0 schedules)
-cat >"$T/sweep.yaml" <<'Y'
-name: slurmtest
-seed: 11
-model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
-data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
-loss: {type: mse, reduction: half_mean}
-optimizer: {type: gd}
-train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
-record:
-  series: [loss, test_loss, grad_norm, param_norm, layer_fro]
-  every: 50
-  per_decade: 5
-grid:
-  lr: [0.002, 0.005, 0.01, 0.02]
-  model.type: [linear, relu]
-Y
+slurm_sweep_yaml "$T/sweep.yaml" slurmtest 11 "loss, test_loss, grad_norm, param_norm, layer_fro" "0.002, 0.005, 0.01, 0.02"
 t0=$(date +%s)
 rc=0
 "$DYNSWEEP" submit "$T/sweep.yaml" -o "$T/store.h5" --ntasks "$cpus" --time 1 --signal-time 25 \
