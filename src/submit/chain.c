@@ -231,9 +231,9 @@ static long ch_margin(const ch_file *c, int n, const char *store, long first, lo
 }
 
 static const char usage_chain[] =
-    "usage: dynsweep chain STORE.h5 begin --job ID --segment N [--limit S] [--first S]\n"
-    "                      [--floor S] [--factor K] [--slack S]\n"
-    "       dynsweep chain STORE.h5 end --job ID --state STATE [--drain-start UNIXTIME]\n"
+    "usage: dynsweep chain STORE.h5 begin --job ID --segment N [--limit S]\n"
+    "                      [--first S] [--floor S] [--factor K] [--slack S]\n"
+    "       dynsweep chain STORE.h5 end --job ID --state STATE [--drain-start T]\n"
     "\n"
     "For the Slurm job scripts of 'dynsweep submit' (docs/slurm.md): records the job\n"
     "chain in STORE.chain.tsv ('dynsweep status STORE --chain' prints it).\n"
@@ -244,8 +244,8 @@ static const char usage_chain[] =
     "  recorded no end; at most half of --limit (the job's time limit, seconds).\n"
     "  Defaults: --first 90 --floor 10 --factor 2 --slack 5.\n"
     "end: records STATE (drained, completed, failed, killed), the points finished in\n"
-    "  the job and, with --drain-start (when the drain signal came), the drain cost;\n"
-    "  prints the cost.\n"
+    "  the job and, with --drain-start T (unix time of the drain signal), the drain\n"
+    "  cost; prints the cost.\n"
     "Exit codes: 0 ok, 2 bad input or a malformed chain file, 1 I/O failure.\n";
 
 static int ch_bad(const char *fmt, const char *arg) {

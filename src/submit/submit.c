@@ -57,7 +57,7 @@ const char *ds_usage_submit =
     "      --signal-time S       seconds before the time limit at which the first job\n"
     "                            drains (default: 90, or a third of a limit under 10\n"
     "                            minutes); later jobs drain max(10, 2 x the measured\n"
-    "                            drain cost + 5) s before it ('dynsweep status --chain')\n"
+    "                            drain cost + 5) s before it (dynsweep status --chain)\n"
     "      --max-jobs N          stop the chain after N jobs (default 100)\n"
     "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
     "      --run-option OPT      pass OPT on to 'dynsweep run' (repeatable), e.g. --verbose\n"
