@@ -301,17 +301,8 @@ env PATH="$T/bin:$PATH" SLURM_JOB_ID=77 SLURM_TASKS_PER_NODE="4(x2),2" FAKE_MODE
 check "whole nodes: 4(x2),2 -> 10 ranks" grep -q -- "-n 10 " "$T/out/srun"
 
 # ---- the real dynsweep: a drained run exits 3, or the --drain-exit code
-cat >"$T/slow.yaml" <<'Y'
-name: slow
-seed: 3
-model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
-data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
-loss: {type: mse, reduction: half_mean}
-optimizer: {type: gd}
-train: {steps: 20000, tol: 0, diverge_above: 1.0e6}
-grid:
-  lr: [0.002, 0.005]
-Y
+. "$DS_SRC/tests/slurm_lib.sh"   # slurm_sweep_yaml: 2 points of ~9 CPU-seconds
+slurm_sweep_yaml "$T/slow.yaml" slow 3 loss 0.002
 # drained_run STORE ARGS...: starts the run, SIGUSR1 once its store exists; sets rc
 drained_run() {
   local st=$1; shift
