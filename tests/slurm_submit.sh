@@ -279,6 +279,15 @@ check "job 502: Slurm's early signal ignored, the timer drained ($jrc)" \
 "$DYNSWEEP" status "$T/s.h5" --chain >"$T/chain.txt" 2>&1 || true
 check "status --chain: both jobs, drained, with their margins" \
   bash -c "grep -qE '^ +501 +1 +drained .* 4 s ' '$T/chain.txt' && grep -qE '^ +502 +2 +drained .* $want s ' '$T/chain.txt'"
+# job 503 began and recorded no end (killed at its limit): job 504 takes
+# twice its margin, and status calls 503 killed
+m3=$("$DYNSWEEP" chain "$T/s.h5" begin --job 503 --segment 3 --limit 60 --floor 1 --slack 1 | cut -f1)
+out=$("$DYNSWEEP" chain "$T/s.h5" begin --job 504 --segment 4 --limit 60 --floor 1 --slack 1)
+check "job 504 after a job killed at its limit: margin $((2 * m3)) s, twice job 503's ($out)" \
+  bash -c "[ '${out%%$'\t'*}' = $((2 * m3)) ] && grep -q 'doubled to $((2 * m3)) s: job 503 recorded no end' <<<'$out'"
+"$DYNSWEEP" status "$T/s.h5" --chain >"$T/chain.txt" 2>&1 || true
+check "status --chain: 503 killed, 504 running" \
+  bash -c "grep -qE '^ +503 +3 +killed ' '$T/chain.txt' && grep -qE '^ +504 +4 +running ' '$T/chain.txt'"
 rc=0; "$DYNSWEEP" chain "$T/s.h5" end --job 502 --state bogus >/dev/null 2>"$T/se" || rc=$?
 check "chain end --state bogus: exit 2 with a one-line reason (rc $rc)" \
   bash -c "[ $rc -eq 2 ] && head -n 1 '$T/se' | grep -q 'end needs --state drained, completed, failed or killed'"
