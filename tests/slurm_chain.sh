@@ -13,7 +13,9 @@
 #     the jobs before it measured + 7) s (floor and slack set in the job
 #     script; recorded in STORE.chain.tsv, the job log says why), and the jobs after the first work a larger share of
 #     their limit than the old fixed 25 s margin allowed (printed);
-#   - the sweep completes, every point once.
+#   - the sweep completes, every point once;
+#   - the mpirun template drained by hand (scancel --batch --signal=USR1)
+#     hands over and is COMPLETED 0:0 in sacct, its batch step too.
 # Without the packages (and no root to install them): "skip: <reason>".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
@@ -60,7 +62,7 @@ done
 echo "---- sacct -j $idc -o JobID,State,ExitCode"; cat "$T/sacct.txt"
 for j in $ids; do
   check "sacct: job $j COMPLETED 0:0" grep -qx "$j|COMPLETED|0:0" "$T/sacct.txt"
-  check "sacct: job $j's steps (batch, extern, srun) all COMPLETED 0:0" \
+  check "sacct: job $j's steps (batch, srun's 0) all COMPLETED 0:0" \
     awk -F'|' -v j="$j" 'index($1, j ".") == 1 { n++; if ($2 != "COMPLETED" || $3 != "0:0") b++ }
                          END { exit !(n >= 2 && b == 0) }' "$T/sacct.txt"
 done
@@ -126,4 +128,29 @@ grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$T/all.log" | awk '{print $
 nfin=$(wc -l <"$T/once.txt"); nmax=$(awk 'BEGIN{m=0} {if ($1 > m) m = $1} END{print m}' "$T/once.txt")
 check "each of the 6 points finished once (points $nfin, most finishes of one point $nmax)" \
   test "$nfin" -eq 6 -a "$nmax" -eq 1
+
+# ---- the mpirun template, drained by hand (scancel --batch --signal=USR1):
+# the job hands over to its follow-on and is COMPLETED 0:0 too
+rc=0
+( cd "$T" && sbatch --parsable --ntasks "$cpus" --time 2 -J ds-byhand -o "$T/byhand.out" \
+    --export="ALL,DS_SWEEP=sweep.yaml,DS_STORE=byhand.h5,DS_BIN=$DYNSWEEP,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
+    "$DS_SRC/slurm/dynsweep-mpirun.sbatch" ) >"$T/hjob" 2>&1 || rc=$?
+hj=$(head -n 1 "$T/hjob")
+check "sbatch slurm/dynsweep-mpirun.sbatch (rc $rc, job $hj)" test "$rc" -eq 0
+for _ in $(seq 120); do [ -e "$T/byhand.h5" ] && break; sleep 0.5; done
+sleep 2
+scancel --batch --signal=USR1 "$hj" 2>/dev/null || true
+for _ in $(seq 90); do squeue -h -j "$hj" 2>/dev/null | grep -q . || break; sleep 1; done
+scancel --name=ds-byhand 2>/dev/null || true  # its follow-on
+cat "$T/byhand.out"
+check "drained by hand: SIGUSR1 drained the mpirun job" grep -q "job $hj segment 1: SIGUSR1: draining" "$T/byhand.out"
+check "drained by hand: handed over to its follow-on" grep -qE "job $hj segment 1: drained.*follow-on job [0-9]+ resumes" "$T/byhand.out"
+for _ in $(seq 30); do
+  sacct -n -P -j "$hj" -o JobID,State,ExitCode >"$T/hsacct.txt" 2>&1 || true
+  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/hsacct.txt" || break
+  sleep 1
+done
+cat "$T/hsacct.txt"
+check "sacct: the drained mpirun job and its batch step COMPLETED 0:0" \
+  bash -c "grep -qx '$hj|COMPLETED|0:0' '$T/hsacct.txt' && grep -qx '$hj.batch|COMPLETED|0:0' '$T/hsacct.txt'"
 report
