@@ -15,7 +15,9 @@
 #     their limit than the old fixed 25 s margin allowed (printed);
 #   - the sweep completes, every point once;
 #   - the mpirun template drained by hand (scancel --batch --signal=USR1)
-#     hands over and is COMPLETED 0:0 in sacct, its batch step too.
+#     hands over and is COMPLETED 0:0 in sacct, its batch step too;
+#   - a real failure (the store of another sweep: exit 2) is FAILED 2:0,
+#     the job and its srun step, and cancels its follow-on.
 # Without the packages (and no root to install them): "skip: <reason>".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
@@ -141,7 +143,9 @@ for _ in $(seq 120); do [ -e "$T/byhand.h5" ] && break; sleep 0.5; done
 sleep 2
 scancel --batch --signal=USR1 "$hj" 2>/dev/null || true
 for _ in $(seq 90); do squeue -h -j "$hj" 2>/dev/null | grep -q . || break; sleep 1; done
-scancel --name=ds-byhand 2>/dev/null || true  # its follow-on
+# its follow-on, by id: it is named by the template's #SBATCH line, not -J
+hn=$(sed -n "s/^dynsweep-job: .* job $hj segment 1: follow-on job \([0-9][0-9]*\)$/\1/p" "$T/byhand.out")
+[ -n "$hn" ] && scancel "$hn" 2>/dev/null || true
 cat "$T/byhand.out"
 check "drained by hand: SIGUSR1 drained the mpirun job" grep -q "job $hj segment 1: SIGUSR1: draining" "$T/byhand.out"
 check "drained by hand: handed over to its follow-on" grep -qE "job $hj segment 1: drained.*follow-on job [0-9]+ resumes" "$T/byhand.out"
@@ -153,4 +157,26 @@ done
 cat "$T/hsacct.txt"
 check "sacct: the drained mpirun job and its batch step COMPLETED 0:0" \
   bash -c "grep -qx '$hj|COMPLETED|0:0' '$T/hsacct.txt' && grep -qx '$hj.batch|COMPLETED|0:0' '$T/hsacct.txt'"
+
+# ---- a real failure still looks like one: the same store with another sweep
+# file (dynsweep run refuses it, exit 2) is FAILED 2:0, and the chain stops
+rc=0
+"$DYNSWEEP" submit "$DS_SRC/tests/sweeps/small.yaml" -o "$T/store.h5" --ntasks "$cpus" --time 1 \
+  -J ds-wrong >"$T/wrong.txt" 2>&1 || rc=$?
+fj=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$T/wrong.txt")
+check "submit of another sweep onto the store (rc $rc, job $fj)" test "$rc" -eq 0 -a -n "$fj"
+for _ in $(seq 90); do [ -z "$(squeue -h -n ds-wrong 2>/dev/null)" ] && break; sleep 1; done
+cat "$T/store.h5.slurm-$fj.out" 2>/dev/null || true
+check "the failed job cancelled its follow-on" \
+  grep -q "job $fj segment 1: dynsweep failed (exit 2); cancelling follow-on job" "$T/store.h5.slurm-$fj.out"
+for _ in $(seq 30); do
+  sacct -n -P -j "$fj" -o JobID,State,ExitCode >"$T/fsacct.txt" 2>&1 || true
+  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/fsacct.txt" || break
+  sleep 1
+done
+cat "$T/fsacct.txt"
+check "sacct: the failed job and its srun step FAILED 2:0" \
+  bash -c "grep -qx '$fj|FAILED|2:0' '$T/fsacct.txt' && grep -qx '$fj.0|FAILED|2:0' '$T/fsacct.txt'"
+check "chain: the failed job recorded as failed" \
+  awk -F'\t' -v j="$fj" '$1 == j && $3 == "failed" { f = 1 } END { exit !f }' "$chain"
 report
