@@ -56,12 +56,7 @@ check "chain: drained, ..., completed" \
   awk -F'\t' '!/^#/ { s = s " " $3 } END { exit !(s ~ /^( drained)+ completed$/) }' "$chain"
 
 # ---- sacct: COMPLETED with exit code 0:0 for every job and step, drained ones too
-for _ in $(seq 30); do  # accounting lags a little behind the jobs
-  sacct -n -P -j "$idc" -o JobID,State,ExitCode >"$T/sacct.txt" 2>&1 || true
-  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/sacct.txt" || break
-  sleep 1
-done
-echo "---- sacct -j $idc -o JobID,State,ExitCode"; cat "$T/sacct.txt"
+slurm_sacct "$idc" "$T/sacct.txt"
 for j in $ids; do
   check "sacct: job $j COMPLETED 0:0" grep -qx "$j|COMPLETED|0:0" "$T/sacct.txt"
   check "sacct: job $j's steps (batch, srun's 0) all COMPLETED 0:0" \
@@ -149,12 +144,7 @@ hn=$(sed -n "s/^dynsweep-job: .* job $hj segment 1: follow-on job \([0-9][0-9]*\
 cat "$T/byhand.out"
 check "drained by hand: SIGUSR1 drained the mpirun job" grep -q "job $hj segment 1: SIGUSR1: draining" "$T/byhand.out"
 check "drained by hand: handed over to its follow-on" grep -qE "job $hj segment 1: drained.*follow-on job [0-9]+ resumes" "$T/byhand.out"
-for _ in $(seq 30); do
-  sacct -n -P -j "$hj" -o JobID,State,ExitCode >"$T/hsacct.txt" 2>&1 || true
-  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/hsacct.txt" || break
-  sleep 1
-done
-cat "$T/hsacct.txt"
+slurm_sacct "$hj" "$T/hsacct.txt"
 check "sacct: the drained mpirun job and its batch step COMPLETED 0:0" \
   bash -c "grep -qx '$hj|COMPLETED|0:0' '$T/hsacct.txt' && grep -qx '$hj.batch|COMPLETED|0:0' '$T/hsacct.txt'"
 
@@ -169,12 +159,7 @@ for _ in $(seq 90); do [ -z "$(squeue -h -n ds-wrong 2>/dev/null)" ] && break; s
 cat "$T/store.h5.slurm-$fj.out" 2>/dev/null || true
 check "the failed job cancelled its follow-on" \
   grep -q "job $fj segment 1: dynsweep failed (exit 2); cancelling follow-on job" "$T/store.h5.slurm-$fj.out"
-for _ in $(seq 30); do
-  sacct -n -P -j "$fj" -o JobID,State,ExitCode >"$T/fsacct.txt" 2>&1 || true
-  grep -qE 'RUNNING|PENDING|COMPLETING' "$T/fsacct.txt" || break
-  sleep 1
-done
-cat "$T/fsacct.txt"
+slurm_sacct "$fj" "$T/fsacct.txt"
 check "sacct: the failed job and its srun step FAILED 2:0" \
   bash -c "grep -qx '$fj|FAILED|2:0' '$T/fsacct.txt' && grep -qx '$fj.0|FAILED|2:0' '$T/fsacct.txt'"
 check "chain: the failed job recorded as failed" \

@@ -78,3 +78,16 @@ grid:
   model.type: [linear, relu]
 Y
 }
+
+# slurm_sacct JOBS FILE: sacct's JobID|State|ExitCode lines of JOBS (a comma
+# list) into FILE, once none is running or pending any more (accounting lags
+# a little behind the jobs; at most 30 s)
+slurm_sacct() {
+  local i
+  for i in $(seq 30); do
+    sacct -n -P -j "$1" -o JobID,State,ExitCode >"$2" 2>&1 || true
+    grep -qE 'RUNNING|PENDING|COMPLETING' "$2" || break
+    sleep 1
+  done
+  echo "---- sacct -j $1 -o JobID,State,ExitCode"; cat "$2"
+}
