@@ -67,6 +67,8 @@ static const char *usage_run =
     "at all times) every few seconds. SIGUSR1 or SIGTERM drains the run: no new\n"
     "points, running points checkpoint, the store is published, exit code 3.\n"
     "  -o, --output STORE          the store to create or continue (required)\n"
+    "  --drain-exit CODE           exit code of a drained run (3); the Slurm job\n"
+    "                              scripts use 0: a drained step is not FAILED\n"
     "  --checkpoint-every SECONDS  workers checkpoint running points this often (300; 0 off)\n"
     "  --publish-every SECONDS     publish the store at most this often (2; publishing\n"
     "                              is also kept below ~1% of the wall time)\n"
@@ -119,7 +121,7 @@ static const char *usage_plan =
     "the probed rates, the sum and the wall time per number of MPI ranks.\n";
 
 static const char *usage_status =
-    "usage: dynsweep status STORE.h5 [--state]\n"
+    "usage: dynsweep status STORE.h5 [--state | --chain]\n"
     "\n"
     "Progress of a sweep, also while it runs (reads the published store and the\n"
     "journal of finished points not published yet; takes no lock): points done /\n"
@@ -129,7 +131,10 @@ static const char *usage_status =
     "not taken), not by the recorded state: a killed run says 'not running'.\n"
     "  --state   print one word, for scripts: running (a writer is alive), complete,\n"
     "            drained (stopped by a signal, resumable), stopped (a store error),\n"
-    "            dead (the last run died without closing the store: resumable)\n";
+    "            dead (the last run died without closing the store: resumable)\n"
+    "  --chain   only the Slurm job chain of 'dynsweep submit' (STORE.chain.tsv): per\n"
+    "            job its id, segment, state, start/end, points finished in it, drain\n"
+    "            margin and measured drain cost (also shown by default when present)\n";
 
 static const char *usage_show =
     "usage: dynsweep show STORE.h5 POINT [--series NAME]\n"
@@ -332,7 +337,7 @@ static int load_everywhere(const char *file, int nset, char **sets, ds_sweep *sw
 static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
   int quiet = 0, verbose = 0;
-  double ckpt = 300, publish = 2, drain = 25, rank_mem = 0, attempts = 2;
+  double ckpt = 300, publish = 2, drain = 25, rank_mem = 0, attempts = 2, drain_exit = DS_EXIT_DRAINED;
   int retry = 0, nset = 0, bad = 0;
   char *sets[64];
   for (int i = 0; i < argc; i++) {
@@ -345,6 +350,7 @@ static int cmd_run(int argc, char **argv) {
                 : !strcmp(argv[i], "--drain-timeout")    ? &drain
                 : !strcmp(argv[i], "--rank-memory")      ? &rank_mem
                 : !strcmp(argv[i], "--max-attempts")     ? &attempts
+                : !strcmp(argv[i], "--drain-exit")       ? &drain_exit
                                                          : NULL;
     if (num) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a number of seconds", argv[i - 1]);
@@ -373,6 +379,9 @@ static int cmd_run(int argc, char **argv) {
   if (!out) return bad_args(usage_run, "run: missing -o STORE.h5%s", "");
   if (attempts < 1 || attempts > 1000 || attempts != floor(attempts))
     return bad_args(usage_run, "run: --max-attempts needs a whole number 1..1000%s", "");
+  if (drain_exit > 255 || drain_exit != floor(drain_exit))
+    return bad_args(usage_run, "run: --drain-exit needs a whole number 0..255%s", "");
+  ds_drain_exit_code_set((int)drain_exit);
   /* the handlers are in place since early_signals(); until MPI_Init says
    * which rank we are, the launcher's variables tell */
   const char *er = getenv("OMPI_COMM_WORLD_RANK");
@@ -403,7 +412,7 @@ static int cmd_run(int argc, char **argv) {
   }
   if (rc != DS_OK && rank == 0) fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
   MPI_Finalize();
-  return rc == DS_OK && drained ? DS_EXIT_DRAINED : ds_exit_code(rc);
+  return rc == DS_OK && drained ? (int)drain_exit : ds_exit_code(rc);
 }
 
 /* ---- ls / show --------------------------------------------------------------- */
@@ -432,9 +441,11 @@ static void fmt_secs(char *buf, size_t n, double t) {
 
 static int cmd_status(int argc, char **argv) {
   int only_state = argc == 2 && !strcmp(argv[1], "--state");
-  if ((argc != 1 && !only_state) || argv[0][0] == '-')
+  int only_chain = argc == 2 && !strcmp(argv[1], "--chain"); /* Slurm room: submit.c */
+  if ((argc != 1 && !only_state && !only_chain) || argv[0][0] == '-')
     return bad_args(usage_status, "status: expected exactly one store file%s", "");
   const char *path = argv[0];
+  if (only_chain) return ds_chain_print(path, stdout, 1);
   struct stat st;
   char jpath[4200];
   snprintf(jpath, sizeof jpath, "%s.journal", path);
@@ -524,7 +535,7 @@ static int cmd_status(int argc, char **argv) {
     printf("resume:  mpirun -n %s dynsweep run SWEEP.yaml -o %s   (the sweep file that made it)\n",
            nr[0] ? nr : "P", path);
   ds_store_close(s);
-  return 0;
+  return ds_chain_print(path, stdout, 0);
 }
 
 static int cmd_show(int argc, char **argv) {
@@ -655,6 +666,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "verify")) return cmd_verify(sub_argc, sub_argv);
   /* ---- submit: the Slurm room (src/submit, include/dynsweep/submit.h) ---- */
   if (!strcmp(cmd, "submit")) return ds_cli_submit(sub_argc, sub_argv);
+  if (!strcmp(cmd, "chain")) return ds_cli_chain(sub_argc, sub_argv);
   if (!strcmp(cmd, "version")) return cmd_version();
   fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
   return 2;

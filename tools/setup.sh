@@ -21,7 +21,8 @@ DS_TEST_PACKAGES=(
   python3-plotly          # tools/dynsweep-report interactive maps and loss curves (inlined, offline)
   python3-pandas python3-xarray  # python/dynsweep: summary() DataFrame, to_xarray() (docs/analysis.md)
   chromium                # renders the report in a test (headless)
-  slurmctld slurmd slurm-client munge)  # tests/slurm_sweep.sh starts a local cluster
+  slurmctld slurmd slurm-client munge   # tests/slurm_*.sh start a local cluster
+  slurmdbd mariadb-server)  # its job accounting, so sacct works (tests/slurm_chain.sh)
 
 # ds_missing_packages [test]: the packages of the list that are not installed
 ds_missing_packages() {
@@ -48,7 +49,9 @@ ds_install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  # RUNLEVEL=1: the packages do not start their system daemons (munge, slurm,
+  # mariadb); the tests start their own throw-away ones
+  RUNLEVEL=1 apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
 ds_build() {

@@ -10,6 +10,10 @@
 #
 # SLURM_CLUSTER_EXTRA (optional): more slurm.conf lines, e.g.
 # 'SlurmdParameters=config_overrides' to declare more CPUs than the machine has.
+# SLURM_ACCOUNTING=1 (optional): job accounting, so that sacct works: a
+# MariaDB server (its own data directory in DIR, loopback port, no grant
+# tables: a throw-away) and slurmdbd (accounting_storage/slurmdbd); needs the
+# Debian packages slurmdbd and mariadb-server ('check' says so).
 #
 # Then:  eval "$(tools/slurm-cluster.sh env DIR)"; sinfo; sbatch ...
 #
@@ -24,12 +28,13 @@ set -euo pipefail
 SBIN_NEEDED=(munged slurmctld slurmd sbatch srun scontrol sinfo squeue)
 
 sc_check() {
-  local p missing=()
-  for p in "${SBIN_NEEDED[@]}"; do
+  local p missing=() need=("${SBIN_NEEDED[@]}")
+  [ -n "${SLURM_ACCOUNTING:-}" ] && need+=(slurmdbd sacct sacctmgr mariadbd mariadb-install-db)
+  for p in "${need[@]}"; do
     command -v "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
-    echo "missing programs: ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)"
+    echo "missing programs: ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge${SLURM_ACCOUNTING:+ slurmdbd mariadb-server})"
     return 1
   fi
   if [ "$(id -u)" -ne 0 ]; then
@@ -73,10 +78,18 @@ sc_start() {
   for i in $(seq 50); do [ -S "$d/munge/sock" ] && break; sleep 0.1; done
   [ -S "$d/munge/sock" ] || { echo "munged did not start; see $d/log/munged.log" >&2; return 1; }
 
-  local ctlport slurmdport mem
+  local ctlport slurmdport mem acct="AccountingStorageType=accounting_storage/none" gather=none
   ctlport=$(sc_free_port)
   slurmdport=$(sc_free_port)
   mem=$(awk '/MemTotal/ {printf "%d", $2 / 1024 / 2}' /proc/meminfo)
+  if [ -n "${SLURM_ACCOUNTING:-}" ]; then
+    sc_start_accounting "$d" || return 1
+    acct="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$(cat "$d/dbd.port")
+AccountingStoragePass=$d/munge/sock"  # for slurmdbd with munge: the munge socket
+    gather=linux
+  fi
   cat >"$d/slurm.conf" <<EOF
 # single-node test cluster written by tools/slurm-cluster.sh
 ClusterName=dstest
@@ -99,8 +112,8 @@ MailProg=/bin/true
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/$gather
+$acct
 JobCompType=jobcomp/none
 SwitchType=switch/none
 MpiDefault=pmix
@@ -121,6 +134,11 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSu
 EOF
   export SLURM_CONF="$d/slurm.conf"
   unset SLURM_JOB_ID SLURM_JOBID
+  if [ -n "${SLURM_ACCOUNTING:-}" ]; then
+    # the cluster in the accounting database (with the root account and user)
+    sacctmgr -i add cluster dstest >"$d/log/sacctmgr.log" 2>&1 ||
+      { echo "sacctmgr add cluster failed:" >&2; cat "$d/log/sacctmgr.log" >&2; return 1; }
+  fi
   slurmctld -f "$d/slurm.conf" -i
   slurmd -f "$d/slurm.conf" -N localhost
   for i in $(seq 150); do
@@ -133,6 +151,51 @@ EOF
   echo "slurm-cluster: node did not become idle; logs:" >&2
   tail -n 20 "$d"/log/*.log >&2 || true
   sinfo -N -l >&2 || true
+  return 1
+}
+
+# MariaDB and slurmdbd for SLURM_ACCOUNTING=1; writes DIR/dbd.port.
+sc_start_accounting() {
+  local d=$1 dbport dbdport i
+  dbport=$(sc_free_port)
+  dbdport=$(sc_free_port)
+  mkdir -p "$d/db"
+  mariadb-install-db --no-defaults --user=root --datadir="$d/db/data" --skip-test-db \
+    --auth-root-authentication-method=normal >"$d/log/mariadb-install.log" 2>&1 ||
+    { echo "mariadb-install-db failed; see $d/log/mariadb-install.log" >&2; return 1; }
+  # no grant tables: anyone on loopback may connect; a throw-away database
+  mariadbd --no-defaults --user=root --datadir="$d/db/data" --socket="$d/db/sock" \
+    --port="$dbport" --bind-address=127.0.0.1 --pid-file="$d/db/mariadbd.pid" \
+    --log-error="$d/log/mariadb.log" --skip-grant-tables --innodb-buffer-pool-size=32M \
+    --performance-schema=OFF --skip-log-bin >/dev/null 2>&1 </dev/null &
+  for i in $(seq 300); do [ -S "$d/db/sock" ] && [ -s "$d/db/mariadbd.pid" ] && break; sleep 0.1; done
+  [ -S "$d/db/sock" ] || { echo "mariadbd did not start; see $d/log/mariadb.log" >&2; return 1; }
+  # slurmdbd reads slurmdbd.conf from the directory of SLURM_CONF
+  cat >"$d/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$d/munge/sock
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbdport
+SlurmUser=root
+PidFile=$d/slurmdbd.pid
+LogFile=$d/log/slurmdbd.log
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$dbport
+StorageUser=root
+StorageLoc=slurm_acct_db
+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+EOF
+  chmod 0600 "$d/slurmdbd.conf"
+  echo "$dbdport" >"$d/dbd.port"
+  SLURM_CONF="$d/slurm.conf" slurmdbd
+  for i in $(seq 300); do
+    ss -Htln 2>/dev/null | awk '{print $4}' | grep -q ":$dbdport\$" && return 0
+    sleep 0.1
+  done
+  echo "slurmdbd did not start; see $d/log/slurmdbd.log" >&2
   return 1
 }
 
@@ -172,6 +235,8 @@ sc_stop() {
     fi
   done
   sc_kill_pidfile "$d/slurmctld.pid"
+  sc_kill_pidfile "$d/slurmdbd.pid"
+  sc_kill_pidfile "$d/db/mariadbd.pid"
   sc_kill_pidfile "$d/munge/munged.pid"
 }
 

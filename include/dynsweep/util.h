@@ -124,5 +124,8 @@ void ds_signals_unblock(void);          /* SIGTERM/SIGUSR1 back to deliverable *
 int ds_signal_drain_requested(void);
 volatile sig_atomic_t *ds_drain_flag(void);
 void ds_drain_watchdog_set(double drain_timeout_s, int rank0); /* the bound a signal arms */
+/* The exit code of a drained run, also the watchdog's (`run --drain-exit`;
+ * DS_EXIT_DRAINED unless set; the Slurm job scripts set 0). */
+void ds_drain_exit_code_set(int code);
 void ds_drain_watchdog_extend(double seconds);      /* at least this long from now, if armed */
 #endif

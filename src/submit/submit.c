@@ -34,10 +34,12 @@ const char *ds_usage_submit =
     "\n"
     "Validates the sweep file, writes the Slurm batch script STORE.h5.sbatch and\n"
     "submits it with sbatch. The job runs 'dynsweep run SWEEP -o STORE' (one MPI rank\n"
-    "per core), which resumes STORE if it exists. Near the time limit Slurm sends\n"
-    "SIGUSR1 (--signal=B:USR1@S); the job drains and a follow-on job, submitted by\n"
-    "each job when it starts (--dependency=afterany), resumes the sweep, until it\n"
-    "is complete. Job output goes to STORE.h5.slurm-JOBID.out. Cancel the whole\n"
+    "per core), which resumes STORE if it exists. Shortly before its time limit (the\n"
+    "drain margin, from the drain costs measured by the jobs before it) the job\n"
+    "drains, and a follow-on job, submitted by each job when it starts\n"
+    "(--dependency=afterany), resumes the sweep, until it is complete. A job that\n"
+    "drained and handed over ends COMPLETED in sacct. Job output goes to\n"
+    "STORE.h5.slurm-JOBID.out; the chain: 'dynsweep status STORE'. Cancel the whole\n"
     "chain with 'scancel --name=JOBNAME'.\n"
     "  -o, --output STORE        the store to write or resume (required)\n"
     "  -N, --nodes N             nodes (default 1)\n"
@@ -52,8 +54,10 @@ const char *ds_usage_submit =
     "  -J, --job-name NAME       job name (default ds-<sweep name>)\n"
     "      --launcher L          srun (default; 'srun --mpi=TYPE') or mpirun\n"
     "      --mpi TYPE            srun's --mpi plugin (default pmix)\n"
-    "      --signal-time S       seconds before the time limit at which to drain\n"
-    "                            (default: 90, or a third of a limit under 10 minutes)\n"
+    "      --signal-time S       seconds before the time limit at which the first job\n"
+    "                            drains (default: 90, or a third of a limit under 10\n"
+    "                            minutes); later jobs drain max(10, 2 x the measured\n"
+    "                            drain cost + 5) s before it (dynsweep status --chain)\n"
     "      --max-jobs N          stop the chain after N jobs (default 100)\n"
     "      --sbatch-option OPT   add the line '#SBATCH OPT' (repeatable), e.g. --mem=8G\n"
     "      --run-option OPT      pass OPT on to 'dynsweep run' (repeatable), e.g. --verbose\n"
@@ -69,6 +73,11 @@ const char *ds_usage_submit =
     "Exit codes: 0 submitted (or written, --dry-run), 2 bad input, 1 sbatch failed.\n";
 
 #define SUB_MAX_EXTRA 32
+/* The drain margin after the first job: max(floor, factor x measured drain
+ * cost + slack) seconds (src/submit/chain.c, docs/slurm.md). */
+#define SUB_MARGIN_FLOOR 10
+#define SUB_MARGIN_FACTOR 2
+#define SUB_MARGIN_SLACK 5
 
 typedef struct {
   const char *sweep, *store;
@@ -204,13 +213,49 @@ static void sub_sq(FILE *f, const char *s) {
 
 /* The part after the settings; identical to the body of the templates in
  * slurm/. Reads DS_SWEEP DS_STORE DS_BIN DS_SCRIPT DS_LAUNCHER DS_MPI
- * DS_MPIRUN_ARGS DS_RUN_ARGS DS_MAX_JOBS DS_DRAIN_EXIT. */
+ * DS_MPIRUN_ARGS DS_RUN_ARGS DS_MAX_JOBS DS_DRAIN_EXIT DS_MARGIN_FIRST
+ * DS_MARGIN_FLOOR DS_MARGIN_FACTOR DS_MARGIN_SLACK. */
 static const char sub_body[] =
     "# ---- body: identical in slurm/dynsweep-srun.sbatch, slurm/dynsweep-mpirun.sbatch\n"
     "# and the scripts 'dynsweep submit' writes; docs/slurm.md explains every line.\n"
     "set -u\n"
     "seg=${DS_SEGMENT:-1}\n"
-    "log() { echo \"dynsweep-job: $(date +%Y-%m-%dT%H:%M:%S) job ${SLURM_JOB_ID:-?} segment $seg: $*\"; }\n"
+    "job=${SLURM_JOB_ID:-0}\n"
+    "log() { echo \"dynsweep-job: $(date +%Y-%m-%dT%H:%M:%S) job $job segment $seg: $*\"; }\n"
+    "\n"
+    "# The drain signals, caught from the start. A drain that comes before the\n"
+    "# run has started is passed on as soon as it has.\n"
+    "#   SIGALRM  this job's drain timer (2.), the drain margin before the limit\n"
+    "#   SIGUSR2  Slurm's --signal=B:USR2@S: only a backstop, as Slurm sends it up\n"
+    "#            to a minute early; ignored while the drain timer is set to come\n"
+    "#            later\n"
+    "#   SIGUSR1  a drain by hand (scancel --batch --signal=USR1 JOB)\n"
+    "#   SIGTERM  scancel, the time limit (mpirun turns a SIGTERM of its own into\n"
+    "#            an abort with exit 1 although every rank drains, so the ranks\n"
+    "#            are sent SIGUSR1 instead)\n"
+    "# The ranks are sent SIGUSR1 again every 2 s while the run lasts (a launcher\n"
+    "# drops a signal that comes before it has started the ranks; a second one is\n"
+    "# a no-op).\n"
+    "pid= sig=0 t_drain= timer= at=\n"
+    "drain() {\n"
+    "  sig=1\n"
+    "  [ -n \"$t_drain\" ] || { t_drain=${EPOCHREALTIME/,/.}; log \"$1: draining, SIGUSR1 to the ranks\"; }\n"
+    "  [ -n \"$pid\" ] || return 0\n"
+    "  kill -USR1 \"$pid\" 2>/dev/null\n"
+    "  [ -n \"${again:-}\" ] || { ( while sleep 2 && kill -USR1 \"$pid\" 2>/dev/null; do :; done ) & again=$!; }\n"
+    "}\n"
+    "backstop() {\n"
+    "  sig=1\n"
+    "  if [ -n \"$timer\" ] && [ \"$(date +%s)\" -lt \"$at\" ]; then\n"
+    "    log \"Slurm's drain signal $((at - $(date +%s))) s before the drain timer: ignored\"\n"
+    "  else\n"
+    "    drain \"Slurm's drain signal\"\n"
+    "  fi\n"
+    "}\n"
+    "trap 'drain \"drain timer\"' ALRM\n"
+    "trap backstop USR2\n"
+    "trap 'drain SIGUSR1' USR1\n"
+    "trap 'drain SIGTERM' TERM\n"
     "\n"
     "# 1. The follow-on job, submitted first so that it exists even if this job\n"
     "#    is killed at its time limit. It starts when this job ends, whatever the\n"
@@ -219,9 +264,9 @@ static const char sub_body[] =
     "next=\n"
     "if [ \"$seg\" -lt \"$DS_MAX_JOBS\" ]; then\n"
     "  next=$(squeue -h -u \"$(id -un)\" -t PENDING -o '%i %E' 2>/dev/null |\n"
-    "         awk -v j=\"afterany:${SLURM_JOB_ID}(\" 'index($2, j) == 1 { print $1; exit }')\n"
+    "         awk -v j=\"afterany:${job}(\" 'index($2, j) == 1 { print $1; exit }')\n"
     "  if [ -z \"$next\" ]; then\n"
-    "    next=$(sbatch --parsable --dependency=\"afterany:${SLURM_JOB_ID}\" \\\n"
+    "    next=$(sbatch --parsable --dependency=\"afterany:${job}\" \\\n"
     "             --export=\"ALL,DS_SEGMENT=$((seg + 1))\" \"$DS_SCRIPT\") || next=\n"
     "    next=${next%%;*}\n"
     "  fi\n"
@@ -230,9 +275,23 @@ static const char sub_body[] =
     "  log \"segment $seg of at most $DS_MAX_JOBS: no follow-on job\"\n"
     "fi\n"
     "\n"
-    "# 2. Run the sweep (resumes STORE if it exists) in the background, so that\n"
-    "#    the drain signal (--signal=B:USR1@S reaches only this shell) can be\n"
-    "#    passed on at once: srun and mpirun both forward SIGUSR1 to every rank.\n"
+    "# 2. The drain margin: how long before the time limit to drain, from the\n"
+    "#    drain costs (signal to exit: checkpoint, publish) that the jobs before\n"
+    "#    this one measured; 'dynsweep chain' chooses it, says why, and records\n"
+    "#    this job in STORE.chain.tsv (dynsweep status STORE --chain).\n"
+    "now=$(date +%s)\n"
+    "end=$(squeue -h -j \"$job\" -o %e 2>/dev/null) || end=\n"
+    "[[ $end =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T ]] && end=$(date -d \"$end\" +%s 2>/dev/null) || end=\n"
+    "m=$(\"$DS_BIN\" chain \"$DS_STORE\" begin --job \"$job\" --segment \"$seg\" --limit $(( ${end:-$now} - now )) \\\n"
+    "      --first \"$DS_MARGIN_FIRST\" --floor \"$DS_MARGIN_FLOOR\" --factor \"$DS_MARGIN_FACTOR\" \\\n"
+    "      --slack \"$DS_MARGIN_SLACK\" 2>&1) || m=\"$DS_MARGIN_FIRST\"$'\\t'\"${m%%$'\\n'*}\"\n"
+    "margin=${m%%$'\\t'*}\n"
+    "[[ $margin =~ ^[0-9]+$ ]] || { margin=$DS_MARGIN_FIRST; m=$'x\\tno margin from dynsweep chain'; }\n"
+    "log \"drain margin $margin s: ${m#*$'\\t'}\"\n"
+    "\n"
+    "# 3. Run the sweep (resumes STORE if it exists) in the background, so that\n"
+    "#    the drain signals reach this shell's traps at once. A drained run exits\n"
+    "#    0 (--drain-exit 0), so Slurm does not count the step as FAILED.\n"
     "#    Ranks: the job's tasks; whole nodes (no --ntasks): one per core.\n"
     "ntasks=${SLURM_NTASKS:-}\n"
     "if [ -z \"$ntasks\" ]; then  # SLURM_TASKS_PER_NODE looks like \"8(x2),4\"\n"
@@ -246,25 +305,24 @@ static const char sub_body[] =
     "fi\n"
     "log \"dynsweep run with $ntasks ranks ($DS_LAUNCHER)\"\n"
     "case $DS_LAUNCHER in\n"
-    "  srun)   srun -n \"$ntasks\" --mpi=\"$DS_MPI\" --kill-on-bad-exit=0 \\\n"
-    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
-    "  mpirun) mpirun -n \"$ntasks\" ${DS_MPIRUN_ARGS[@]+\"${DS_MPIRUN_ARGS[@]}\"} \\\n"
-    "            \"$DS_BIN\" run \"$DS_SWEEP\" -o \"$DS_STORE\" ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
+    "  srun)   srun -n \"$ntasks\" --mpi=\"$DS_MPI\" --kill-on-bad-exit=0 \"$DS_BIN\" run \"$DS_SWEEP\" \\\n"
+    "            -o \"$DS_STORE\" --drain-exit 0 ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
+    "  mpirun) mpirun -n \"$ntasks\" ${DS_MPIRUN_ARGS[@]+\"${DS_MPIRUN_ARGS[@]}\"} \"$DS_BIN\" run \"$DS_SWEEP\" \\\n"
+    "            -o \"$DS_STORE\" --drain-exit 0 ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
     "  *)      log \"unknown launcher '$DS_LAUNCHER'\"; exit 2 ;;\n"
     "esac\n"
     "pid=$!\n"
-    "sig=0\n"
-    "# SIGTERM (scancel, the time limit) is passed on as SIGUSR1 too: mpirun turns\n"
-    "# a SIGTERM of its own into an abort with exit 1 although every rank drains.\n"
-    "# The signal is sent again every 2 s while the run lasts (a launcher drops a\n"
-    "# signal that comes before it has started the ranks; a second one is a no-op).\n"
-    "drain() {\n"
-    "  sig=1; log \"$1: passing SIGUSR1 on to the ranks\"\n"
-    "  kill -USR1 \"$pid\" 2>/dev/null\n"
-    "  [ -n \"${again:-}\" ] || { ( while sleep 2 && kill -USR1 \"$pid\" 2>/dev/null; do :; done ) & again=$!; }\n"
-    "}\n"
-    "trap 'drain \"drain signal\"' USR1\n"
-    "trap 'drain SIGTERM' TERM\n"
+    "[ -n \"$t_drain\" ] && drain \"a drain signal before the start\"\n"
+    "# the drain timer: SIGALRM to this shell $margin s before the job's end\n"
+    "if [ -n \"$end\" ]; then\n"
+    "  at=$((end - margin))\n"
+    "  ( d=$((at - $(date +%s))); sleep $((d > 0 ? d : 0)) & s=$!\n"
+    "    trap 'kill $s 2>/dev/null; exit 0' TERM; wait $s && kill -ALRM $$ ) &\n"
+    "  timer=$!\n"
+    "  log \"drain timer set for $(date -d \"@$at\" +%H:%M:%S), $margin s before the time limit\"\n"
+    "else\n"
+    "  log \"no end time from squeue: Slurm's --signal starts the drain\"\n"
+    "fi\n"
     "rc=0\n"
     "while :; do\n"
     "  sig=0; prev=$rc\n"
@@ -272,31 +330,51 @@ static const char sub_body[] =
     "  [ \"$rc\" -eq 127 ] && { rc=$prev; break; }  # status already collected\n"
     "  [ \"$sig\" -eq 1 ] || break                    # else a trap interrupted wait\n"
     "done\n"
-    "\n"
+    "[ -n \"$timer\" ] && kill \"$timer\" 2>/dev/null\n"
     "[ -n \"${again:-}\" ] && kill \"$again\" 2>/dev/null\n"
     "\n"
-    "# 3. Complete: cancel the follow-on. Drained or killed: leave it to resume.\n"
-    "#    Any other failure (bad sweep file, store of another sweep, I/O error):\n"
-    "#    stop the chain, a rerun would fail the same way. A launcher's exit code\n"
-    "#    can hide a drain (mpirun exits 1 when it was sent SIGTERM itself): the\n"
-    "#    store's own state decides (dynsweep status --state).\n"
-    "if [ \"$rc\" -ne 0 ] && [ \"$rc\" -ne 2 ] && [ \"$rc\" -ne \"$DS_DRAIN_EXIT\" ]; then\n"
-    "  state=$(\"$DS_BIN\" status \"$DS_STORE\" --state 2>/dev/null) || state=\n"
-    "  case $state in\n"
-    "    complete) log \"launcher exit $rc, but the store is complete\"; rc=0 ;;\n"
-    "    drained)  log \"launcher exit $rc, but the store drained\"; rc=$DS_DRAIN_EXIT ;;\n"
-    "  esac\n"
-    "fi\n"
-    "if [ \"$rc\" -eq 0 ]; then\n"
-    "  log \"sweep complete\"\n"
-    "  [ -n \"$next\" ] && scancel \"$next\"\n"
-    "elif [ \"$rc\" -eq \"$DS_DRAIN_EXIT\" ] || [ \"$rc\" -gt 128 ]; then\n"
-    "  log \"stopped (exit $rc), resumable; follow-on job ${next:-(none)} resumes\"\n"
-    "else\n"
-    "  log \"dynsweep failed (exit $rc); cancelling follow-on job ${next:-(none)}\"\n"
-    "  [ -n \"$next\" ] && scancel \"$next\"\n"
-    "fi\n"
-    "exit \"$rc\"\n";
+    "# 4. The outcome: the store's own state (dynsweep status --state) tells a\n"
+    "#    complete run from a drained one (both exit 0), and decides when the\n"
+    "#    launcher's exit code hides a drain (mpirun exits 1 when it was sent\n"
+    "#    SIGTERM itself). Complete: cancel the follow-on, exit 0. Drained on\n"
+    "#    purpose with a follow-on to resume: exit 0 too, a handover is no\n"
+    "#    failure. Killed (exit > 128): leave the follow-on to resume. Any other\n"
+    "#    failure (bad sweep file, store of another sweep, I/O error): stop the\n"
+    "#    chain, a rerun would fail the same way; the job exits with the code.\n"
+    "state=\n"
+    "[ \"$rc\" -ne 2 ] && { state=$(\"$DS_BIN\" status \"$DS_STORE\" --state 2>/dev/null) || state=; }\n"
+    "if [ \"$rc\" -eq 2 ]; then outcome=failed\n"
+    "elif [ \"$state\" = complete ]; then outcome=completed\n"
+    "elif [ \"$state\" = drained ] || [ \"$rc\" -eq \"$DS_DRAIN_EXIT\" ]; then outcome=drained\n"
+    "elif [ \"$rc\" -eq 0 ]; then outcome=completed  # the store says nothing: as the run said\n"
+    "elif [ \"$rc\" -gt 128 ]; then outcome=killed\n"
+    "else outcome=failed; fi\n"
+    "case $rc:$outcome in\n"
+    "  0:*|\"$DS_DRAIN_EXIT\":drained|*:failed|*:killed) ;;\n"
+    "  *) log \"launcher exit $rc, but the store is $state\" ;;\n"
+    "esac\n"
+    "cost=$(\"$DS_BIN\" chain \"$DS_STORE\" end --job \"$job\" --state \"$outcome\" \\\n"
+    "         ${t_drain:+--drain-start \"$t_drain\"} 2>&1) || { log \"chain: ${cost%%$'\\n'*}\"; cost=; }\n"
+    "case $outcome in\n"
+    "  completed)\n"
+    "    log \"sweep complete\"\n"
+    "    [ -n \"$next\" ] && scancel \"$next\"\n"
+    "    exit 0 ;;\n"
+    "  drained)\n"
+    "    if [ -n \"$next\" ]; then\n"
+    "      log \"drained${cost:+ in $cost s}, resumable; follow-on job $next resumes\"\n"
+    "      exit 0\n"
+    "    fi\n"
+    "    log \"drained${cost:+ in $cost s}, resumable, but no follow-on job: sbatch $DS_SCRIPT to resume\"\n"
+    "    exit \"$DS_DRAIN_EXIT\" ;;\n"
+    "  killed)\n"
+    "    log \"stopped (exit $rc), resumable; follow-on job ${next:-(none)} resumes\"\n"
+    "    exit \"$rc\" ;;\n"
+    "  *)\n"
+    "    log \"dynsweep failed (exit $rc); cancelling follow-on job ${next:-(none)}\"\n"
+    "    [ -n \"$next\" ] && scancel \"$next\"\n"
+    "    exit \"$rc\" ;;\n"
+    "esac\n";
 
 
 static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *sweep_abs,
@@ -327,7 +405,9 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   }
   fprintf(f, "#SBATCH --cpus-per-task=1\n");
   fprintf(f, "#SBATCH --time=%s\n", o->time);
-  fprintf(f, "#SBATCH --signal=B:USR1@%ld\n", o->signal_s);
+  /* a backstop: the job's own drain timer, set from measured drain costs,
+   * starts the drain (the script's step 2) */
+  fprintf(f, "#SBATCH --signal=B:USR2@%ld\n", o->signal_s);
   fprintf(f, "#SBATCH --requeue\n");
   fprintf(f, "#SBATCH --open-mode=append\n");
   /* sbatch reads double-quoted values in #SBATCH lines; '%' is its pattern
@@ -360,7 +440,10 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   }
   fprintf(f, ")\n");
   fprintf(f, "DS_MAX_JOBS=%ld\n", o->max_jobs);
-  fprintf(f, "DS_DRAIN_EXIT=%d\n\n", DS_EXIT_DRAINED);
+  fprintf(f, "DS_DRAIN_EXIT=%d\n", DS_EXIT_DRAINED);
+  fprintf(f, "DS_MARGIN_FIRST=%ld\n", o->signal_s);
+  fprintf(f, "DS_MARGIN_FLOOR=%d\nDS_MARGIN_FACTOR=%d\nDS_MARGIN_SLACK=%d\n\n", SUB_MARGIN_FLOOR,
+          SUB_MARGIN_FACTOR, SUB_MARGIN_SLACK);
   fputs(sub_body, f);
   int bad = ferror(f);
   if (fclose(f) || bad) {

@@ -26,6 +26,7 @@
 
 static volatile sig_atomic_t g_drain;
 static volatile sig_atomic_t g_watchdog_s = 25 + DS_DRAIN_GRACE_WORKER_S;
+static volatile sig_atomic_t g_exit_code = DS_EXIT_DRAINED;
 
 static void on_drain(int sig) {
   (void)sig;
@@ -36,10 +37,10 @@ static void on_drain(int sig) {
 static void on_watchdog(int sig) {
   (void)sig;
   static const char msg[] = "dynsweep: drain watchdog: still alive after the drain timeout; "
-                            "exiting with code 3 (the store is intact; run again to resume)\n";
+                            "exiting as drained (the store is intact; run again to resume)\n";
   ssize_t w = write(2, msg, sizeof msg - 1);
   (void)w;
-  _exit(DS_EXIT_DRAINED);
+  _exit(g_exit_code);
 }
 
 void ds_signals_install_drain(void) {
@@ -69,6 +70,8 @@ void ds_signals_unblock(void) {
   sigaddset(&drain, SIGUSR1);
   sigprocmask(SIG_UNBLOCK, &drain, NULL);
 }
+
+void ds_drain_exit_code_set(int code) { g_exit_code = code; }
 
 int ds_signal_drain_requested(void) { return g_drain != 0; }
 volatile sig_atomic_t *ds_drain_flag(void) { return &g_drain; }

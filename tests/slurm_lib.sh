@@ -1,0 +1,93 @@
+# tests/slurm_lib.sh -- for the tests on a real throw-away Slurm cluster
+# (tools/slurm-cluster.sh); sourced after tests/lib.sh. Uses $T, check, bad.
+CLUSTER=$DS_SRC/tools/slurm-cluster.sh
+SLURM_TEST=$(basename "$0" .sh)
+skip() { echo "skip: $*"; echo "$SLURM_TEST: 0 passed, 0 failed, 1 skipped"; exit 0; }
+
+# slurm_need PACKAGE...: what tools/slurm-cluster.sh needs (its 'check'),
+# installed with apt-get when missing and root (RUNLEVEL=1: the packages do
+# not start the system's own daemons); else "skip: <reason>"
+slurm_need() {
+  local why
+  why=$(bash "$CLUSTER" check 2>&1) && return 0
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null || [ -n "${DS_SLURM_NO_INSTALL:-}" ]; then
+    skip "$why"
+  fi
+  echo "$SLURM_TEST: $why; installing"
+  slurm_apt() { DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 apt-get install -y -qq \
+                  --no-install-recommends "$@" >"$T/apt.log" 2>&1; }
+  slurm_apt "$@" || { apt-get update -qq >/dev/null 2>&1 && slurm_apt "$@"; } || true
+  why=$(bash "$CLUSTER" check 2>&1) || skip "$why (apt-get install failed: $(tail -n 1 "$T/apt.log"))"
+}
+
+# slurm_start CPUS: a cluster in C (a short directory name: the munge socket
+# path is limited), its environment in this shell; torn down on any exit,
+# after slurm_cleanup_hook (if the test defines one) and, when something
+# failed, the last lines of the daemons' logs and of the job logs $T/*.out
+slurm_start() {
+  C=$(mktemp -d /tmp/dss.XXXXXX)
+  trap slurm_cleanup EXIT
+  [ "$(nproc)" -lt "$1" ] && export SLURM_CLUSTER_EXTRA=SlurmdParameters=config_overrides
+  bash "$CLUSTER" start "$C" "$1" || { bad "cluster did not start"; report; exit 1; }
+  eval "$(bash "$CLUSTER" env "$C")"
+}
+slurm_cleanup() {
+  local rc=$? f
+  if declare -F slurm_cleanup_hook >/dev/null; then slurm_cleanup_hook || true; fi
+  if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
+    echo "---- slurm logs (last lines)"
+    tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd.log "$C"/log/slurmdbd.log 2>/dev/null || true
+    for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
+  fi
+  bash "$CLUSTER" stop "$C" || true
+  rm -rf "$C" "$T"
+}
+
+# slurm_wait_chain NAME SECONDS T0: until no job named NAME is left, at most
+# SECONDS after T0 (unix time); sets q (what squeue still shows) and elapsed
+slurm_wait_chain() {
+  local deadline=$(($3 + $2))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    q=$(squeue -h -n "$1" -o '%i %T %r' 2>/dev/null || echo "squeue failed")
+    [ -z "$q" ] && break
+    sleep 2
+  done
+  elapsed=$(( $(date +%s) - $3 ))
+  echo "$SLURM_TEST: chain finished after ${elapsed}s; queue: '${q:-empty}'"
+  check "job chain ended within $2 s (${elapsed}s)" test -z "$q"
+}
+
+# slurm_sweep_yaml FILE NAME SEED SERIES LRS: a sweep of linear and ReLU
+# networks of ~9 CPU-seconds a point (one worker), over the learning rates
+# LRS (a YAML list's items), recording SERIES
+slurm_sweep_yaml() {
+  cat >"$1" <<Y
+name: $2
+seed: $3
+model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
+record:
+  series: [$4]
+  every: 50
+  per_decade: 5
+grid:
+  lr: [$5]
+  model.type: [linear, relu]
+Y
+}
+
+# slurm_sacct JOBS FILE: sacct's JobID|State|ExitCode lines of JOBS (a comma
+# list) into FILE, once none is running or pending any more (accounting lags
+# a little behind the jobs; at most 30 s)
+slurm_sacct() {
+  local i
+  for i in $(seq 30); do
+    sacct -n -P -j "$1" -o JobID,State,ExitCode >"$2" 2>&1 || true
+    grep -qE 'RUNNING|PENDING|COMPLETING' "$2" || break
+    sleep 1
+  done
+  echo "---- sacct -j $1 -o JobID,State,ExitCode"; cat "$2"
+}
