@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bench/publish.sh -- what one publish costs as the store grows (issue 14).
 #
-#   bench/publish.sh [--big] [--sizes "MB MB ..."] [--repeats N] [--dir DIR]
+#   bench/publish.sh [--big] [--real] [--sizes "MB MB ..."] [--repeats N] [--dir DIR]
 #
 #   --big        also the 10 GB store (needs ~25 GB free on DIR's file system
-#                and a few minutes; a benchmark, not for CI)
+#                and ~7 minutes on a 2-core VM; a benchmark, not for CI)
 #   --sizes      store sizes in MB (default "100 1000", with --big "100 1000 10000")
 #   --repeats N  measured publishes per store (default 3)
 #   --dir DIR    where the stores are built (default a fresh /tmp/ds-publish.XXXX;
