@@ -62,9 +62,14 @@ static void ds_store_sync_dir(const char *path) {
   free(d);
 }
 
+/* fsync a file HDF5 has closed; first give back the blocks ds_store_reserve
+ * allocated past its end (fallocate KEEP_SIZE space stays allocated until the
+ * file is truncated: a finished 34.5 MB store took 55.5 MB of disk). */
 static int ds_store_fsync_path(const char *path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && ftruncate(fd, st.st_size) != 0) { /* only space is lost */ }
   int rc = fsync(fd);
   close(fd);
   return rc;
