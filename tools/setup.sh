@@ -56,7 +56,7 @@ ds_install() {
 
 ds_build() {
   cmake -S "$DS_ROOT" -B "$DS_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$DS_BUILD" -j "$(nproc)" 2>&1 | grep -E 'error|warning|Error' || true
+  cmake --build "$DS_BUILD" -j "$(nproc)" 2>&1 | grep -E '(error|warning):|Error [0-9]' || true
   test -x "$DS_BUILD/dynsweep" || { echo "dynsweep setup: build failed" >&2; return 1; }
 }
 
