@@ -204,6 +204,15 @@ static int set_arg(int argc, char **argv, int *i, char **sets, int *nset, int *b
   return 1;
 }
 
+/* A grid value as plan prints it: a number in the shortest form that tells the
+ * axis' values apart (digits > 0), anything else as its text. */
+static void plan_cell(const char *text, int digits, char *out, size_t n) {
+  char *end;
+  double v = strtod(text, &end);
+  if (digits && *end == 0 && end != text) ds_short_format(v, digits, out, (int)n);
+  else snprintf(out, n, "%s", text);
+}
+
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
   int all = 0, nset = 0, bad = 0, recal = 0;
@@ -260,8 +269,7 @@ static int cmd_plan(int argc, char **argv) {
     wid[a] = (int)strlen(sw.axes[a].name);
     for (int i = 0; i < sw.axes[a].nvals; i++) {
       char t[64];
-      if (digits[a]) ds_short_format(sw.axes[a].val[i], digits[a], t, sizeof t);
-      else snprintf(t, sizeof t, "%s", sw.axes[a].text[i]);
+      plan_cell(sw.axes[a].text[i], digits[a], t, sizeof t);
       if ((int)strlen(t) > wid[a]) wid[a] = (int)strlen(t);
     }
   }
@@ -282,11 +290,9 @@ static int cmd_plan(int argc, char **argv) {
     if (!all && i >= 40) continue;
     printf("%6lld %3d", (long long)p.id, p.replica);
     for (int a = 0; a < sw.naxes; a++) {
-      char t[64];
-      ds_cfg_get_text(&p.cfg, sw.axes[a].path, t, sizeof t);
-      char *end;
-      double v = strtod(t, &end);
-      if (digits[a] && *end == 0 && end != t) ds_short_format(v, digits[a], t, sizeof t);
+      char raw[64], t[64];
+      ds_cfg_get_text(&p.cfg, sw.axes[a].path, raw, sizeof raw);
+      plan_cell(raw, digits[a], t, sizeof t);
       printf(" %*s", wid[a], t);
     }
     printf(" %10.4g %8.3g\n", p.cost * 1e-9, est.sec[i]);

@@ -275,10 +275,11 @@ static int load_normalised(an_table *t) {
   return DS_OK;
 }
 
-int an_col_is_normalised(const an_table *t, int c) {
-  an_field f = t->cols[c].field;
-  return !t->cols[c].is_param && f >= AN_F_LAMBDA0 && f <= AN_F_LR_ETA_CRIT;
+static int normalised(const an_col *c) {
+  return !c->is_param && c->field >= AN_F_LAMBDA0 && c->field <= AN_F_LR_ETA_CRIT;
 }
+
+int an_col_is_normalised(const an_table *t, int c) { return normalised(&t->cols[c]); }
 
 static int materialise(an_table *t, an_col *c) {
   int64_t n = t->n > 0 ? t->n : 1;
@@ -291,8 +292,7 @@ static int materialise(an_table *t, an_col *c) {
   if (!c->v || !c->isnum || !c->empty || (text && !c->s))
     return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
   int need_cfg = c->is_param || c->field == AN_F_STEPS_TO_TOL;
-  if (!c->is_param && c->field >= AN_F_LAMBDA0 && c->field <= AN_F_LR_ETA_CRIT)
-    DS_TRY(load_normalised(t));
+  if (normalised(c)) DS_TRY(load_normalised(t));
   for (int64_t i = 0; i < t->n; i++) {
     const ds_summary_row *r = &t->rows[i];
     ds_point p;
@@ -360,7 +360,7 @@ static int materialise(an_table *t, an_col *c) {
       default: break;
       }
     }
-    if (!c->is_param && c->field >= AN_F_LAMBDA0 && c->field <= AN_F_LR_ETA_CRIT && isnan(v))
+    if (normalised(c) && isnan(v))
       isnum = 0, c->empty[i] = 1; /* not recorded at step 0 */
     c->v[i] = v;
     c->isnum[i] = (char)isnum;
