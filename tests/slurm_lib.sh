@@ -4,20 +4,13 @@ CLUSTER=$DS_SRC/tools/slurm-cluster.sh
 SLURM_TEST=$(basename "$0" .sh)
 skip() { echo "skip: $*"; echo "$SLURM_TEST: 0 passed, 0 failed, 1 skipped"; exit 0; }
 
-# slurm_need PACKAGE...: what tools/slurm-cluster.sh needs (its 'check'),
-# installed with apt-get when missing and root (RUNLEVEL=1: the packages do
-# not start the system's own daemons); else "skip: <reason>"
+# slurm_need PACKAGE...: what tools/slurm-cluster.sh needs (its 'check');
+# tools/test.sh installs the packages (tools/setup.sh DS_TEST_PACKAGES), so a
+# test never installs anything itself: "skip: <reason>" and the apt-get line
 slurm_need() {
   local why
   why=$(bash "$CLUSTER" check 2>&1) && return 0
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null || [ -n "${DS_SLURM_NO_INSTALL:-}" ]; then
-    skip "$why"
-  fi
-  echo "$SLURM_TEST: $why; installing"
-  slurm_apt() { DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 apt-get install -y -qq \
-                  --no-install-recommends "$@" >"$T/apt.log" 2>&1; }
-  slurm_apt "$@" || { apt-get update -qq >/dev/null 2>&1 && slurm_apt "$@"; } || true
-  why=$(bash "$CLUSTER" check 2>&1) || skip "$why (apt-get install failed: $(tail -n 1 "$T/apt.log"))"
+  skip "$why (apt-get install $*, or run tools/test.sh as root)"
 }
 
 # slurm_start CPUS: a cluster in C (a short directory name: the munge socket
