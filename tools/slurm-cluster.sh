@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# tools/slurm-cluster.sh -- a throw-away single-node Slurm cluster on loopback,
-# for trying `dynsweep submit` and for tests/slurm_sweep.sh.
+# tools/slurm-cluster.sh -- a throw-away Slurm cluster of one or more nodes on
+# loopback, for trying `dynsweep submit` and for the tests/slurm_*.sh tests.
 #
-#   tools/slurm-cluster.sh start DIR [CPUS]   write DIR/slurm.conf, start munged,
-#                                             slurmctld, slurmd; wait for the node
+#   tools/slurm-cluster.sh start DIR [CPUS] [--nodes K]
+#                                             write DIR/slurm.conf, start munged,
+#                                             slurmctld and one slurmd per node;
+#                                             wait until every node is idle
 #   tools/slurm-cluster.sh env DIR            print 'export SLURM_CONF=...' lines
 #   tools/slurm-cluster.sh stop DIR           stop the daemons (DIR is kept)
+#   tools/slurm-cluster.sh kill-node DIR NODE lose a node: kill -9 its slurmd,
+#                                             slurmstepds and tasks
 #   tools/slurm-cluster.sh check              exit 0 if the packages are there
+#
+# One node (default): node 'localhost'. K > 1: nodes node1..nodeK, each a
+# `slurmd -N nodeI` with its own port, spool, pid and log file (%n in
+# slurm.conf) and its own TmpFS (DIR/tmp/nodeI: srun --mpi=pmix needs it); CPUS is
+# per node (default: the cores split between the nodes, at least 1; more than
+# the machine has is declared with SlurmdParameters=config_overrides) and the
+# memory (half of RAM) is split between them. SlurmdTimeout=10: a node whose
+# slurmd is gone is DOWN ~10 s later (a lost node ends its job at once).
 #
 # SLURM_CLUSTER_EXTRA (optional): more slurm.conf lines, e.g.
 # 'SlurmdParameters=config_overrides' to declare more CPUs than the machine has.
@@ -61,8 +73,10 @@ sc_env() {
   echo "unset SLURM_JOB_ID SLURM_JOBID SLURM_CONF_SERVER"
 }
 
+# sc_start DIR CPUS NODES (CPUS empty: the cores split between the nodes)
 sc_start() {
-  local d=$1 cpus=${2:-$(nproc)}
+  local d=$1 nodes=${3:-1} cpus=${2:-}
+  [ -n "$cpus" ] || cpus=$(( $(nproc) / nodes > 0 ? $(nproc) / nodes : 1 ))
   mkdir -p "$d"
   d=$(cd "$d" && pwd)
   chmod 0700 "$d"
@@ -81,7 +95,7 @@ sc_start() {
   local ctlport slurmdport mem acct="AccountingStorageType=accounting_storage/none" gather=none
   ctlport=$(sc_free_port)
   slurmdport=$(sc_free_port)
-  mem=$(awk '/MemTotal/ {printf "%d", $2 / 1024 / 2}' /proc/meminfo)
+  mem=$(awk -v k="$nodes" '/MemTotal/ {printf "%d", $2 / 1024 / 2 / k}' /proc/meminfo)
   if [ -n "${SLURM_ACCOUNTING:-}" ]; then
     sc_start_accounting "$d" || return 1
     acct="AccountingStorageType=accounting_storage/slurmdbd
@@ -90,8 +104,28 @@ AccountingStoragePort=$(cat "$d/dbd.port")
 AccountingStoragePass=$d/munge/sock"  # for slurmdbd with munge: the munge socket
     gather=linux
   fi
+  # one node: 'localhost' as before; K nodes: node1..nodeK, each slurmd with
+  # its own port and (%n) spool, pid and log file
+  local names=localhost spool=$d/spool pidf=$d/slurmd.pid logf=$d/log/slurmd.log nodelines k
+  nodelines="NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN"
+  if [ "$nodes" -gt 1 ]; then
+    names="node[1-$nodes]" spool="$d/spool/%n" pidf="$d/slurmd.%n.pid" logf="$d/log/slurmd.%n.log" nodelines=
+    for k in $(seq "$nodes"); do
+      mkdir -p "$d/spool/node$k" "$d/tmp/node$k"
+      nodelines+="NodeName=node$k NodeAddr=127.0.0.1 NodeHostname=localhost Port=$(sc_free_port) CPUs=$cpus RealMemory=$mem State=UNKNOWN"$'\n'
+    done
+  fi
+  echo "$nodes" >"$d/nodes"
+  # several nodes: a node whose slurmd is gone is DOWN after 10 s, not 300;
+  # TmpFS per node: Slurm's PMIx plugin makes its client directory
+  # TmpFS/spmix_appdir_UID_JOB.STEP on every node of a step, and with one /tmp
+  # for all nodes the second slurmstepd fails ("File exists"): srun
+  # --mpi=pmix "task 2 launch failed"
+  local timeout="SlurmdTimeout=300"
+  [ "$nodes" -gt 1 ] && timeout="SlurmdTimeout=10
+TmpFS=$d/tmp/%n"
   cat >"$d/slurm.conf" <<EOF
-# single-node test cluster written by tools/slurm-cluster.sh
+# test cluster of $nodes node(s) written by tools/slurm-cluster.sh
 ClusterName=dstest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$ctlport
@@ -102,11 +136,11 @@ AuthType=auth/munge
 AuthInfo=socket=$d/munge/sock
 CredType=cred/munge
 StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool
+SlurmdSpoolDir=$spool
 SlurmctldPidFile=$d/slurmctld.pid
-SlurmdPidFile=$d/slurmd.pid
+SlurmdPidFile=$pidf
 SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd.log
+SlurmdLogFile=$logf
 SlurmctldDebug=info
 MailProg=/bin/true
 SlurmdDebug=info
@@ -124,13 +158,14 @@ SchedulerParameters=sched_interval=2
 ReturnToService=2
 MinJobAge=300
 KillWait=20
+$timeout
 InactiveLimit=0
 OverTimeLimit=0
 MessageTimeout=10
 PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 ${SLURM_CLUSTER_EXTRA:-}
-NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+$nodelines
+PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
   export SLURM_CONF="$d/slurm.conf"
   unset SLURM_JOB_ID SLURM_JOBID
@@ -140,18 +175,29 @@ EOF
       { echo "sacctmgr add cluster failed:" >&2; cat "$d/log/sacctmgr.log" >&2; return 1; }
   fi
   slurmctld -f "$d/slurm.conf" -i
-  slurmd -f "$d/slurm.conf" -N localhost
+  sc_start_slurmds "$d"
   for i in $(seq 150); do
-    if sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle; then
-      echo "slurm-cluster: up in $d (slurmctld port $ctlport, slurmd port $slurmdport, $cpus CPUs)"
+    if [ "$(sinfo -h -N -o '%T' 2>/dev/null | grep -cx idle)" -eq "$nodes" ]; then
+      echo "slurm-cluster: up in $d (slurmctld port $ctlport, $nodes node(s) $names of $cpus CPUs each)"
       return 0
     fi
     sleep 0.2
   done
-  echo "slurm-cluster: node did not become idle; logs:" >&2
+  echo "slurm-cluster: not every node became idle; logs:" >&2
   tail -n 20 "$d"/log/*.log >&2 || true
   sinfo -N -l >&2 || true
   return 1
+}
+
+# One slurmd per node. Several nodes: each slurmd has DS_SLURM_NODE=DIR:NODE
+# in its environment, and so have its slurmstepds (kill-node finds them).
+sc_start_slurmds() {
+  local d=$1 k nodes
+  nodes=$(cat "$d/nodes")
+  if [ "$nodes" -eq 1 ]; then slurmd -f "$d/slurm.conf" -N localhost; return; fi
+  for k in $(seq "$nodes"); do
+    DS_SLURM_NODE=$d:node$k slurmd -f "$d/slurm.conf" -N "node$k"
+  done
 }
 
 # MariaDB and slurmdbd for SLURM_ACCOUNTING=1; writes DIR/dbd.port.
@@ -227,7 +273,7 @@ sc_stop() {
       sleep 0.2
     done
   fi
-  sc_kill_pidfile "$d/slurmd.pid"
+  for f in "$d"/slurmd.pid "$d"/slurmd.node*.pid; do sc_kill_pidfile "$f"; done
   # slurmstepd processes left behind (their cwd or args name DIR's spool)
   for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
     if tr '\0' ' ' <"/proc/$pid/environ" 2>/dev/null | grep -q "SLURM_CONF=$d/slurm.conf"; then
@@ -240,15 +286,50 @@ sc_stop() {
   sc_kill_pidfile "$d/munge/munged.pid"
 }
 
+# sc_kill_node DIR NODE: a node lost at once (kill -9): its slurmd, its
+# slurmstepds (DS_SLURM_NODE in their environment, from slurmd) and the
+# tasks on it (SLURMD_NODENAME=NODE in this cluster's jobs), all stopped first
+# so that none of them reacts to the others' deaths
+sc_kill_node() {
+  local d=$1 n=$2 pid env pids=()
+  grep -q "^NodeName=$n " "$d/slurm.conf" || { echo "no node $n in $d/slurm.conf" >&2; return 2; }
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [ "$pid" = $$ ] && continue
+    env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null) || continue
+    if grep -qx "DS_SLURM_NODE=$d:$n" <<<"$env" ||
+       { grep -qx "SLURMD_NODENAME=$n" <<<"$env" && grep -qx "SLURM_CONF=$d/slurm.conf" <<<"$env"; }; then
+      pids+=("$pid")
+    fi
+  done
+  [ -s "$d/slurmd.$n.pid" ] && pids+=("$(cat "$d/slurmd.$n.pid")")
+  [ "${#pids[@]}" -gt 0 ] || { echo "nothing of node $n runs" >&2; return 1; }
+  kill -STOP "${pids[@]}" 2>/dev/null || true
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  rm -f "$d/slurmd.$n.pid"
+  echo "slurm-cluster: node $n lost: killed ${#pids[@]} process(es): ${pids[*]}"
+}
+
 cmd=${1:-}
 case "$cmd" in
   check) sc_check ;;
-  start) [ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS]" >&2; exit 2; }
+  start) [ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS] [--nodes K]" >&2; exit 2; }
+         dir=$2 cpus= nodes=1; shift 2
+         while [ $# -gt 0 ]; do
+           case "$1" in
+             --nodes) nodes=${2:-}; shift 2 || { echo "--nodes needs a number" >&2; exit 2; } ;;
+             --nodes=*) nodes=${1#--nodes=}; shift ;;
+             *) [ -z "$cpus" ] || { echo "start: unexpected '$1'" >&2; exit 2; }; cpus=$1; shift ;;
+           esac
+         done
+         [[ "$nodes" =~ ^[1-9][0-9]?$ ]] || { echo "--nodes: expected 1..99, got '$nodes'" >&2; exit 2; }
+         [[ -z "$cpus" || "$cpus" =~ ^[1-9][0-9]*$ ]] || { echo "CPUS: expected a number >= 1, got '$cpus'" >&2; exit 2; }
          sc_check >&2 || exit 1
-         sc_start "$2" "${3:-}" ;;
+         sc_start "$dir" "$cpus" "$nodes" ;;
+  kill-node) [ $# -eq 3 ] || { echo "usage: $0 kill-node DIR NODE" >&2; exit 2; }
+         sc_kill_node "$(cd "$2" && pwd)" "$3" ;;
   stop)  [ $# -ge 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }
          sc_stop "$2" ;;
   env)   [ $# -ge 2 ] || { echo "usage: $0 env DIR" >&2; exit 2; }
          sc_env "$(cd "$2" && pwd)" ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ "$cmd" = -h ] || [ "$cmd" = --help ]; exit $? ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; [ "$cmd" = -h ] || [ "$cmd" = --help ]; exit $? ;;
 esac
