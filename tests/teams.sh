@@ -6,8 +6,10 @@
 #     point done, the team size and the leader's rank in the summary; (c) bad
 #     values and too few ranks: clear errors, non-zero exit, nothing written;
 #     (d) SIGUSR1 while a team of 2 trains: exit 3, the resumed run completes
-#     and equals an uninterrupted one.
+#     and equals an uninterrupted one. (b2) teams stay on one node (issue 14;
+#     SLURMD_NODENAME per rank), unless a team is larger than every node.
 . "$(dirname "$0")/lib.sh"
+unset SLURMD_NODENAME # the node of a rank (teams stay on one node): set per rank in (b2)
 sweep=$DS_SRC/tests/sweeps/teams.yaml
 long=$DS_SRC/tests/sweeps/teams_long.yaml
 cmp_py() { "$PY" "$DS_SRC/tests/teams_compare.py" "$@"; }
@@ -86,6 +88,26 @@ for i in range(8):  # point i of the axis sweep is point i // 2 of the plain one
 print("ok" if worst <= 1e-10 else "bad %g" % worst)
 PY
 check "axis [1, 2]: both team sizes equal the teams-of-1 run ($(cat "$T/axcmp"))" test "$(cat "$T/axcmp")" = ok
+
+# ---- (b2) issue 14: a team never spans nodes (node = SLURMD_NODENAME per rank) ------
+# ranks 0,1 on node na and 2,3 on nb (mpirun's app contexts): the team of 2 is
+# ranks 2,3 (leader 2), not 1,2; the size-1 team is rank 1; rank_nodes says so
+on_nodes() { # on_nodes "N1 N2 ..." ARGS: one rank per node name
+  local a=() n sep=
+  for n in $1; do a+=($sep -n 1 -x "SLURMD_NODENAME=$n" "$DYNSWEEP" run "${@:2}"); sep=:; done
+  mpirun --oversubscribe "${a[@]}"
+}
+on_nodes "na na nb nb" "$T/axis.yaml" -o "$T/nodes.h5" 2>"$T/nodes.err" || true
+rn=$(h5dump -a rank_nodes "$T/nodes.h5" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p')
+check "nodes: rank_nodes is na,na,nb,nb ($rn)" test "$rn" = na,na,nb,nb
+check "nodes: hosts is still the host names" bash -c "h5dump -a hosts '$T/nodes.h5' | grep -q '(0): \"$(hostname)'"
+check "nodes: team of 2 on ranks 2-3 (node nb), team of 1 on rank 1 (na)" \
+  test "$(col "$T/nodes.h5" rank)" = "1 2 1 2 1 2 1 2"
+check "nodes: same series as on one node" cmp_py "$T/axis.h5" "$T/nodes.h5" 0
+# one worker per node: a team of 2 cannot fit a node, so it spans (the sweep asks)
+on_nodes "na na nb" "$T/t2.yaml" -o "$T/span.h5" 2>"$T/span.err" || true
+check "nodes: a team larger than any node spans nodes (logged)" grep -q "team of 2 spans nodes" "$T/span.err"
+check "nodes: ... and its points are done" test "$(col "$T/span.h5" team_size)" = "2 2 2 2"
 
 # ---- auto: the smallest power of two whose memory share fits --rank-memory ---------
 # a point of teams.yaml is estimated at ~16 MB (the full Hessian: 2 P^2 doubles)

@@ -164,6 +164,9 @@ void ds_store_set_run(ds_store *s, const char *state, double session_start_unix,
 /* New values of the inputs / inputs_hash root attributes (the input files
  * changed since the store was created), written at the next publish. */
 int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash);
+/* Issue 14: the node of each rank of this session (comma-separated, rank 0
+ * first), root attribute rank_nodes, written at every publish from now on. */
+int ds_store_set_rank_nodes(ds_store *s, const char *rank_nodes);
 
 typedef struct {
   int64_t publishes, generation;

@@ -34,6 +34,7 @@ void sc_free_sched(sched *s) {
   for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
   free(s->cls);
   free(s->lead_size);
+  free(s->node);
 }
 
 static int make_meta_and_create(sched *s, const char *hosts, int nranks) {

@@ -120,8 +120,9 @@ int sc_check_teams(sched *s) {
 /* Rank 0, after the queue is built: splits worker ranks 1..size-1 into
  * teams. One team for every size the queue needs, then the remaining ranks
  * go, a team at a time, to the size with the most estimated cost per rank
- * (never more teams of a size than it has points). Ranks are given out
- * consecutively, largest teams first. color[r] = team number of world rank
+ * (never more teams of a size than it has points). A team's ranks are on
+ * one node (issue 14) unless no node has that many workers; they are given
+ * out in rank order within a node, largest teams first. color[r] = team number of world rank
  * r, -1 for rank 0 and idle ranks. Returns the number of teams. */
 int sc_plan_teams(sched *s, int size, int *color) {
   for (int r = 0; r < size; r++) color[r] = -1;
@@ -156,38 +157,74 @@ int sc_plan_teams(sched *s, int size, int *color) {
     for (int c = 0; c < s->ncls; c++)
       if (s->cls[c].size == s->tsize[id]) s->cls[c].q[s->cls[c].n++] = id;
   }
-  int left = size - 1, nteams = 0;
-  for (int c = 0; c < s->ncls; c++) {
-    if (s->cls[c].size > left) return -1; /* sc_check_teams made sure it fits */
-    s->cls[c].teams = 1;
-    left -= s->cls[c].size;
-  }
-  for (;;) {
-    int best = -1;
-    double bl = -1;
-    for (int c = 0; c < s->ncls; c++) {
-      tclass *k = &s->cls[c];
-      if (k->size > left || k->teams >= k->n) continue;
-      double load = k->cost / ((double)k->teams * k->size);
-      if (load > bl) bl = load, best = c;
+  /* Issue 14: a team never spans nodes (s->node: SLURMD_NODENAME, else the
+   * host) unless its size exceeds the worker ranks of every node. room[n]:
+   * worker ranks of node n not given to a team yet; pl[]: the teams planned
+   * (class, node or -1 = spanning); full[c]: no node has room for class c. */
+  int left = size - 1, nteams = 0, np = 0, maxnode = 0, big = 0, ok = 1;
+  int *room = ds_calloc((size_t)size, sizeof *room), *pl = ds_calloc(2 * (size_t)size, sizeof *pl),
+      *used = ds_calloc((size_t)size, sizeof *used), *full = ds_calloc((size_t)s->ncls + 1, sizeof *full);
+  ok = room && pl && used && full;
+  for (int r = 1; ok && r < size; r++) room[s->node[r]]++;
+  for (int n = 0; ok && n < size; n++) maxnode = room[n] > maxnode ? room[n] : maxnode;
+  for (int pass = 0; ok && pass < 2; pass++) /* one team of each size, largest first; then by load */
+    for (;;) {
+      int best = -1, at = -1;
+      double bl = -1;
+      for (int c = 0; c < s->ncls; c++) {
+        tclass *k = &s->cls[c];
+        if (pass == 0 ? k->teams > 0 : k->size > left || full[c] || k->teams >= k->n) continue;
+        double load = pass == 0 ? k->size : k->cost / ((double)k->teams * k->size);
+        if (load > bl) bl = load, best = c;
+      }
+      if (best < 0) break;
+      int sz = s->cls[best].size;
+      if (sz > left) { /* sc_check_teams made sure one team of each size fits */
+        ok = 0;
+        break;
+      }
+      for (int n = 0; n < size; n++) /* best fit: the fullest node it fits on */
+        if (room[n] >= sz && (at < 0 || room[n] < room[at])) at = n;
+      if (at < 0 && sz <= maxnode && pass == 1) {
+        full[best] = 1;
+        continue;
+      }
+      if (at < 0 && sz <= maxnode && !s->o->quiet)
+        ds_warn("teams: no node has %d free worker ranks left; a team of %d spans nodes", sz, sz);
+      if (at >= 0) room[at] -= sz;
+      for (int m = sz; at < 0 && m > 0;) { /* spanning: from the nodes with the most room */
+        int f = 0;
+        for (int n = 1; n < size; n++) f = room[n] > room[f] ? n : f;
+        int t = room[f] < m ? room[f] : m;
+        room[f] -= t, m -= t;
+      }
+      left -= sz;
+      s->cls[best].teams++;
+      pl[2 * np] = best, pl[2 * np + 1] = at, np++;
     }
-    if (best < 0) break;
-    s->cls[best].teams++;
-    left -= s->cls[best].size;
-  }
-  int r = 1, big = 0;
-  for (int done = 0; done < s->ncls; done++) { /* largest size first */
-    int c = -1;
-    for (int k = 0; k < s->ncls; k++)
-      if (s->cls[k].teams > 0 && (c < 0 || s->cls[k].size > s->cls[c].size)) c = k;
-    for (int t = 0; t < s->cls[c].teams; t++, nteams++) {
-      s->lead_size[r] = s->cls[c].size;
-      for (int m = 0; m < s->cls[c].size; m++) color[r++] = nteams;
-    }
-    big |= s->cls[c].size > 1;
-    s->cls[c].teams = -s->cls[c].teams; /* mark placed */
-  }
-  for (int c = 0; c < s->ncls; c++) s->cls[c].teams = -s->cls[c].teams;
+  /* ranks: teams on one node first, then the spanning ones; largest first */
+  for (int pass = 0; ok && pass < 2; pass++)
+    for (int sz = size; ok && sz >= 1; sz--)
+      for (int i = 0; ok && i < np; i++) {
+        int c = pl[2 * i], at = pl[2 * i + 1], lead = -1;
+        if (s->cls[c].size != sz || (at < 0) != pass) continue;
+        for (int r = 1, m = 0; r < size && m < sz; r++)
+          if (!used[r] && (at < 0 || s->node[r] == at)) {
+            used[r] = 1, color[r] = nteams, m++;
+            lead = lead < 0 ? r : lead;
+          }
+        ok = lead > 0;
+        if (ok) s->lead_size[lead] = sz;
+        nteams++;
+        big |= sz > 1;
+        if (at < 0 && !s->o->quiet)
+          ds_log("teams: a team of %d spans nodes (a node has at most %d worker ranks)", sz, maxnode);
+      }
+  free(room);
+  free(pl);
+  free(used);
+  free(full);
+  if (!ok) return -1;
   if (big && !s->o->quiet) {
     char msg[512] = "";
     for (int c = 0; c < s->ncls; c++) {

@@ -21,18 +21,31 @@ void sc_start_drain(sched *s, const char *why) {
          why, s->o->drain_timeout, (long long)s->nrunning);
 }
 
-static char *gather_hosts(MPI_Comm comm, int rank, int size) {
-  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+/* Rank 0 gets every rank's MPI processor name (the host) and node: the Slurm
+ * node name SLURMD_NODENAME (several Slurm nodes may share one host), else
+ * the host name. Returns the distinct hosts (comma-separated, root attribute
+ * hosts); *nodes (rank_nodes: each rank's node, rank 0 first) and node[r] (an
+ * index per distinct node, for the teams) are set on rank 0. NULL elsewhere. */
+static char *gather_hosts(MPI_Comm comm, int rank, int size, char **nodes, int *node) {
+  enum { L = MPI_MAX_PROCESSOR_NAME };
+  char name[2 * L] = {0};
   int len;
   MPI_Get_processor_name(name, &len);
-  char *all = rank == 0 ? calloc(size, MPI_MAX_PROCESSOR_NAME) : NULL;
-  MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+  const char *sn = getenv("SLURMD_NODENAME");
+  snprintf(name + L, L, "%s", sn && *sn ? sn : name);
+  char *all = rank == 0 ? calloc(size, 2 * L) : NULL;
+  MPI_Gather(name, 2 * L, MPI_CHAR, all, 2 * L, MPI_CHAR, 0, comm);
   if (rank != 0) return NULL;
-  char *out = calloc(size, MPI_MAX_PROCESSOR_NAME + 1);
-  for (int i = 0; out && all && i < size; i++) {
-    const char *h = all + (size_t)i * MPI_MAX_PROCESSOR_NAME;
+  char *out = calloc(size, L + 1);
+  *nodes = calloc(size, L + 1);
+  for (int i = 0; out && *nodes && all && i < size; i++) {
+    const char *h = all + (size_t)i * 2 * L, *nd = h + L;
     int seen = 0;
-    for (int j = 0; j < i; j++) seen |= strcmp(h, all + (size_t)j * MPI_MAX_PROCESSOR_NAME) == 0;
+    node[i] = i;
+    for (int j = 0; j < i; j++) seen |= strcmp(h, all + (size_t)j * 2 * L) == 0;
+    for (int j = 0; j < i && node[i] == i; j++)
+      if (!strcmp(nd, all + (size_t)j * 2 * L + L)) node[i] = node[j];
+    strcat(strcat(*nodes, i ? "," : ""), nd);
     if (seen) continue;
     if (*out) strcat(out, ",");
     strcat(out, h);
@@ -65,8 +78,11 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   ds_signals_install_drain();
-  char *hosts = gather_hosts(comm, rank, size);
   sched s = {.sw = sw, .o = o};
+  char *rank_nodes = NULL;
+  s.node = ds_calloc((size_t)size, sizeof *s.node);
+  if (!s.node) MPI_Abort(comm, 1);
+  char *hosts = gather_hosts(comm, rank, size, &rank_nodes, s.node);
   s.tty = rank == 0 && !o->quiet && ds_console_open_bar();
   s.nworkers = size - 1;
   s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;
@@ -80,12 +96,14 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     s.t0 = ds_now();
     rc = sc_check_teams(&s); /* before anything is created */
     if (rc == DS_OK) rc = sc_prepare(&s, hosts ? hosts : "", size);
+    if (rc == DS_OK && s.store && rank_nodes) rc = ds_store_set_rank_nodes(s.store, rank_nodes);
     if (rc != DS_OK && s.store) {
       ds_store_close(s.store);
       s.store = NULL;
     }
   }
   free(hosts);
+  free(rank_nodes);
   int start[2] = {rc, s.nothing_to_do};
   MPI_Bcast(start, 2, MPI_INT, 0, comm); /* refused: everyone stops, nothing ran */
   if (start[0] != DS_OK || start[1]) {

@@ -93,6 +93,7 @@ typedef struct {
   struct tclass *cls;    /* one queue per team size (multi-rank runs), or NULL */
   int ncls;
   int *lead_size;        /* world rank -> size of the team it leads (0: not a leader) */
+  int *node;             /* world rank -> its node (index of the first rank on it; rank 0) */
   /* attempts (issue 11) */
   int max_attempts;
   double has;            /* bytes a rank has (ds_rank_memory; the least over the ranks) */

@@ -658,6 +658,17 @@ int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash
   return DS_OK;
 }
 
+int ds_store_set_rank_nodes(ds_store *s, const char *rank_nodes) {
+  if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
+  char *a = ds_strdup(rank_nodes);
+  if (!a) return DS_ENOMEM;
+  free(s->rank_nodes);
+  s->rank_nodes = a;
+  s->fresh = 0;
+  s->attrs_dirty = 1;
+  return DS_OK;
+}
+
 void ds_store_get_stats(const ds_store *s, ds_store_stats *st) {
   memset(st, 0, sizeof *st);
   if (s) *st = s->st;

@@ -63,6 +63,7 @@ struct ds_store {
   ds_summary_row *rows;      /* current rows (published + journaled), npoints */
   int attrs_dirty;           /* run attributes changed since the last publish */
   char *inputs, *inputs_hash; /* ds_store_set_inputs: written with the run attributes */
+  char *rank_nodes;          /* ds_store_set_rank_nodes: likewise */
   char run_state[16];
   double session_start, next_publish, publish_every;
   int64_t session_done0;
