@@ -7,6 +7,7 @@
 #                                             slurmctld and one slurmd per node;
 #                                             wait until every node is idle
 #   tools/slurm-cluster.sh env DIR            print 'export SLURM_CONF=...' lines
+#                                             (several nodes: OMPI_MCA_btl=self,tcp)
 #   tools/slurm-cluster.sh stop DIR           stop the daemons (DIR is kept)
 #   tools/slurm-cluster.sh kill-node DIR NODE lose a node: kill -9 its slurmd,
 #                                             slurmstepds and tasks
@@ -70,6 +71,11 @@ sc_free_port() {
 sc_env() {
   local d=$1
   echo "export SLURM_CONF='$d/slurm.conf'"
+  # several nodes on one host: Open MPI names its shared-memory (vader)
+  # segments by host name, job and node-local rank, so local rank 0 of node1
+  # and of node2 map the same segment and crash (SIGSEGV in
+  # mca_btl_vader_poll_handle_frag); TCP between all ranks instead
+  if [ "$(cat "$d/nodes" 2>/dev/null || echo 1)" -gt 1 ]; then echo "export OMPI_MCA_btl=self,tcp"; fi
   echo "unset SLURM_JOB_ID SLURM_JOBID SLURM_CONF_SERVER"
 }
 
@@ -189,14 +195,12 @@ EOF
   return 1
 }
 
-# One slurmd per node. Several nodes: each slurmd has DS_SLURM_NODE=DIR:NODE
-# in its environment, and so have its slurmstepds (kill-node finds them).
 sc_start_slurmds() {
   local d=$1 k nodes
   nodes=$(cat "$d/nodes")
   if [ "$nodes" -eq 1 ]; then slurmd -f "$d/slurm.conf" -N localhost; return; fi
   for k in $(seq "$nodes"); do
-    DS_SLURM_NODE=$d:node$k slurmd -f "$d/slurm.conf" -N "node$k"
+    slurmd -f "$d/slurm.conf" -N "node$k"
   done
 }
 
@@ -276,7 +280,7 @@ sc_stop() {
   for f in "$d"/slurmd.pid "$d"/slurmd.node*.pid; do sc_kill_pidfile "$f"; done
   # slurmstepd processes left behind (their cwd or args name DIR's spool)
   for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
-    if tr '\0' ' ' <"/proc/$pid/environ" 2>/dev/null | grep -q "SLURM_CONF=$d/slurm.conf"; then
+    if tr '\0' ' ' 2>/dev/null <"/proc/$pid/environ" | grep -q "SLURM_CONF=$d/slurm.conf"; then
       kill -KILL "$pid" 2>/dev/null || true
     fi
   done
@@ -287,21 +291,20 @@ sc_stop() {
 }
 
 # sc_kill_node DIR NODE: a node lost at once (kill -9): its slurmd, its
-# slurmstepds (DS_SLURM_NODE in their environment, from slurmd) and the
-# tasks on it (SLURMD_NODENAME=NODE in this cluster's jobs), all stopped first
-# so that none of them reacts to the others' deaths
+# slurmstepds (they listen on sockets in the node's spool directory) and the
+# tasks on it (SLURMD_NODENAME=NODE and this cluster's SLURM_CONF in their
+# environment), all stopped first so that none reacts to the others' deaths
 sc_kill_node() {
   local d=$1 n=$2 pid env pids=()
   grep -q "^NodeName=$n " "$d/slurm.conf" || { echo "no node $n in $d/slurm.conf" >&2; return 2; }
+  [ -s "$d/slurmd.$n.pid" ] && pids+=("$(cat "$d/slurmd.$n.pid")")
+  pids+=($(ss -Hxlp 2>/dev/null | grep -F "$d/spool/$n/" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u))
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    [ "$pid" = $$ ] && continue
-    env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null) || continue
-    if grep -qx "DS_SLURM_NODE=$d:$n" <<<"$env" ||
-       { grep -qx "SLURMD_NODENAME=$n" <<<"$env" && grep -qx "SLURM_CONF=$d/slurm.conf" <<<"$env"; }; then
+    env=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ") || continue
+    if grep -qx "SLURMD_NODENAME=$n" <<<"$env" && grep -qx "SLURM_CONF=$d/slurm.conf" <<<"$env"; then
       pids+=("$pid")
     fi
   done
-  [ -s "$d/slurmd.$n.pid" ] && pids+=("$(cat "$d/slurmd.$n.pid")")
   [ "${#pids[@]}" -gt 0 ] || { echo "nothing of node $n runs" >&2; return 1; }
   kill -STOP "${pids[@]}" 2>/dev/null || true
   kill -KILL "${pids[@]}" 2>/dev/null || true
