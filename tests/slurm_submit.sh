@@ -102,6 +102,12 @@ expect2 "store in a missing directory" "$sweep" -o "$T/no/such/dir/s.h5"
 expect2 "unknown option" "$sweep" -o "$T/s.h5" --frobnicate
 expect2 "store path with a double quote" "$sweep" -o "$T/x\"y.h5"
 expect2 "--sbatch-option with a newline" "$sweep" -o "$T/s.h5" --sbatch-option $'--mem=1G\n#x'
+expect2 "--min-nodes above --nodes" "$sweep" -o "$T/s.h5" --nodes 2 --min-nodes 3 --ntasks-per-node 2
+expect2 "--min-nodes 0" "$sweep" -o "$T/s.h5" --nodes 2 --min-nodes 0 --ntasks-per-node 2
+expect2 "--min-nodes with a fixed --ntasks" "$sweep" -o "$T/s.h5" --nodes 2 --min-nodes 1 --ntasks 4
+check "--min-nodes: the messages say why" grep -q -- "--min-nodes needs --ntasks-per-node" "$T/se"
+sub "$sweep" -o "$T/mn.h5" --nodes 2 --min-nodes 1 --ntasks-per-node 2 --dry-run
+check "--nodes 2 --min-nodes 1: #SBATCH --nodes=1-2 (rc $rc)" grep -qx -- "#SBATCH --nodes=1-2" "$T/mn.h5.sbatch"
 
 # ---- --dry-run: the script, nothing submitted
 rm -f "$T/out/sbatch"

@@ -43,6 +43,8 @@ const char *ds_usage_submit =
     "chain with 'scancel --name=JOBNAME'.\n"
     "  -o, --output STORE        the store to write or resume (required)\n"
     "  -N, --nodes N             nodes (default 1)\n"
+    "      --min-nodes M         a job may start on M..N nodes (--nodes=M-N): after a\n"
+    "                            node is lost the follow-on runs on those left\n"
     "  -n, --ntasks N            MPI ranks in all (default: one per core of the nodes,\n"
     "                            which are then allocated whole, --exclusive)\n"
     "      --ntasks-per-node N   MPI ranks per node (instead of --ntasks)\n"
@@ -81,7 +83,7 @@ const char *ds_usage_submit =
 
 typedef struct {
   const char *sweep, *store;
-  long nodes, ntasks, ntasks_per_node;
+  long nodes, ntasks, ntasks_per_node, min_nodes;
   const char *time;
   long time_s;
   const char *partition, *account, *qos, *job_name;
@@ -396,7 +398,8 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   fprintf(f, "# Submit again (resumes the store):  sbatch %s\n", script);
   fprintf(f, "# Cancel the whole chain:           scancel --name=%s\n", job);
   fprintf(f, "#SBATCH --job-name=%s\n", job);
-  fprintf(f, "#SBATCH --nodes=%ld\n", o->nodes > 0 ? o->nodes : 1);
+  if (o->min_nodes > 0 && o->min_nodes < o->nodes) fprintf(f, "#SBATCH --nodes=%ld-%ld\n", o->min_nodes, o->nodes);
+  else fprintf(f, "#SBATCH --nodes=%ld\n", o->nodes > 0 ? o->nodes : 1);
   if (o->ntasks > 0) fprintf(f, "#SBATCH --ntasks=%ld\n", o->ntasks);
   if (o->ntasks_per_node > 0) fprintf(f, "#SBATCH --ntasks-per-node=%ld\n", o->ntasks_per_node);
   if (o->ntasks <= 0 && o->ntasks_per_node <= 0) {
@@ -533,6 +536,9 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
     else if (TAKES("-N", "--nodes")) {
       VALUE();
       if ((o->nodes = sub_num(val, 1, 100000)) < 0) return sub_bad("--nodes: expected a whole number >= 1, got '%s'", val);
+    } else if (!strcmp(name, "--min-nodes")) {
+      VALUE();
+      if ((o->min_nodes = sub_num(val, 1, 100000)) < 0) return sub_bad("--min-nodes: expected a whole number >= 1, got '%s'", val);
     } else if (TAKES("-n", "--ntasks")) {
       VALUE();
       if ((o->ntasks = sub_num(val, 1, 10000000)) < 0) return sub_bad("--ntasks: expected a whole number >= 1, got '%s'", val);
@@ -586,6 +592,13 @@ static int sub_parse(int argc, char **argv, sub_opts *o) {
   if (!o->sweep) return sub_bad("missing the sweep file%s", "");
   if (!o->store) return sub_bad("missing -o STORE.h5%s", "");
   if (o->ntasks > 0 && o->ntasks_per_node > 0) return sub_bad("give --ntasks or --ntasks-per-node, not both%s", "");
+  if (o->min_nodes > (o->nodes > 0 ? o->nodes : 1)) {
+    char m[64];
+    snprintf(m, sizeof m, "%ld (--nodes %ld)", o->min_nodes, o->nodes > 0 ? o->nodes : 1);
+    return sub_bad("--min-nodes %s: more than --nodes", m);
+  }
+  if (o->min_nodes > 0 && o->ntasks > 0)
+    return sub_bad("--min-nodes needs --ntasks-per-node (or whole nodes), not --ntasks%s", "");
   if ((o->time_s = ds_submit_parse_time(o->time)) <= 0)
     return sub_bad("--time: expected a Slurm time limit such as 30, 2:00:00 or 1-12:00:00 "
                    "(MIN, MIN:SEC, H:MIN:SEC, D-H, D-H:MIN, D-H:MIN:SEC), got '%s'", o->time);
