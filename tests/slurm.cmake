@@ -10,3 +10,7 @@ ds_script_test(slurm_sweep slurm_sweep.sh)
 set_tests_properties(slurm_sweep PROPERTIES LABELS "integration;slurm" TIMEOUT 900 RESOURCE_LOCK slurm_cluster)
 ds_script_test(slurm_chain slurm_chain.sh)
 set_tests_properties(slurm_chain PROPERTIES LABELS "integration;slurm" TIMEOUT 600 RESOURCE_LOCK slurm_cluster)
+# slurm_multinode (issue 14): a cluster of two nodes on this machine; the sweep
+# through both templates across time limits, then a node lost mid-job (~3 min).
+ds_script_test(slurm_multinode slurm_multinode.sh)
+set_tests_properties(slurm_multinode PROPERTIES LABELS "integration;slurm" TIMEOUT 900 RESOURCE_LOCK slurm_cluster)

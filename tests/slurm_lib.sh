@@ -13,15 +13,16 @@ slurm_need() {
   skip "$why (apt-get install $*, or run tools/test.sh as root)"
 }
 
-# slurm_start CPUS: a cluster in C (a short directory name: the munge socket
-# path is limited), its environment in this shell; torn down on any exit,
+# slurm_start CPUS [NODES]: a cluster of NODES nodes (default 1) of CPUS CPUs
+# each in C (a short directory name: the munge socket path is limited), its
+# environment in this shell; torn down on any exit,
 # after slurm_cleanup_hook (if the test defines one) and, when something
 # failed, the last lines of the daemons' logs and of the job logs $T/*.out
 slurm_start() {
   C=$(mktemp -d /tmp/dss.XXXXXX)
   trap slurm_cleanup EXIT
   [ "$(nproc)" -lt "$1" ] && export SLURM_CLUSTER_EXTRA=SlurmdParameters=config_overrides
-  bash "$CLUSTER" start "$C" "$1" || { bad "cluster did not start"; report; exit 1; }
+  bash "$CLUSTER" start "$C" "$1" --nodes "${2:-1}" || { bad "cluster did not start"; report; exit 1; }
   eval "$(bash "$CLUSTER" env "$C")"
 }
 slurm_cleanup() {
@@ -29,7 +30,7 @@ slurm_cleanup() {
   if declare -F slurm_cleanup_hook >/dev/null; then slurm_cleanup_hook || true; fi
   if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
     echo "---- slurm logs (last lines)"
-    tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd.log "$C"/log/slurmdbd.log 2>/dev/null || true
+    tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd*.log 2>/dev/null || true
     for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
   fi
   bash "$CLUSTER" stop "$C" || true
@@ -50,9 +51,10 @@ slurm_wait_chain() {
   check "job chain ended within $2 s (${elapsed}s)" test -z "$q"
 }
 
-# slurm_sweep_yaml FILE NAME SEED SERIES LRS: a sweep of linear and ReLU
-# networks of ~9 CPU-seconds a point (one worker), over the learning rates
-# LRS (a YAML list's items), recording SERIES
+# slurm_sweep_yaml FILE NAME SEED SERIES LRS [STEPS [GRID_LINE]]: a sweep of
+# linear and ReLU networks of ~9 CPU-seconds a point (one worker; STEPS
+# 9000), over the learning rates LRS (a YAML list's items), recording SERIES;
+# GRID_LINE: one more grid axis, e.g. '  ranks_per_point: [1, 2]'
 slurm_sweep_yaml() {
   cat >"$1" <<Y
 name: $2
@@ -61,7 +63,7 @@ model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
 data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
 loss: {type: mse, reduction: half_mean}
 optimizer: {type: gd}
-train: {steps: 9000, tol: 0, diverge_above: 1.0e6}
+train: {steps: ${6:-9000}, tol: 0, diverge_above: 1.0e6}
 record:
   series: [$4]
   every: 50
@@ -69,8 +71,12 @@ record:
 grid:
   lr: [$5]
   model.type: [linear, relu]
+${7:-}
 Y
 }
+
+# store_attr STORE NAME: a string root attribute of a store (h5dump)
+store_attr() { h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p'; }
 
 # slurm_sacct JOBS FILE: sacct's JobID|State|ExitCode lines of JOBS (a comma
 # list) into FILE, once none is running or pending any more (accounting lags

@@ -119,7 +119,7 @@ check "--dry-run writes STORE.sbatch" test -x "$s"
 check "--dry-run submits nothing" test ! -e "$T/out/sbatch"
 check "script is valid bash" bash -n "$s"
 for l in "--job-name=myjob" "--ntasks=4" "--cpus-per-task=1" "--time=1-12:30" "--signal=B:USR2@90" \
-         "--requeue" "--open-mode=append" "--output=\"$T/s.h5.slurm-%j.out\"" "--chdir=\"$T\"" \
+         "--no-requeue" "--open-mode=append" "--output=\"$T/s.h5.slurm-%j.out\"" "--chdir=\"$T\"" \
          "--partition=debug" "--account=proj_1" "--qos=normal" "--mem=2G"; do
   check "#SBATCH $l" grep -qxF -- "#SBATCH $l" "$s"
 done

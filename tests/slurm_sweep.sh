@@ -47,7 +47,7 @@ njobs=$(grep -h '^dynsweep-job: .* follow-on job' "$T/all.log" | awk '{print $4}
 check "more than one job ran ($njobs)" test "$njobs" -ge 2
 check "a job drained and a follow-on resumed" grep -qE 'drained( in [0-9.]+ s)?, resumable; follow-on job [0-9]+ resumes' "$T/all.log"
 check "the last job saw the sweep complete" grep -q 'sweep complete' "$T/all.log"
-state=$(h5dump -a /run_state "$T/store.h5" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p')
+state=$(store_attr "$T/store.h5" run_state)
 check "store run_state is complete ($state)" test "$state" = complete
 "$DYNSWEEP" ls "$T/store.h5" >"$T/ls_store.txt" 2>"$T/ls_store.err" || true
 check "store: 8 points, none pending" grep -q '^8 points: .* 0 pending' "$T/ls_store.txt"

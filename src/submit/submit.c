@@ -411,7 +411,10 @@ static int sub_write_script(const sub_opts *o, const ds_sweep *sw, const char *s
   /* a backstop: the job's own drain timer, set from measured drain costs,
    * starts the drain (the script's step 2) */
   fprintf(f, "#SBATCH --signal=B:USR2@%ld\n", o->signal_s);
-  fprintf(f, "#SBATCH --requeue\n");
+  /* not --requeue: after a node failure Slurm would hold the requeued job
+   * 121 s and then keep it pending for its old node count (docs/slurm.md,
+   * "Several nodes"); the follow-on (afterany) starts at once instead */
+  fprintf(f, "#SBATCH --no-requeue\n");
   fprintf(f, "#SBATCH --open-mode=append\n");
   /* sbatch reads double-quoted values in #SBATCH lines; '%' is its pattern
    * character in file names ("%%" = a literal '%') */

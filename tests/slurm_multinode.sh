@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# slurm_multinode.sh -- a sweep on a Slurm cluster of two nodes on this one
+# machine (tools/slurm-cluster.sh --nodes 2: node1, node2, 4 CPUs declared
+# each on 2 cores), issue 14:
+# 1. srun --mpi=pmix reaches both nodes (TmpFS per node).
+# 2. The same sweep (8 points; ranks_per_point [1, 2]) through both templates
+#    at once, `dynsweep submit --nodes 2 --ntasks-per-node 2 --launcher
+#    srun|mpirun --time 1`: the sweep outlasts a job, so each chain drains and
+#    goes on. Checks per chain: ranks on both nodes (the store's rank_nodes),
+#    the team of 2 on one node and the rows of both nodes' ranks, a drain
+#    without a killed task and with points of both nodes checkpointed, the
+#    chain completes, every point finished once, the trajectories bitwise
+#    those of an uninterrupted `mpirun -n 4 dynsweep run` on the host.
+# 3. Node loss: the same sweep with --min-nodes 1 --ntasks-per-node 4; once a
+#    point has finished, node2's slurmd, slurmstepd and tasks are killed (-9).
+#    The job ends, the follow-on resumes on node1 alone, the points finished
+#    before are kept (not run again) and the store equals the reference.
+# Skips (passes) without the Slurm packages or root.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+slurm_need slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+command -v h5dump >/dev/null || skip "h5dump (hdf5-tools) is not installed"
+unset SLURMD_NODENAME OMPI_MCA_btl
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+refpid=
+slurm_cleanup_hook() { [ -n "$refpid" ] && kill "$refpid" 2>/dev/null && wait "$refpid" 2>/dev/null; }
+slurm_start 4 2
+check "cluster: 2 nodes idle" test "$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')" = "node1 idle node2 idle "
+check "cluster env: Open MPI over TCP (shared-memory segments of two nodes on one host collide)" \
+  test "${OMPI_MCA_btl:-}" = self,tcp
+nodes=$(srun -N 2 -n 2 --mpi=pmix printenv SLURMD_NODENAME 2>"$T/pmix.err" | sort | tr '\n' ' ')
+check "srun --mpi=pmix runs on both nodes ($nodes; TmpFS per node)" test "$nodes" = "node1 node2 "
+
+# ---- the sweep: 8 points of ~1.5 CPU-seconds (twice that on a team of 2 over TCP)
+slurm_sweep_yaml "$T/sweep.yaml" mntest 5 "loss, test_loss, grad_norm, layer_fro" "0.002, 0.01" 1500 \
+  "  ranks_per_point: [1, 2]"
+# ms_submit NAME STORE TIME ARGS...: dynsweep submit (job name NAME, time
+# limit TIME minutes), the drain floor edited to 30 s: a job of one minute
+# drains halfway through it
+ms_submit() {
+  local name=$1 store=$2 time=$3 rc=0; shift 3
+  "$DYNSWEEP" submit "$T/sweep.yaml" -o "$store" -J "$name" --time "$time" --signal-time 30 \
+    --run-option=--verbose --run-option=--checkpoint-every --run-option=3 "$@" --dry-run >"$store.submit" 2>&1 || rc=$?
+  check "$name: dynsweep submit --dry-run $* (rc $rc)" test "$rc" -eq 0
+  sed -i 's/^DS_MARGIN_FLOOR=.*/DS_MARGIN_FLOOR=30/' "$store.sbatch"
+  check "$name: sbatch" sbatch --parsable "$store.sbatch"
+}
+# ms_rows STORE: "id team_size rank status steps" per summary row (none if
+# the store is not there yet)
+ms_rows() { "$DYNSWEEP" export "$1" --format csv 2>/dev/null | "$PY" -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    print(r["id"], r["team_size"], r["rank"], r["status"], r["steps"])' || true; }
+t0=$(date +%s)
+for l in srun mpirun; do ms_submit "ds-mn-$l" "$T/$l.h5" 1 --nodes 2 --ntasks-per-node 2 --launcher "$l"; done
+# the uninterrupted reference on the host (one node: no SLURMD_NODENAME)
+env -u SLURM_CONF -u OMPI_MCA_btl mpirun --oversubscribe -n 4 "$DYNSWEEP" run "$T/sweep.yaml" -o "$T/ref.h5" --quiet >"$T/ref.log" 2>&1 &
+refpid=$!
+# a snapshot of each store when its first job has drained (the points it checkpointed)
+for _ in $(seq 150); do
+  for l in srun mpirun; do
+    [ -e "$T/$l.drained.txt" ] && continue
+    grep -qs 'drained.*follow-on job [0-9]* resumes' "$T"/$l.h5.slurm-*.out &&
+      ms_rows "$T/$l.h5" >"$T/$l.drained.txt"
+  done
+  [ -e "$T/srun.drained.txt" ] && [ -e "$T/mpirun.drained.txt" ] && break
+  [ -z "$(squeue -h -o %i)" ] && break
+  sleep 1
+done
+slurm_wait_chain ds-mn-srun "${DS_SLURM_WAIT:-400}" "$t0"
+slurm_wait_chain ds-mn-mpirun "${DS_SLURM_WAIT:-400}" "$t0"
+rc=0; wait "$refpid" || rc=$?; refpid=
+check "reference run (mpirun -n 4 on the host) exits 0 (rc $rc)" test "$rc" -eq 0
+
+# ms_check_chain NAME STORE: the checks of part 2 for one chain
+ms_check_chain() {
+  local n=$1 st=$2 log=$T/$1.log rn
+  cat "$st".slurm-*.out >"$log" 2>/dev/null || true
+  grep -h '^dynsweep-job:' "$log" || true
+  rn=$(store_attr "$st" rank_nodes)
+  check "$n: rank_nodes node1,node1,node2,node2 ($rn)" test "$rn" = node1,node1,node2,node2
+  check "$n: store complete" test "$(store_attr "$st" run_state)" = complete
+  ms_rows "$st" >"$st.rows"
+  # teams of 2: leader 2 and rank 3, both node2 (never ranks 1-2 across nodes); teams of 1: rank 1, node1
+  check "$n: team-of-2 rows on rank 2 (node2), team-of-1 rows on rank 1 (node1)" \
+    test "$(awk '{print $2 ":" $3}' "$st.rows" | sort -u | tr '\n' ' ')" = "1:1 2:2 "
+  check "$n: 8 points done" test "$(awk '$4 == "done"' "$st.rows" | wc -l)" -eq 8
+  check "$n: more than one job, a drain handed over" grep -qE 'drained( in [0-9.]+ s)?, resumable; follow-on job [0-9]+ resumes' "$log"
+  check "$n: no task killed or failed on any node" bash -c "! grep -E 'srun: error|exited on signal|MPI_ABORT|Segmentation' '$log'"
+  # a point handed back by the drain is pending with the rank that ran it
+  check "$n: job 1's drain stopped points on both nodes (ranks $(awk '$4 == "pending" && $3 > 0 {print $3}' "$T/$n.drained.txt" | sort -u | tr '\n' ' '))" \
+    test "$(awk '$4 == "pending" && $3 > 0 {print $3}' "$T/$n.drained.txt" | sort -u | tr '\n' ' ')" = "1 2 "
+  check "$n: a point resumed from a checkpoint" grep -qE 'resuming .* \([1-9][0-9]* from a checkpoint\)' "$log"
+  grep -hoE '\] point [0-9]+ (done|diverged|failed) ' "$log" | awk '{print $3}' | sort -n | uniq -c >"$T/$n.once"
+  check "$n: each of the 8 points finished once ($(wc -l <"$T/$n.once") points)" \
+    test "$(wc -l <"$T/$n.once")" -eq 8 -a "$(awk '$1 > 1' "$T/$n.once" | wc -l)" -eq 0
+  check "$n: trajectories bitwise those of the uninterrupted run" same_points "$T/ref.h5" "$st"
+}
+ms_check_chain srun "$T/srun.h5"
+ms_check_chain mpirun "$T/mpirun.h5"
+echo "slurm_multinode: both chains done after $(( $(date +%s) - t0 )) s"
+
+# ---- 3. node loss: node2 killed while the job runs; the follow-on uses node1
+t1=$(date +%s)
+ms_submit ds-mn-loss "$T/loss.h5" 2 --nodes 2 --min-nodes 1 --ntasks-per-node 4 --launcher srun
+check "loss: script asks for 1-2 nodes" grep -qx -- '#SBATCH --nodes=1-2' "$T/loss.h5.sbatch"
+before=
+for _ in $(seq 150); do
+  before=$(ms_rows "$T/loss.h5" 2>/dev/null | awk '$4 == "done"')
+  [ -n "$before" ] && break
+  sleep 1
+done
+check "loss: a point finished before the kill" test -n "$before"
+running=$(squeue -h -n ds-mn-loss -t RUNNING -o '%i %N')
+check "loss: the job runs on both nodes ($running)" test "${running#* }" = "node[1-2]"
+d2=$(cat "$C/slurmd.node2.pid")
+bash "$CLUSTER" kill-node "$C" node2
+check "loss: node2's slurmd ($d2) is gone" bash -c "! kill -0 $d2 2>/dev/null"
+slurm_wait_chain ds-mn-loss "${DS_SLURM_WAIT:-300}" "$t1"
+cat "$T"/loss.h5.slurm-*.out >"$T/loss.log" 2>/dev/null || true
+grep -h '^dynsweep-job:' "$T/loss.log" || true
+st2=$(sinfo -h -n node2 -o %T)
+check "loss: Slurm has node2 down ($st2)" test "${st2%\*}" = down
+check "loss: the job that lost node2 ended, its follow-on resumed" \
+  grep -qE '(stopped|killed).*resumable; follow-on job [0-9]+ resumes' "$T/loss.log"
+check "loss: store complete" test "$(store_attr "$T/loss.h5" run_state)" = complete
+rn=$(store_attr "$T/loss.h5" rank_nodes)
+check "loss: the last job ran on node1 alone ($rn)" test "$rn" = node1,node1,node1,node1
+ms_rows "$T/loss.h5" >"$T/loss.rows"
+check "loss: 8 points done" test "$(awk '$4 == "done"' "$T/loss.rows" | wc -l)" -eq 8
+lost=$(while read -r id ts rk st sp; do grep -qx "$id $ts $rk $st $sp" "$T/loss.rows" || echo "$id"; done <<<"$before")
+check "loss: the points finished before the kill are kept as they were (changed: ${lost:-none})" test -z "$lost"
+check "loss: trajectories bitwise those of the uninterrupted run" same_points "$T/ref.h5" "$T/loss.h5"
+echo "slurm_multinode: node loss part took $(( $(date +%s) - t1 )) s"
+report
