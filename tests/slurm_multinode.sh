@@ -71,7 +71,8 @@ refpid=$!
 for _ in $(seq 150); do
   for l in srun mpirun; do
     [ -e "$T/$l.drained.txt" ] && continue
-    if [ ! -e "$T/$l.usr1" ] && [ "$(grep -hcE '\] point [0-9]+ done ' "$T/$l.h5.slurm-${job1[$l]}.out" 2>/dev/null)" -ge 2 ]; then
+    nd=$(grep -hcE '\] point [0-9]+ done ' "$T/$l.h5.slurm-${job1[$l]}.out" 2>/dev/null || true)
+    if [ ! -e "$T/$l.usr1" ] && [ "${nd:-0}" -ge 2 ]; then
       scancel --batch --signal=USR1 "${job1[$l]}" && touch "$T/$l.usr1"
     fi
     grep -qs 'drained.*follow-on job [0-9]* resumes' "$T"/$l.h5.slurm-*.out &&
