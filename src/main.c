@@ -243,6 +243,15 @@ static int cmd_plan(int argc, char **argv) {
   ds_probe pr;
   ds_estimate est;
   ds_probe_get(recal, &pr);
+  if (sw.map) { /* issue 13: a map's pixels are not listed one by one */
+    char why[128];
+    double has = ds_rank_memory(1, rank_mem, why, sizeof why);
+    printf("sweep '%s' (%s), hash %016llx\n", sw.name, file, (unsigned long long)sw.hash);
+    rc = ds_map_plan_print(stdout, &sw, &pr, has, why);
+    ds_sweep_free(&sw);
+    if (rc) fprintf(stderr, "%s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
   if ((rc = ds_sweep_estimate(&sw, &pr, (rank_mem > 0 ? rank_mem : 1024) * 1048576.0, &est))) {
     fprintf(stderr, "%s\n", ds_errmsg());
     ds_sweep_free(&sw);

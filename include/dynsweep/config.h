@@ -285,6 +285,12 @@ typedef struct {
   int rank_auto;  /* data.rank omitted: every point uses min(d_in, d_out) */
   /* where each file-name option (ds_file_opts order) was given; 0 = not given */
   int file_line[DS_NFILE_OPTS], file_col[DS_NFILE_OPTS];
+  /* issue 13: map sweeps (include/dynsweep/map.h, docs/maps.md) */
+  int map;              /* a map: section: points record their outcome only, as arrays */
+  int64_t map_tile;     /* map.tile: points per tile (0 = auto: ds_map_tile_points) */
+  int refine_levels;    /* grid.refine.levels: 0 = dense; else the refined axes hold the
+                           full-resolution values ((num - 1) * 2^levels + 1 of them) */
+  int refine_axes[2];   /* grid.refine.axes: the two refined axes (indices into axes) */
 } ds_sweep;
 
 typedef struct {
@@ -297,6 +303,15 @@ typedef struct {
 
 /* Hard limits (a grid larger than this is refused before anything runs). */
 #define DS_MAX_POINTS 1000000
+/* Map sweeps (map:) are limited by the memory and disk estimates `plan` and
+ * `run` print (ds_map_bytes), and by this sanity bound. */
+#define DS_MAX_MAP_POINTS (1LL << 36)
+#define DS_MAX_REFINE_LEVELS 16
+/* Points per tile of a map sweep: map.tile, or by default the power of two
+ * whose estimated FLOPs (ds_point_cost) take about DS_MAP_TILE_S seconds at a
+ * nominal 10 GFLOP/s, in 64..16384: fixed by the sweep, not by the machine. */
+#define DS_MAP_TILE_S 0.5
+int64_t ds_map_tile_points(const ds_sweep *s);
 #define DS_MAX_AXES 16
 
 int ds_sweep_load(const char *path, ds_sweep *out);
@@ -365,6 +380,19 @@ double ds_estimate_wall(const ds_estimate *e, int ranks);
 void ds_estimate_fmt(double seconds, char *buf, size_t n);
 void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n);
 void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr);
+/* Map sweeps (issue 13): what a map costs. disk_bytes is the bound the map
+ * store keeps (DS_MAP_DISK_BYTES per pixel, docs/store.md "Map stores");
+ * trained_lo: pixels trained (a refined map: with a smooth boundary). */
+#define DS_MAP_DISK_BYTES 16
+typedef struct {
+  int64_t pixels, tile;
+  double coarse, trained_lo, trained_hi;
+  double rank0_bytes, disk_bytes;
+} ds_map_cost;
+void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc);
+/* `plan` of a map sweep: pixels, tiles, refinement, time, memory and disk;
+ * DS_EINPUT when rank 0's memory (has) cannot hold the map. */
+int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why);
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
                               const char *time, int time_given, long time_s, long signal_s, int signal_given,
                               long max_jobs);

@@ -66,6 +66,11 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   MPI_Comm_size(comm, &size);
   ds_signals_install_drain();
   char *hosts = gather_hosts(comm, rank, size);
+  if (sw->map) { /* issue 13: outcome-only points in tiles (mapsched.c) */
+    int mrc = sc_run_map(sw, o, comm, hosts);
+    free(hosts);
+    return mrc;
+  }
   sched s = {.sw = sw, .o = o};
   s.tty = rank == 0 && !o->quiet && ds_console_open_bar();
   s.nworkers = size - 1;
