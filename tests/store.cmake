@@ -10,3 +10,4 @@ ds_script_test(verify verify.sh)
 # on a map store (tests/mapstore.sh).
 ds_unit_test(test_mapstore ${CMAKE_CURRENT_SOURCE_DIR}/test_mapstore.c ds_store ds_util)
 target_include_directories(test_mapstore PRIVATE ${HDF5_C_INCLUDE_DIRS})
+ds_script_test(mapstore mapstore.sh)
