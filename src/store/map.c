@@ -37,7 +37,7 @@
 static const char *const ds_map_dsets[DS_MAP_NDSET] = {"outcome", "step", "measure",
                                                         "final_ratio", "peak_ratio"};
 #define DS_MAP_CHUNK_ELEMS 65536
-#define DS_MAP_DEFLATE 4
+#define DS_MAP_DEFLATE 1
 #define DS_MAP_STEP16_UNKNOWN 65535
 #define DS_MAP_PACKED 17
 #define DS_MAP_OUTCODES "0=converged,1=diverged,2=catapult,3=failed; +64=inferred (not trained: " \
