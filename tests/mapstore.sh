@@ -38,6 +38,13 @@ m = st.map()
 ok = m["axes"] == ["lr_in", "lr_out"] and m["outcome"].shape == (80, 96) and m["computed"].all()
 ok &= len(m["coords"]["lr_out"]) == 96 and m["step"].dtype == np.int32 and (m["step"] >= 0).all()
 ok &= np.array_equal(np.sign(m["measure"]) > 0, m["outcome"] == 1) and not m["inferred"].any()
+try:
+    import xarray  # noqa: F401
+    ds = st.to_xarray()
+    ok &= ds["measure"].dims == ("lr_in", "lr_out") and ds.sizes["lr_out"] == 96
+    ok &= bool((ds["outcome"].values == m["outcome"]).all())
+except ImportError:
+    print("no python3-xarray: to_xarray not checked")
 print({k: getattr(v, "shape", v) for k, v in m.items() if k != "coords"}, ok)
 sys.exit(0 if ok else 1)
 PYEOF
