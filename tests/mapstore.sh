@@ -66,6 +66,10 @@ ok &= np.allclose(z["x"], h5py.File(s, "r")["map/axes/lr_in"][...])
 print("pngs non-blank, outcome.npz equal to /map/outcome:", ok)
 sys.exit(0 if ok else 1)
 PYEOF
+B=$T/big.h5
+check "a 640 x 600 map store" "$MK" --make "$B" 640 600
+check "dynsweep map draws a big map store as one image" "$DYNSWEEP" map "$B" -o "$T/big.png" --metric outcome
+check "the big PNG is not blank" "$PY" -c "import sys, matplotlib.image as mi; i = mi.imread(sys.argv[1]); sys.exit(0 if float(i[..., :3].std()) > 0.05 else 1)" "$T/big.png"
 check "dynsweep verify: OK on a map store" "$DYNSWEEP" verify "$S"
 grep -q "OK: map store of 7680 points" <("$DYNSWEEP" verify "$S") && ok "verify says map store" || bad "verify line"
 "$DYNSWEEP" status "$S" > "$T/st" 2>&1 || true
