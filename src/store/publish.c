@@ -169,6 +169,7 @@ static int ds_store_reserve(const char *tmp, double bytes) {
 static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
+  if (type == DS_JR_MAP) return ds_map_collect(s, p, len); /* applied by ds_map_flush */
   if (type == DS_JR_CKPT) {
     int64_t id;
     if (len < sizeof id) return ds_fail(DS_EIO, "%s: corrupt checkpoint record", s->jpath);
@@ -201,6 +202,7 @@ static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
 static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
+  if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
   memcpy(&r, p, sizeof r);
   r.reason[sizeof r.reason - 1] = 0;
@@ -233,6 +235,7 @@ static int ds_store_open_tmp(ds_store *s) {
 /* Closes the HDF5 file being written; -1 if it did not close cleanly. */
 static int ds_store_close_tmp(ds_store *s) {
   ds_store_h5_abort(s);
+  ds_map_abort(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);
@@ -262,6 +265,7 @@ static int ds_store_publish_tmp(ds_store *s) {
   if (end != s->jend)
     return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
                    s->jpath, (long long)end, (long long)s->jend);
+  DS_TRY(ds_map_flush(s));
   DS_TRY(ds_store_h5_end(s));
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
@@ -295,6 +299,7 @@ int ds_store_publish(ds_store *s, int force) {
   struct stat pst;
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
                 2.0 * (double)(s->jend - DS_JOURNAL_HDR) + 262144.0;
+  need += ds_map_reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
@@ -380,6 +385,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot create HDF5 file");
   s->summary = -1;
   DS_TRY(ds_store_create_layout(s, m, rows));
+  if (s->map) DS_TRY(ds_map_create_layout(s, m));
   DS_TRY(ds_store_h5_run_attrs(s));
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
@@ -400,17 +406,28 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
 
 int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
                     ds_store **out) {
+  return ds_store_create_with(path, meta, rows, NULL, out);
+}
+
+int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                         struct ds_map_state *map, ds_store **out) {
   struct stat st;
   *out = NULL;
-  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
-  DS_TRY(ds_store_check_meta(path, meta, rows));
+  ds_store tmp = {.map = map}; /* frees map on the early failures */
+  int rc = !path || !path[0] ? ds_fail(DS_EINPUT, "store path is empty")
+                             : ds_store_check_meta(path, meta, rows);
   ds_store_silence_hdf5();
-  if (lstat(path, &st) == 0)
-    return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it or "
-                              "choose another path)", path);
-  ds_store *s = ds_store_writer(path);
-  if (!s) return DS_ENOMEM;
-  int rc = ds_journal_lock(s);
+  if (rc == DS_OK && lstat(path, &st) == 0)
+    rc = ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it or "
+                            "choose another path)", path);
+  ds_store *s = rc == DS_OK ? ds_store_writer(path) : NULL;
+  if (rc == DS_OK && !s) rc = DS_ENOMEM;
+  if (rc != DS_OK) {
+    ds_map_free(&tmp);
+    return rc;
+  }
+  s->map = map;
+  rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
     ds_store_release(s);
@@ -467,7 +484,8 @@ static int ds_store_load(ds_store *s) {
   DS_TRY(ds_store_digests_check(s, &mask));
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
-  return ds_store_load_written(s);
+  DS_TRY(ds_store_load_written(s));
+  return s->map ? ds_map_load_writer(s) : DS_OK;
 }
 
 int ds_store_resume(const char *path, ds_store **out) {
@@ -531,6 +549,7 @@ int ds_store_resume(const char *path, ds_store **out) {
 
 int ds_store_extend(ds_store *s, const ds_store_meta *meta, const ds_summary_row *rows) {
   if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  if (s->map) return ds_fail(DS_EINPUT, "%s: a map store cannot be extended (yet)", s->path);
   DS_TRY(ds_store_check_meta(s->path, meta, rows));
   if (meta->npoints < s->npoints)
     return ds_fail(DS_EINTERNAL, "%s: an extension cannot remove points", s->path);

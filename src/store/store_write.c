@@ -715,6 +715,7 @@ int ds_store_release(ds_store *s) {
   if (s->series >= 0) H5Gclose(s->series);
   ds_store_h5_abort(s);
   ds_store_drop_cache(s);
+  ds_map_free(s);
   free(s->written);
   if (s->row_mem >= 0) H5Tclose(s->row_mem);
   if (s->file >= 0) bad = H5Fclose(s->file) < 0;
