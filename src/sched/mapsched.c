@@ -77,43 +77,46 @@ static int64_t ms_unit_idx0(const msched *m, int64_t u) {
   return ms_dense(m) ? u * m->tile : m->pts[u * m->tile];
 }
 
-/* Calls f(m, i, j, base) for every (slice, i, j) of the refined plane at
- * stride h: i, j multiples of h along the two refined axes, base the grid
- * index of (i, j) = (0, 0) in the slice. */
-static int64_t ms_plane(const msched *m, int64_t h, int cells, int64_t **list, int64_t cap) {
+/* The refined plane at stride h, in every slice (the other axes' values):
+ * mode 0 lists the coarse grid (i, j multiples of h); mode 1 lists the five
+ * midpoints of every cell of side 2h whose four corners are known (trained or
+ * inferred) and disagree in class; mode 2 gives every unknown midpoint of a
+ * cell whose corners agree their class, flagged DS_MAP_INFERRED (rank 0's
+ * copy only: the store keeps trained pixels, readers fill the same way,
+ * python/dynsweep/maps.py fill_refined). Returns the number listed. */
+static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t cap) {
   const ds_sweep *sw = m->sw;
   int ra = sw->refine_axes[0], rb = sw->refine_axes[1];
   int64_t na = m->shape[ra], nb = m->shape[rb], sa = m->stride[ra], sb = m->stride[rb];
   int64_t nslice = m->N / (na * nb), n = 0;
   for (int64_t sl = 0; sl < nslice; sl++) {
-    /* the slice's base index: sl over the other axes in grid order */
-    int64_t base = 0, r = sl;
+    int64_t base = 0, r = sl; /* the slice's first index: sl over the other axes in grid order */
     for (int a = sw->naxes - 1; a >= 0; a--) {
       if (a == ra || a == rb) continue;
       base += (r % m->shape[a]) * m->stride[a];
       r /= m->shape[a];
     }
-    if (!cells) { /* level 0: the coarse grid */
+    if (mode == 0) {
       for (int64_t i = 0; i < na; i += h)
-        for (int64_t j = 0; j < nb; j += h) {
-          if (*list && n < cap) (*list)[n] = base + i * sa + j * sb;
-          n++;
-        }
+        for (int64_t j = 0; j < nb; j += h, n++)
+          if (list && n < cap) list[n] = base + i * sa + j * sb;
       continue;
     }
-    /* level k: cells of side 2h whose four corners disagree give their midpoints */
     int64_t H = 2 * h;
     for (int64_t i = 0; i + H < na; i += H)
       for (int64_t j = 0; j + H < nb; j += H) {
         int64_t c00 = base + i * sa + j * sb, c10 = c00 + H * sa, c01 = c00 + H * sb, c11 = c10 + H * sb;
         uint8_t o00 = m->out[c00], o10 = m->out[c10], o01 = m->out[c01], o11 = m->out[c11];
         if (o00 == DS_MAP_UNSET || o10 == DS_MAP_UNSET || o01 == DS_MAP_UNSET || o11 == DS_MAP_UNSET)
-          continue; /* inside a cell that never split */
-        if (o00 == o10 && o00 == o01 && o00 == o11) continue;
+          continue;
+        uint8_t k = o00 & 0x3f;
+        int agree = k == (o10 & 0x3f) && k == (o01 & 0x3f) && k == (o11 & 0x3f);
+        if (agree != (mode == 2)) continue;
         int64_t mid[5] = {c00 + h * sa, c00 + h * sb, c00 + h * sa + h * sb, c10 + h * sb, c01 + h * sa};
         for (int q = 0; q < 5; q++) {
-          if (*list && n < cap) (*list)[n] = mid[q];
-          n++;
+          if (mode == 2 && m->out[mid[q]] == DS_MAP_UNSET) m->out[mid[q]] = k | DS_MAP_INFERRED;
+          if (mode == 1 && list && n < cap) list[n] = mid[q];
+          n += mode == 1;
         }
       }
   }
@@ -125,20 +128,30 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The points of refinement level k (sorted, without repeats). */
+#define MS_QUEUED 254 /* an unknown pixel listed for this level (while filling) */
+
+/* The points of refinement level k (sorted, without repeats); k > 0 also
+ * fills the cells of side 2h that agree (mode 2 of ms_plane). */
 static int ms_make_level(msched *m, int k) {
-  int64_t h = (int64_t)1 << (m->L - k), *none = NULL;
-  int64_t n = ms_plane(m, k == 0 ? h : h, k > 0, &none, 0);
+  int64_t h = (int64_t)1 << (m->L - k);
+  int64_t n = ms_plane(m, h, k > 0, NULL, 0);
   free(m->pts);
   m->pts = ds_calloc((size_t)(n ? n : 1), sizeof *m->pts);
   if (!m->pts) return DS_ENOMEM;
-  ms_plane(m, h, k > 0, &m->pts, n);
+  ms_plane(m, h, k > 0, m->pts, n);
   qsort(m->pts, (size_t)n, sizeof *m->pts, cmp_i64);
   int64_t w = 0;
   for (int64_t i = 0; i < n; i++)
     if (!w || m->pts[i] != m->pts[w - 1]) m->pts[w++] = m->pts[i];
   m->npts = w;
   m->level = k;
+  if (k > 0) { /* a midpoint listed here is trained, not filled by an agreeing neighbour */
+    for (int64_t i = 0; i < w; i++)
+      if (m->out[m->pts[i]] == DS_MAP_UNSET) m->out[m->pts[i]] = MS_QUEUED;
+    ms_plane(m, h, 2, NULL, 0);
+    for (int64_t i = 0; i < w; i++)
+      if (m->out[m->pts[i]] == MS_QUEUED) m->out[m->pts[i]] = DS_MAP_UNSET;
+  }
   ms_level_units(m);
   return DS_OK;
 }
