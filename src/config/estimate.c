@@ -268,13 +268,13 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
   ds_point p;
   DS_TRY(ds_sweep_point(sw, 0, &p));
   double sec = ds_point_seconds(&p.cfg, pr);
-  fprintf(f, "map: %lld pixels (", (long long)mc.pixels);
+  fprintf(f, "map: %lld pixels in tiles of %lld points\n  ", (long long)mc.pixels, (long long)mc.tile);
   for (int a = 0; a < sw->naxes; a++)
     fprintf(f, "%s%s %d", a ? " x " : "", sw->axes[a].name, sw->axes[a].nvals);
-  fprintf(f, "), tiles of %lld points\n", (long long)mc.tile);
+  fprintf(f, "\n");
   if (sw->refine_levels > 0) {
-    fprintf(f, "refined over %s x %s, %d levels: coarse grid %.0f pixels; with a smooth\n"
-               "  boundary about %.0f trained (%.2g%%), a rough one more, at most all\n",
+    fprintf(f, "refined over %s x %s, %d levels:\n  coarse grid %.0f pixels; with a smooth "
+               "boundary about %.0f trained\n  (%.2g%%), a rough one more, at most all\n",
             sw->axes[sw->refine_axes[0]].name, sw->axes[sw->refine_axes[1]].name, sw->refine_levels,
             mc.coarse, mc.trained_lo, 100.0 * mc.trained_lo / (double)mc.pixels);
   }
@@ -282,7 +282,7 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
   ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);
   ds_estimate_fmt(sec * (double)mc.pixels, t2, sizeof t2);
   fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
-             "  trained together are faster, diverging points stop early): %s of work%s%s\n",
+             "  trained together are faster, diverging points stop early):\n  %s of work%s%s\n",
           sec, sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",
           sw->refine_levels ? t2 : "");
   fprintf(f, "  ranks  ");
@@ -298,8 +298,8 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
   ds_fmt_bytes(rb, sizeof rb, mc.rank0_bytes);
   ds_fmt_bytes(hb, sizeof hb, has);
   ds_fmt_bytes(db, sizeof db, mc.disk_bytes);
-  fprintf(f, "memory: rank 0 needs about %s (1 byte per pixel); a rank has %s (%s)%s\n", rb, hb,
-          has_why, mc.rank0_bytes > has ? ": DOES NOT FIT" : "");
+  fprintf(f, "memory: rank 0 needs about %s (1 byte per pixel)%s\n  a rank has %s (%s)\n", rb,
+          mc.rank0_bytes > has ? ": DOES NOT FIT" : "", hb, has_why);
   fprintf(f, "disk: the store takes at most %s (%d bytes per pixel) plus a copy at\n"
              "  each publish\n", db, DS_MAP_DISK_BYTES);
   return mc.rank0_bytes > has ? ds_fail(DS_EINPUT, "%s: the map needs %s at rank 0, a rank has %s "

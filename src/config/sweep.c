@@ -1422,7 +1422,7 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
 }
 
 /* A map sweep: at most DS_MAX_MAP_POINTS points, one replica, no diagnostics.
- * Up to 2^20 combos every one is checked; beyond, every value of every axis
+ * Up to 2^14 combos every one is checked; beyond, every value of every axis
  * (the others at their first value) and every corner of the grid. */
 static int sw_check_map(sw_ctx *x, double np, int line, int col) {
   ds_sweep *s = x->s;
@@ -1438,7 +1438,7 @@ static int sw_check_map(sw_ctx *x, double np, int line, int col) {
     return sw_err(x, x->secline[5] ? x->secline[5] : line, x->secline[5] ? x->seccol[5] : col,
                   "record.spectra: a map sweep records outcomes only (map:); drop record.spectra "
                   "or the map: section");
-  if (np <= (double)(1 << 20)) {
+  if (np <= (double)(1 << 14)) {
     for (int64_t k = 0; k < (int64_t)np; k++) {
       sw_combo_index(s, k, idx);
       DS_TRY(sw_check_combo(x, idx, &c));
