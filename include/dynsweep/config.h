@@ -64,7 +64,9 @@ typedef enum {
   DS_DATA_IDX = 11,           /* MNIST-format IDX files: path (images), labels_path */
   DS_DATA_LIBSVM = 12,        /* libsvm text "label[;target] i:v ..." (seed 002 gas data) */
   DS_DATA_CSV = 13,           /* CSV: last column target(s) given by target_cols */
-  DS_DATA_HDF5 = 14           /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
+  DS_DATA_HDF5 = 14,          /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
+  DS_DATA_IID_GAUSSIAN = 15   /* x ~ N(0, I), y ~ N(0, I) independent of x (the
+                                 trainability study, Sohl-Dickstein 2024) */
 } ds_data_kind;
 typedef enum {
   DS_LABELS_VALUE = 0,   /* regression targets as given */

@@ -26,7 +26,8 @@ static const char *const data_kinds[] = {"teacher", "whitened",      "gaussian_s
                                          "relu_teacher", "rank2",    "rank3",
                                          "rank4",   "fullrank",      "two_gaussians",
                                          "circle",  "sphere",        "idx",
-                                         "libsvm",  "csv",           "hdf5", NULL};
+                                         "libsvm",  "csv",           "hdf5",
+                                         "iid_gaussian", NULL};
 static const char *const label_modes[] = {"value", "one_hot", "pm1", NULL};
 static const char *const loss_types[] = {"mse", "lp", "cross_entropy", NULL};
 /* Indexed by ds_reduction. */
