@@ -28,6 +28,9 @@ typedef enum {
 } ds_model_kind;
 /* meanfield (issue 13, Sohl-Dickstein 2024): as ntk, but the output layer
  * computes W_L a / d_{L-1} (1/sqrt(fan_in) twice). */
+/* optimizer.lr_units (issue 13, the catapult map): learning rates as given, or
+ * in units of 1/lambda_0 (lambda_0: top NTK eigenvalue at initialisation). */
+enum { DS_LR_ABSOLUTE = 0, DS_LR_LAMBDA0 = 1 };
 typedef enum { DS_PARAM_STANDARD = 0, DS_PARAM_NTK = 1, DS_PARAM_MEANFIELD = 2 } ds_param_kind;
 /* Train the network itself, or its linearisation / quadratic (NQM) model around
  * the initial weights w0 (seed 003): f_lin(w) = f(w0) + J(w0)(w-w0), f_quad adds
@@ -185,6 +188,7 @@ typedef struct {
   double schedule_lrs[DS_MAX_LIST];
   /* --- issue 13 --- */
   double lr_in, lr_out; /* gd/sgd: learning rates of the first and last layer (0 = lr) */
+  int lr_units;         /* DS_LR_ABSOLUTE, or DS_LR_LAMBDA0: the rates above are eta * lambda_0 */
 } ds_optim_spec;
 
 typedef struct {

@@ -61,6 +61,19 @@ def fill_refined(raw, levels, axes):
     out = np.array(raw, dtype=np.uint8, copy=True)
     if levels <= 0:
         return out
+    if len(axes) < 2 or axes[1] < 0:  # one refined axis: intervals
+        a = np.moveaxis(out, axes[0], -1)
+        H = 1 << levels
+        while H >= 2:
+            h = H // 2
+            c = a[..., ::H]
+            k = c & 0x3F
+            known = c != 255
+            agree = known[..., :-1] & known[..., 1:] & (k[..., :-1] == k[..., 1:])
+            v = a[..., h::H][..., :agree.shape[-1]]
+            v[...] = np.where((v == 255) & agree, (k[..., :-1] | 0x40).astype(np.uint8), v)
+            H = h
+        return out
     a = np.moveaxis(out, (axes[0], axes[1]), (-2, -1))  # a view: filling it fills out
     H = 1 << levels
     while H >= 2:

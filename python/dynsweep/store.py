@@ -294,7 +294,7 @@ class Store:
 
         d = _read(self.path, fn)
         raw = d.pop("outcome")
-        if d["refine_levels"] > 0 and min(d["refine_axes"]) >= 0:
+        if d["refine_levels"] > 0 and d["refine_axes"][0] >= 0:
             from .maps import fill_refined  # the pixels no cell split: its corners' class
             raw = fill_refined(raw, d["refine_levels"], d["refine_axes"])
         step = d.pop("step")

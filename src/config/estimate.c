@@ -247,13 +247,15 @@ void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
   mc->disk_bytes = DS_MAP_DISK_BYTES * (double)mc->pixels;
   mc->trained_lo = mc->trained_hi = (double)mc->pixels;
   if (sw->refine_levels > 0) {
-    int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = sw->axes[sw->refine_axes[1]].nvals;
+    int two = sw->refine_axes[1] >= 0;
+    int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
     double slices = (double)mc->pixels / ((double)na * nb), S = ldexp(1.0, sw->refine_levels);
-    double ca = (double)(na - 1) / S + 1, cb = (double)(nb - 1) / S + 1, coarse = ca * cb * slices;
+    double ca = (double)(na - 1) / S + 1, cb = two ? (double)(nb - 1) / S + 1 : 1, coarse = ca * cb * slices;
     /* a straight boundary across the coarse grid splits ~max(ca, cb) cells per
      * level, each adding ~3 new points (5 midpoints, shared with neighbours) */
     double per = 0, side = ca > cb ? ca : cb;
-    for (int k = 1; k <= sw->refine_levels; k++) per += 3 * side * ldexp(1.0, k - 1);
+    /* one axis: a boundary crosses a fixed number of intervals, one midpoint each */
+    for (int k = 1; k <= sw->refine_levels; k++) per += two ? 3 * side * ldexp(1.0, k - 1) : 2;
     mc->trained_lo = coarse + per * slices;
     if (mc->trained_lo > mc->pixels) mc->trained_lo = (double)mc->pixels;
     mc->coarse = coarse;
@@ -273,9 +275,10 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
     fprintf(f, "%s%s %d", a ? " x " : "", sw->axes[a].name, sw->axes[a].nvals);
   fprintf(f, "\n");
   if (sw->refine_levels > 0) {
-    fprintf(f, "refined over %s x %s, %d levels:\n  coarse grid %.0f pixels; with a smooth "
+    fprintf(f, "refined over %s%s%s, %d levels:\n  coarse grid %.0f pixels; with a smooth "
                "boundary about %.0f trained\n  (%.2g%%), a rough one more, at most all\n",
-            sw->axes[sw->refine_axes[0]].name, sw->axes[sw->refine_axes[1]].name, sw->refine_levels,
+            sw->axes[sw->refine_axes[0]].name, sw->refine_axes[1] >= 0 ? " x " : "",
+            sw->refine_axes[1] >= 0 ? sw->axes[sw->refine_axes[1]].name : "", sw->refine_levels,
             mc.coarse, mc.trained_lo, 100.0 * mc.trained_lo / (double)mc.pixels);
   }
   char t1[32], t2[32], hb[32], rb[32], db[32];

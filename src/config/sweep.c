@@ -608,11 +608,12 @@ static int sw_parse_refine(sw_ctx *x, const ds_yn *g, const ds_yn *k, const ds_y
   double d;
   DS_TRY(sw_int_in(x, lv, "grid.refine.levels", 0, DS_MAX_REFINE_LEVELS, &d));
   int L = (int)d, n = 0;
+  s->refine_axes[1] = -1; /* one axis: intervals split instead of squares */
   if (ax) {
-    if (ax->kind != DS_YN_SEQ || ax->n != 2)
-      return sw_err(x, ax->line, ax->col, "grid.refine.axes: expected two grid axes, e.g. [optimizer.lr_in, "
-                    "optimizer.lr_out]");
-    for (int j = 0; j < 2; j++) {
+    if (ax->kind != DS_YN_SEQ || ax->n < 1 || ax->n > 2)
+      return sw_err(x, ax->line, ax->col, "grid.refine.axes: expected one or two grid axes, e.g. "
+                    "[optimizer.lr_in, optimizer.lr_out]");
+    for (int j = 0; j < ax->n; j++) {
       const ds_option *o = ds_opt_find(ax->item[j]->str);
       int ai = o ? x->axis_of[ds_opt_index(o)] : -1;
       if (ai < 0)
@@ -622,21 +623,21 @@ static int sw_parse_refine(sw_ctx *x, const ds_yn *g, const ds_yn *k, const ds_y
         return sw_err(x, ax->item[j]->line, ax->item[j]->col, "grid.refine.axes: give two different axes");
       s->refine_axes[j] = ai;
     }
-    n = 2;
+    n = ax->n;
   } else {
     for (int a = 0; a < s->naxes; a++)
       if (s->axes[a].nvals > 1) {
         if (n == 2)
-          return sw_err(x, r->line, r->col, "grid.refine: the grid has more than two axes; name the two "
-                        "to refine with axes: [a, b]");
+          return sw_err(x, r->line, r->col, "grid.refine: the grid has more than two axes; name the one "
+                        "or two to refine with axes: [a, b]");
         s->refine_axes[n++] = a;
       }
-    if (n < 2)
-      return sw_err(x, r->line, r->col, "grid.refine: needs two axes with at least two values each");
+    if (n < 1)
+      return sw_err(x, r->line, r->col, "grid.refine: needs an axis with at least two values");
   }
   s->refine_levels = L;
   if (!L) return DS_OK;
-  for (int j = 0; j < 2; j++) {
+  for (int j = 0; j < n; j++) {
     ds_axis *a = &s->axes[s->refine_axes[j]];
     const ds_option *o = ds_opt_find(a->path);
     const ds_yn *m = NULL;
@@ -1393,6 +1394,10 @@ static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    "train.distributed: on is not supported with %s (the distributed trainer has "
                    "linear and ReLU layers, standard and ntk scales); use off or auto",
                    c->model.type == DS_MODEL_TANH ? "model.type tanh" : "model.param meanfield");
+  if (c->optimizer.lr_units == DS_LR_LAMBDA0)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_units"),
+                   "train.distributed: on does not support optimizer.lr_units: lambda0 (the NTK at "
+                   "initialisation needs the whole theta on one rank); use off or auto");
   if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0)
     return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_in", "optimizer.lr_out"),
                    "train.distributed: on is not supported with per-layer learning rates "
@@ -1528,6 +1533,7 @@ static uint64_t sw_hash(const ds_sweep *s) {
     if (!strncmp(o->path, "record.spectra.", 15) || !strcmp(o->path, "train.ranks_per_point") ||
         !strcmp(o->path, "train.distributed") || !strcmp(o->path, "model.gain") ||
         !strcmp(o->path, "model.init_offset") || !strcmp(o->path, "optimizer.lr_in") ||
+        !strcmp(o->path, "optimizer.lr_units") ||
         !strcmp(o->path, "optimizer.lr_out")) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */

@@ -86,8 +86,8 @@ static int64_t ms_unit_idx0(const msched *m, int64_t u) {
  * python/dynsweep/maps.py fill_refined). Returns the number listed. */
 static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t cap) {
   const ds_sweep *sw = m->sw;
-  int ra = sw->refine_axes[0], rb = sw->refine_axes[1];
-  int64_t na = m->shape[ra], nb = m->shape[rb], sa = m->stride[ra], sb = m->stride[rb];
+  int ra = sw->refine_axes[0], rb = sw->refine_axes[1], two = rb >= 0; /* else: intervals */
+  int64_t na = m->shape[ra], nb = two ? m->shape[rb] : 1, sa = m->stride[ra], sb = two ? m->stride[rb] : 0;
   int64_t nslice = m->N / (na * nb), n = 0;
   for (int64_t sl = 0; sl < nslice; sl++) {
     int64_t base = 0, r = sl; /* the slice's first index: sl over the other axes in grid order */
@@ -104,7 +104,7 @@ static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t c
     }
     int64_t H = 2 * h;
     for (int64_t i = 0; i + H < na; i += H)
-      for (int64_t j = 0; j + H < nb; j += H) {
+      for (int64_t j = 0; two ? j + H < nb : j == 0; j += two ? H : 1) {
         int64_t c00 = base + i * sa + j * sb, c10 = c00 + H * sa, c01 = c00 + H * sb, c11 = c10 + H * sb;
         uint8_t o00 = m->out[c00], o10 = m->out[c10], o01 = m->out[c01], o11 = m->out[c11];
         if (o00 == DS_MAP_UNSET || o10 == DS_MAP_UNSET || o01 == DS_MAP_UNSET || o11 == DS_MAP_UNSET)
@@ -113,7 +113,7 @@ static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t c
         int agree = k == (o10 & 0x3f) && k == (o01 & 0x3f) && k == (o11 & 0x3f);
         if (agree != (mode == 2)) continue;
         int64_t mid[5] = {c00 + h * sa, c00 + h * sb, c00 + h * sa + h * sb, c10 + h * sb, c01 + h * sa};
-        for (int q = 0; q < 5; q++) {
+        for (int q = 0; q < (two ? 5 : 1); q++) {
           if (mode == 2 && m->out[mid[q]] == DS_MAP_UNSET) m->out[mid[q]] = k | DS_MAP_INFERRED;
           if (mode == 1 && list && n < cap) list[n] = mid[q];
           n += mode == 1;

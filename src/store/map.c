@@ -176,7 +176,7 @@ int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_ma
                    "of the shape (%.0f)", path, meta->npoints, prod);
   if (mm->refine_levels < 0 ||
       (mm->refine_levels > 0 &&
-       (mm->refine_axes[0] < 0 || mm->refine_axes[0] >= mm->naxes || mm->refine_axes[1] < 0 ||
+       (mm->refine_axes[0] < 0 || mm->refine_axes[0] >= mm->naxes || mm->refine_axes[1] < -1 ||
         mm->refine_axes[1] >= mm->naxes || mm->refine_axes[0] == mm->refine_axes[1])))
     return ds_fail(DS_EINTERNAL, "%s: ds_store_create_map: bad refinement axes", path);
   struct ds_map_state *m = ds_map_new(mm->naxes);
