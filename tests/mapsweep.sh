@@ -115,6 +115,9 @@ bad_set "refine 17 levels" "grid.refine.levels: expected an integer in 0..16" --
 bad_set "map with replicas" "a map sweep has one point per pixel" --set map.tile=8 --set grid.replicas=2
 bad_set "map.tile 0" "map.tile: expected an integer in 1..1048576" --set map.tile=0
 bad_set "unknown key under map" "unknown key .tiles. in map (did you mean .tile.?)" --set map.tiles=8
+rc=$(code "$DYNSWEEP" run "$sweep" -o "$T/d1.h5" --quiet --set train.steps=60)
+check "a row sweep on a map store: exit 2, names both (got $rc)" \
+  bash -c "[ $rc = 2 ] && grep -q 'is a map store, but .* is not a map sweep' '$T/err'"
 rc=$(code "$DYNSWEEP" ls "$T/d1.h5")
 check "ls on a map store: exit 2, says use dynsweep map (got $rc)" bash -c "[ $rc = 2 ] && grep -q 'map store' '$T/err'"
 report
