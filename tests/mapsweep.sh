@@ -6,6 +6,8 @@
 #  - a refined map (9 x 9 coarse, 2 levels -> 33 x 33) has no hole, trains
 #    fewer pixels and agrees with the dense map on >= 99.5% of pixels, its
 #    trained pixels bitwise;
+#  - raising grid.refine.levels extends the store (old map kept, only new
+#    pixels trained), bitwise the map made at the higher level directly;
 #  - kill -9 mid-run, then resume: bitwise the uninterrupted map; a drain
 #    signal ends the run drained (exit 3), the next run completes it;
 #  - bad map settings: file:line:col errors.
@@ -67,6 +69,18 @@ ax 9
 drun 3 "$sweep" -o "$T/r3.h5" --quiet "${S[@]}" "${AX[@]}" --set 'grid.refine={levels: 2}'
 r=$(mapcmp "$T/r3.h5" "$T/r.h5")
 check "refined: -n 3 trains the same pixels, bitwise ($r)" test "$r" = "agree 1.000000 trained $trained holes 0 same_trained 1"
+
+# ---- raising the level extends the store: only the new pixels are trained ----
+ax 9
+drun 3 "$sweep" -o "$T/r.h5" "${S[@]}" "${AX[@]}" --set 'grid.refine={levels: 3}' > "$T/ext.log" 2>&1
+drun 3 "$sweep" -o "$T/l3.h5" --quiet "${S[@]}" "${AX[@]}" --set 'grid.refine={levels: 3}'
+r=$(mapcmp "$T/r.h5" "$T/l3.h5")
+read -r _ _ _ t3 _ _ _ _ <<<"$r"
+new=$(sed -n 's/.*finished: \([0-9]*\) pixels trained.*/\1/p' "$T/ext.log")
+check "levels 2 -> 3: the old map is kept as r.h5.levels2" test -s "$T/r.h5.levels2"
+check "levels 2 -> 3: bitwise the map made at 3 levels directly ($r)" test "$r" = "agree 1.000000 trained $t3 holes 0 same_trained 1"
+check "levels 2 -> 3: trained only the $new new pixels (3 levels: $t3, 2 levels: $trained)" \
+  test "$new" -eq $((t3 - trained))
 
 # ---- kill -9 mid-run, resume ----
 K=(--set train.steps=400 --set map.tile=4)

@@ -534,6 +534,112 @@ static int ms_resume(msched *m) {
   return DS_OK;
 }
 
+/* The store holds the same map at fewer refinement levels (the sweep only
+ * raised grid.refine.levels): every axis the same but the refined ones, whose
+ * old values sit bit for bit at every 2^(new - old)-th new value. Returns the
+ * stride (> 1), or 0. */
+static int64_t ms_extends(const ds_sweep *old, const ds_sweep *sw) {
+  if (!old->map || old->refine_levels < 1 || old->refine_levels >= sw->refine_levels ||
+      old->naxes != sw->naxes || old->seed != sw->seed || old->map_tile != sw->map_tile ||
+      old->refine_axes[0] != sw->refine_axes[0] || old->refine_axes[1] != sw->refine_axes[1] ||
+      memcmp(&old->base, &sw->base, sizeof sw->base))
+    return 0;
+  int64_t k = (int64_t)1 << (sw->refine_levels - old->refine_levels);
+  for (int a = 0; a < sw->naxes; a++) {
+    const ds_axis *o = &old->axes[a], *n = &sw->axes[a];
+    int refined = a == sw->refine_axes[0] || a == sw->refine_axes[1];
+    int64_t st = refined ? k : 1;
+    if (strcmp(o->path, n->path) || (int64_t)(o->nvals - 1) * st + 1 != n->nvals) return 0;
+    for (int i = 0; i < o->nvals; i++)
+      if (memcmp(&o->val[i], &n->val[(int64_t)i * st], sizeof(double))) return 0;
+  }
+  return k;
+}
+
+/* Raising grid.refine.levels: the old store is kept as STORE.levelsN, a new
+ * one is made and the old trained pixels go in at their new places (tile by
+ * tile, journaled like trained ones). A kill part way loses nothing: the
+ * pixels not copied yet are trained again, to the same bits. */
+static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *hosts, int nranks) {
+  const char *path = m->o->store_path;
+  ds_store *w = NULL, *r = NULL;
+  DS_TRY(ds_store_resume(path, &w)); /* a killed run's journal is applied first */
+  DS_TRY(ds_store_close(w));
+  DS_TRY(ds_store_open(path, &r));
+  ds_map_rec *recs = NULL;
+  int64_t n = 0;
+  int rc = ds_store_read_map(r, &recs, &n);
+  ds_store_close(r);
+  if (rc != DS_OK) return rc;
+  char keep[4200];
+  snprintf(keep, sizeof keep, "%s.levels%d", path, old->refine_levels);
+  if (rename(path, keep) != 0) {
+    free(recs);
+    return ds_fail(DS_EIO, "%s: cannot keep the old map as %s: %s", path, keep, strerror(errno));
+  }
+  if (!m->o->quiet)
+    ds_log("%s: the map at %d refinement levels is kept as %s; its trained pixels go into the "
+           "map at %d levels", path, old->refine_levels, keep, m->sw->refine_levels);
+  rc = ms_create(m, hosts, nranks);
+  int64_t ostride[DS_MAX_AXES], acc = 1;
+  for (int a = old->naxes - 1; a >= 0; a--) ostride[a] = acc, acc *= old->axes[a].nvals;
+  int64_t *idx = ds_calloc((size_t)m->tile, sizeof *idx);
+  ds_map_rec *buf = ds_calloc((size_t)m->tile, sizeof *buf);
+  if (rc == DS_OK && (!idx || !buf)) rc = DS_ENOMEM;
+  int64_t nb = 0;
+  for (int64_t i = 0; rc == DS_OK && i < n; i++) {
+    if (recs[i].outcome == DS_MAP_UNSET || (recs[i].outcome & DS_MAP_INFERRED)) continue;
+    int64_t j = 0, r0 = i;
+    for (int a = 0; a < old->naxes; a++) {
+      int64_t c = r0 / ostride[a];
+      r0 %= ostride[a];
+      int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
+      j += c * (refined ? k : 1) * m->stride[a];
+    }
+    idx[nb] = j, buf[nb] = recs[i];
+    if (++nb == m->tile || i == n - 1) {
+      rc = ds_store_write_map(m->store, nb, idx, buf);
+      for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
+      nb = 0;
+    }
+  }
+  if (rc == DS_OK && nb > 0) {
+    rc = ds_store_write_map(m->store, nb, idx, buf);
+    for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
+  }
+  for (int64_t i = 0; i < m->N; i++)
+    if (m->out[i] < 5) m->count[m->out[i]]++;
+  free(idx);
+  free(buf);
+  free(recs);
+  return rc;
+}
+
+/* An existing store: resume it, or extend it when the sweep raised the levels. */
+static int ms_open(msched *m, const char *hosts, int nranks) {
+  ds_store *r = NULL;
+  char *text = NULL, h[32] = "", want[32];
+  DS_TRY(ds_store_open(m->o->store_path, &r));
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
+  int rc = DS_OK, is_map = ds_store_is_map(r);
+  if (ds_store_attr(r, "sweep_hash", h, sizeof h) != DS_OK) ds_clear_error();
+  if (is_map && strcmp(h, want)) rc = ds_store_sweep_text(r, &text);
+  ds_store_close(r);
+  if (rc != DS_OK) return rc;
+  if (!text) return ms_resume(m);
+  ds_sweep old;
+  int64_t k = 0;
+  if (ds_sweep_parse_flags(m->o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
+    k = ms_extends(&old, m->sw);
+    if (k > 1) rc = ms_extend(m, &old, k, hosts, nranks);
+    ds_sweep_free(&old);
+  } else {
+    ds_clear_error();
+  }
+  free(text);
+  return k > 1 ? rc : ms_resume(m); /* ms_resume says why another sweep cannot continue it */
+}
+
 static int ms_prepare(msched *m, const char *hosts, int nranks) {
   const ds_sweep *sw = m->sw;
   m->N = 1;
@@ -550,7 +656,7 @@ static int ms_prepare(msched *m, const char *hosts, int nranks) {
                    (long long)m->N);
   memset(m->out, DS_MAP_UNSET, (size_t)m->N);
   struct stat st;
-  DS_TRY(lstat(m->o->store_path, &st) == 0 ? ms_resume(m) : ms_create(m, hosts, nranks));
+  DS_TRY(lstat(m->o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
   m->computed0 = m->computed;
   if (ms_dense(m)) ms_level_units(m);
   else DS_TRY(ms_make_level(m, 0));
