@@ -14,7 +14,8 @@
 #   bench/sched_scale.sh all        the set of docs/performance.md
 #
 # SWEEP is a file of bench/sweeps/ (its grid.lr num is set to POINTS).
-# Env: BUILD (build dir, default build), OUT (work dir, default /tmp/sched_scale).
+# Env: BUILD (build dir, default build), OUT (work dir, default /tmp/sched_scale),
+# RUN_ARGS (more `dynsweep run` options, e.g. "--publish-every 1e6").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD=${BUILD:-$here/../build}
@@ -37,10 +38,11 @@ run() { # label ranks K sweep points durations scale
   [ -n "$6" ] && envs+=(-x DS_BENCH_DURATIONS="$6" -x DS_BENCH_DURATION_SCALE="$7")
   [ "$k" -gt 0 ] && envs+=(-x DS_BENCH_VWORKERS="$k" -x DS_BENCH_OUT="$tag.vw")
   local t0=$SECONDS
-  "${MPI[@]}" "${envs[@]}" -n "$ranks" "$bin" run "$y" -o "$tag.h5" -q >"$tag.log" 2>&1 ||
+  "${MPI[@]}" "${envs[@]}" -n "$ranks" "$bin" run "$y" -o "$tag.h5" ${RUN_ARGS:-} >"$tag.log" 2>&1 ||
     { echo "$label: run failed (exit $?), see $tag.log" >&2; tail -5 "$tag.log" >&2; return 1; }
   echo "== $label: ranks $ranks vworkers/rank $k sweep $4 points $5 durations ${6:+$(basename "$6") x $7}" \
        "wall $((SECONDS - t0)) s; load $(cut -d' ' -f1-3 /proc/loadavg)"
+  grep -h "store:" "$tag.log" || true
   cat "$OUT/$label.json"
   [ "$k" -gt 0 ] && /usr/bin/python3 "$here/sched_lat.py" "$tag.vw"
   rm -f "$tag.h5" "$tag.h5".* "$tag.vw".*.lat

@@ -23,13 +23,16 @@
  *                            trajectory of the first point its rank trained
  *                            for real (id, rank and wall time patched).
  *   DS_BENCH_OUT=PREFIX      each virtual-worker rank writes the waits it saw
- *                            as float64 pairs (time the RESULT/READY was sent
- *                            since the rank started, wait until its ASSIGN
- *                            arrived; seconds) to PREFIX.RANK.lat and one line of
+ *                            as float64 pairs (time the virtual worker asked,
+ *                            i.e. its point ended or, at the start, it sent
+ *                            READY, since the rank started; wait until its
+ *                            ASSIGN arrived, seconds: includes the time this
+ *                            rank took to send the RESULT, i.e. its own lag) to PREFIX.RANK.lat and one line of
  *                            figures to PREFIX.RANK.txt.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "sched_priv.h"
 
@@ -194,7 +197,7 @@ int __wrap_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int 
       MPI_Send(&res, sizeof res, MPI_BYTE, 0, TAG_RESULT, comm);
       MPI_Send(tmpl, (int)tmpl_len, MPI_BYTE, 0, TAG_TRAJ, comm);
       sent++;
-      t_req[e.vw] = ds_now();
+      t_req[e.vw] = e.due; /* the wait a worker sees starts when its point ends */
       fifo[(fh + fn++) % K] = e.vw;
       continue;
     }
@@ -211,8 +214,8 @@ int __wrap_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int 
     f = fopen(p, "w");
     if (f) {
       fprintf(f, "rank %d vworkers %d results %lld waits %lld late_mean_s %.6f late_max_s %.6f "
-              "traj_bytes %zu span_s %.3f\n", rank, K, (long long)sent, (long long)nlat,
-              sent ? late_sum / sent : 0, late_max, tmpl_len, ds_now() - t_start);
+              "traj_bytes %zu span_s %.3f cpu_s %.3f\n", rank, K, (long long)sent, (long long)nlat,
+              sent ? late_sum / sent : 0, late_max, tmpl_len, ds_now() - t_start, ds_cpu_time());
       fclose(f);
     }
   }

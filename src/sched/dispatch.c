@@ -235,7 +235,8 @@ static void abort_busy(sched *s, MPI_Comm comm) {
 enum { LAT_BINS = 160 };
 static struct {
   int64_t n, hist[LAT_BINS], traj_bytes, results;
-  double sum, max, store_s, tick_s, t_first, t_last;
+  int64_t long_ticks;  /* ticks (group commit, publish) that held the loop > 1 ms */
+  double sum, max, store_s, tick_s, tick_max, t_first, t_last;
 } g_lat;
 
 static void lat_add(double dt) {
@@ -269,10 +270,11 @@ static void lat_report(sched *s, int nworkers) {
   double rate = span > 0 ? (g_lat.n - 1) / span : 0;
   long hwm = vm_kb("VmHWM"), rss = vm_kb("VmRSS");
   if (s->o->verbose && !s->o->quiet)
-    ds_log("scheduler: %lld assignments, %.0f/s; service READY->ASSIGN median %.1f us, p99 %.1f us, "
-           "max %.1f us; journaling results %.3f s, ticks %.3f s; %.2f MB of trajectories "
-           "(%.2f MB/s); rank 0 VmHWM %ld kB", (long long)g_lat.n, rate, 1e6 * lat_pct(0.5),
-           1e6 * lat_pct(0.99), 1e6 * g_lat.max, g_lat.store_s, g_lat.tick_s,
+    ds_log("scheduler: %lld assignments, %.0f/s; service READY->ASSIGN median %.1f us, p99 %.1f "
+           "us, max %.1f us; journaling results %.3f s, ticks %.3f s (%lld over 1 ms, longest "
+           "%.1f ms); %.2f MB of trajectories (%.2f MB/s); rank 0 VmHWM %ld kB",
+           (long long)g_lat.n, rate, 1e6 * lat_pct(0.5), 1e6 * lat_pct(0.99), 1e6 * g_lat.max,
+           g_lat.store_s, g_lat.tick_s, (long long)g_lat.long_ticks, 1e3 * g_lat.tick_max,
            g_lat.traj_bytes * 1e-6, span > 0 ? g_lat.traj_bytes * 1e-6 / span : 0, hwm);
   const char *path = getenv("DYNSWEEP_SCHED_STATS");
   FILE *f = path && *path ? fopen(path, "a") : NULL;
@@ -280,12 +282,21 @@ static void lat_report(sched *s, int nworkers) {
   fprintf(f, "{\"workers\": %d, \"points\": %lld, \"assignments\": %lld, \"results\": %lld, "
           "\"span_s\": %.6f, \"assign_per_s\": %.1f, \"service_median_us\": %.2f, "
           "\"service_p99_us\": %.2f, \"service_max_us\": %.2f, \"service_mean_us\": %.2f, "
-          "\"store_s\": %.6f, \"tick_s\": %.6f, \"traj_bytes\": %lld, \"traj_MB_per_s\": %.3f, "
-          "\"vm_hwm_kb\": %ld, \"vm_rss_kb\": %ld}\n", nworkers, (long long)s->n,
+          "\"store_s\": %.6f, \"tick_s\": %.6f, \"long_ticks\": %lld, \"tick_max_s\": %.6f, "
+          "\"traj_bytes\": %lld, \"traj_MB_per_s\": %.3f, "
+          "\"vm_hwm_kb\": %ld, \"vm_rss_kb\": %ld, \"service_hist_us\": [", nworkers, (long long)s->n,
           (long long)g_lat.n, (long long)g_lat.results, span, rate, 1e6 * lat_pct(0.5),
           1e6 * lat_pct(0.99), 1e6 * g_lat.max, g_lat.n ? 1e6 * g_lat.sum / g_lat.n : 0,
-          g_lat.store_s, g_lat.tick_s, (long long)g_lat.traj_bytes,
+          g_lat.store_s, g_lat.tick_s, (long long)g_lat.long_ticks, g_lat.tick_max,
+          (long long)g_lat.traj_bytes,
           span > 0 ? g_lat.traj_bytes * 1e-6 / span : 0, hwm, rss);
+  for (int b = 0, first = 1; b < LAT_BINS; b++) /* [upper edge of the bin in us, count] */
+    if (g_lat.hist[b]) {
+      fprintf(f, "%s[%.4g, %lld]", first ? "" : ", ", b ? pow(10, b / 20.0) : 1.0,
+              (long long)g_lat.hist[b]);
+      first = 0;
+    }
+  fprintf(f, "]}\n");
   fclose(f);
 }
 
@@ -298,7 +309,10 @@ int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
     int got = wait_message(s, comm, &st);
     double t_msg = ds_now();
     sc_tick(s);
-    g_lat.tick_s += ds_now() - t_msg;
+    double dt_tick = ds_now() - t_msg;
+    g_lat.tick_s += dt_tick;
+    g_lat.long_ticks += dt_tick > 1e-3;
+    if (dt_tick > g_lat.tick_max) g_lat.tick_max = dt_tick;
     if (s->nparked) unpark(s, comm, &active);
     if (s->draining && s->nrunning > 0 && ds_now() > s->drain_deadline) abort_busy(s, comm);
     if (!got) continue;
