@@ -27,7 +27,8 @@
  *                            i.e. its point ended or, at the start, it sent
  *                            READY, since the rank started; wait until its
  *                            ASSIGN arrived, seconds: includes the time this
- *                            rank took to send the RESULT, i.e. its own lag) to PREFIX.RANK.lat and one line of
+ *                            rank took to send the RESULT, i.e. its own lag)
+ *                            to PREFIX.RANK.lat and one line of
  *                            figures to PREFIX.RANK.txt.
  */
 #include <fcntl.h>
@@ -39,7 +40,8 @@
 int __real_ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
                                ds_point_result *res, const ds_ckpt *ck);
 int __real_sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
-int __real_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
+int __real_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank,
+                   MPI_Comm tcomm);
 
 static double *g_dur;
 static int g_no_sleep; /* the template point of a virtual-worker rank: no sleep */
@@ -123,7 +125,8 @@ static ev heap_pop(ev *h, int *n) {
   return top;
 }
 
-int __wrap_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm) {
+int __wrap_sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank,
+                   MPI_Comm tcomm) {
   int K = vworkers();
   if (!K) return __real_sc_work(sw, o, comm, rank, tcomm);
   ds_team team;

@@ -284,7 +284,8 @@ static void lat_report(sched *s, int nworkers) {
           "\"service_p99_us\": %.2f, \"service_max_us\": %.2f, \"service_mean_us\": %.2f, "
           "\"store_s\": %.6f, \"tick_s\": %.6f, \"long_ticks\": %lld, \"tick_max_s\": %.6f, "
           "\"traj_bytes\": %lld, \"traj_MB_per_s\": %.3f, "
-          "\"vm_hwm_kb\": %ld, \"vm_rss_kb\": %ld, \"service_hist_us\": [", nworkers, (long long)s->n,
+          "\"vm_hwm_kb\": %ld, \"vm_rss_kb\": %ld, \"service_hist_us\": [",
+          nworkers, (long long)s->n,
           (long long)g_lat.n, (long long)g_lat.results, span, rate, 1e6 * lat_pct(0.5),
           1e6 * lat_pct(0.99), 1e6 * g_lat.max, g_lat.n ? 1e6 * g_lat.sum / g_lat.n : 0,
           g_lat.store_s, g_lat.tick_s, (long long)g_lat.long_ticks, g_lat.tick_max,
@@ -331,7 +332,8 @@ int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
         take_result(s, &res, &tr);
         g_lat.store_s += ds_now() - t_st;
         g_lat.results++;
-        for (int k = 0; k < tr.n; k++) g_lat.traj_bytes += (int64_t)tr.s[k].n * (1 + tr.s[k].ncols) * 8;
+        for (int k = 0; k < tr.n; k++) /* steps + values */
+          g_lat.traj_bytes += (int64_t)tr.s[k].n * (1 + tr.s[k].ncols) * 8;
       }
       ds_traj_free(&tr);
     } else if (st.MPI_TAG == TAG_CKPT) {
