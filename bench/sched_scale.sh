@@ -15,7 +15,8 @@
 #
 # SWEEP is a file of bench/sweeps/ (its grid.lr num is set to POINTS).
 # Env: BUILD (build dir, default build), OUT (work dir, default /tmp/sched_scale),
-# RUN_ARGS (more `dynsweep run` options, e.g. "--publish-every 1e6").
+# RUN_ARGS (more `dynsweep run` options, e.g. "--publish-every 1e6"), PREFETCH
+# (virt: DS_BENCH_PREFETCH, the sub-scheduler prototype of bench/sched_wrap.c).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD=${BUILD:-$here/../build}
@@ -36,7 +37,8 @@ run() { # label ranks K sweep points durations scale
   local tag="$OUT/$label" envs=(-x DYNSWEEP_SCHED_STATS="$OUT/$label.json")
   rm -f "$OUT/$label".* "$OUT/$label.h5"*
   [ -n "$6" ] && envs+=(-x DS_BENCH_DURATIONS="$6" -x DS_BENCH_DURATION_SCALE="$7")
-  [ "$k" -gt 0 ] && envs+=(-x DS_BENCH_VWORKERS="$k" -x DS_BENCH_OUT="$tag.vw")
+  [ "$k" -gt 0 ] &&
+    envs+=(-x DS_BENCH_VWORKERS="$k" -x DS_BENCH_OUT="$tag.vw" -x DS_BENCH_PREFETCH="${PREFETCH:-0}")
   local t0=$SECONDS
   "${MPI[@]}" "${envs[@]}" -n "$ranks" "$bin" run "$y" -o "$tag.h5" ${RUN_ARGS:-} >"$tag.log" 2>&1 ||
     { echo "$label: run failed (exit $?), see $tag.log" >&2; tail -5 "$tag.log" >&2; return 1; }
@@ -51,7 +53,7 @@ run() { # label ranks K sweep points durations scale
 dur=$here/sweeps/demo_wall_s.txt # 24 points of sweeps/demo.yaml, mean 0.625 s
 case "${1:-}" in
   real) run "real_$2_$(basename "$3" .yaml)_$4${5:+_dur}" "$2" 0 "$3" "$4" "${5:-}" "${6:-1}" ;;
-  virt) run "virt_$2x$3_$(basename "$4" .yaml)_$5" "$2" "$3" "$4" "$5" "$6" "$7" ;;
+  virt) run "virt_$2x$3${PREFETCH:+p$PREFETCH}_$(basename "$4" .yaml)_$5" "$2" "$3" "$4" "$5" "$6" "$7" ;;
   all)
     for n in 32 64 128 256; do run "real_${n}_empty" $n 0 empty_points.yaml 20000 "" 1; done
     for n in 32 64 128 256; do run "real_${n}_1s" $n 0 empty_points.yaml $((n * 12)) "$dur" 1.6; done
