@@ -54,13 +54,16 @@ dur=$here/sweeps/demo_wall_s.txt # 24 points of sweeps/demo.yaml, mean 0.625 s
 case "${1:-}" in
   real) run "real_$2_$(basename "$3" .yaml)_$4${5:+_dur}" "$2" 0 "$3" "$4" "${5:-}" "${6:-1}" ;;
   virt) run "virt_$2x$3${PREFETCH:+p$PREFETCH}_$(basename "$4" .yaml)_$5" "$2" "$3" "$4" "$5" "$6" "$7" ;;
-  all)
+  all) # the runs of docs/performance.md, "Rank 0 at scale", one at a time
     for n in 32 64 128 256; do run "real_${n}_empty" $n 0 empty_points.yaml 20000 "" 1; done
-    for n in 32 64 128 256; do run "real_${n}_1s" $n 0 empty_points.yaml $((n * 12)) "$dur" 1.6; done
+    for n in 32 128 256; do run "real_${n}_1s" $n 0 empty_points.yaml $((n * 12)) "$dur" 1.6; done
     for p in 10000 100000; do run "real_3_empty_$p" 3 0 empty_points.yaml $p "" 1; done
     run real_3_long 3 0 long_series.yaml 200 "" 1
     run virt_long 3 8 long_series.yaml 200 "$dur" 0.016
     for k in 500 1500 5000; do run "virt_2x${k}_1s" 3 $k empty_points.yaml $((k * 40)) "$dur" 1.6; done
+    PREFETCH=3000 run virt_2x1500_1s_sub 3 1500 empty_points.yaml 60000 "$dur" 1.6
+    PREFETCH=10000 run virt_2x5000_1s_sub 3 5000 empty_points.yaml 200000 "$dur" 1.6
+    RUN_ARGS="--publish-every 1e6" run virt_2x5000_1s_nopub 3 5000 empty_points.yaml 200000 "$dur" 1.6
     ;;
   *) sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 2 ;;
 esac
