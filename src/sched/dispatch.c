@@ -228,8 +228,9 @@ static void abort_busy(sched *s, MPI_Comm comm) {
 
 /* ---- scheduler figures (docs/performance.md, "Rank 0 at scale") ------------
  * Rank 0's service latency of each READY/RESULT: from the moment its probe
- * saw the message to the ASSIGN sent (receiving the result, journaling it,
- * the queue, the reply), in a log histogram (20 bins a decade from 1 us: a
+ * saw the message to the ASSIGN sent (the tick first -- group commit,
+ * publish -- then receiving the result, journaling it, the queue, the
+ * reply), in a log histogram (20 bins a decade from 1 us: a
  * percentile is known to ~12%, in O(1) memory). Printed with --verbose, and
  * as one JSON line appended to the file $DYNSWEEP_SCHED_STATS if set. */
 enum { LAT_BINS = 160 };
