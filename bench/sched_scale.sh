@@ -11,7 +11,8 @@
 #       trains for real, then sleeps to its recorded duration x SCALE
 #   bench/sched_scale.sh virt RANKS K SWEEP POINTS DURATIONS SCALE
 #       RANKS-1 worker ranks each playing K virtual workers
-#   bench/sched_scale.sh all        the set of docs/performance.md
+#   bench/sched_scale.sh all        the runs of docs/performance.md
+#   bench/sched_scale.sh sim        its projection to 10^4 workers (bench/sched_sim.py)
 #
 # SWEEP is a file of bench/sweeps/ (its grid.lr num is set to POINTS).
 # Env: BUILD (build dir, default build), OUT (work dir, default /tmp/sched_scale),
@@ -64,6 +65,16 @@ case "${1:-}" in
     PREFETCH=3000 run virt_2x1500_1s_sub 3 1500 empty_points.yaml 60000 "$dur" 1.6
     PREFETCH=10000 run virt_2x5000_1s_sub 3 5000 empty_points.yaml 200000 "$dur" 1.6
     RUN_ARGS="--publish-every 1e6" run virt_2x5000_1s_nopub 3 5000 empty_points.yaml 200000 "$dur" 1.6
+    ;;
+  sim) # the projection of docs/performance.md (bench/sched_sim.py; ~2 min)
+    S=(/usr/bin/python3 "$here/sched_sim.py" --service "$here/sched_service_10k.json"
+       --durations "$dur" --scale 1.6 --workers 10000)
+    "${S[@]}" --points 300000
+    "${S[@]}" --points 300000 --no-commit-stall | tail -1
+    "${S[@]}" --points 300000 --service-mult 3 | tail -1
+    "${S[@]}" --points 2000000 --publish-s 0.5 | tail -1
+    "${S[@]}" --points 4000000 --publish-s 2 | tail -1
+    "${S[@]}" --points 300000 --subsched 100 --prefetch 512 --publish-s 2 | tail -1
     ;;
   *) sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 2 ;;
 esac
