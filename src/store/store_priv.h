@@ -3,6 +3,7 @@
 #ifndef DYNSWEEP_STORE_PRIV_H
 #define DYNSWEEP_STORE_PRIV_H
 #include <hdf5.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "dynsweep/store.h"
@@ -56,6 +57,14 @@ struct ds_store {
   int64_t jrecs;             /* records since the last publish */
   int jsync;                 /* appended since the last fsync */
   double last_sync;          /* ds_now() of the last journal fsync (group commit) */
+  /* the group commit's fdatasync runs on a thread of its own (publish.c), so
+   * rank 0's loop never waits for the disk; mu guards the fields below */
+  pthread_t cthr;
+  pthread_mutex_t cmu;
+  pthread_cond_t ccv;
+  int cstarted, cwant, cbusy, cquit, cerr;
+  double cspent;             /* seconds the thread spent in fdatasync (not yet in st) */
+  int64_t csyncs;
   int64_t ext_old_np;         /* rows before the extension being published */
   int64_t dirty_lo, dirty_hi; /* summary rows [lo, hi) changed since the last publish */
   unsigned char *written;    /* per summary row: the point has series in /series */
@@ -220,4 +229,6 @@ int ds_store_release(ds_store *s);
 /* Summary row index of point id, or -1. */
 int64_t ds_store_row_index(const ds_store *s, int64_t id);
 void ds_store_point_name(int64_t id, char *buf, size_t n);
+/* publish.c: ends the group commit's thread (waits for a running fdatasync) */
+void ds_store_commit_stop(ds_store *s);
 #endif
