@@ -1,0 +1,92 @@
+/* tile_bench.c -- map tiles trained together (src/nn/tile.c) on the study's
+ * workload (docs/maps.md): width 16, depth 2, d_in 16, d_out 1, n = 272,
+ * mean field, no bias, mse mean, full-batch GD, 1000 steps; tiles of P points
+ * (default 256) for linear, relu and tanh hidden layers. Prints trainings per
+ * second (one core: OPENBLAS_NUM_THREADS=1 is set here) and the GFLOP/s of the
+ * step's model FLOPs (ds_mlp_step_flops) against the square DGEMM rate
+ * measured in the same run, repeats times each (min / median / max).
+ *   build/dynsweep-bench-tile [P [steps [repeats]]]     (default 256 1000 5) */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dynsweep/nn.h"
+#include "dynsweep/tile.h"
+
+static int nonfinite;
+static int never_drop(void *arg, int p, int64_t t, double loss) {
+  if (!isfinite(loss)) nonfinite++;
+  return !isfinite(loss);
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double dgemm_rate(int S) {
+  double *A = malloc(sizeof(double) * S * S), *B = malloc(sizeof(double) * S * S),
+         *C = malloc(sizeof(double) * S * S);
+  for (long i = 0; i < (long)S * S; i++) A[i] = B[i] = 1.0 / (1 + i % 7);
+  double best = INFINITY;
+  for (int r = 0; r < 3; r++) {
+    double t0 = ds_now();
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, S, S, S, 1.0, A, S, B, S, 0.0, C, S);
+    double t = ds_now() - t0;
+    best = t < best ? t : best;
+  }
+  free(A), free(B), free(C);
+  return 2.0 * S * S * (double)S / best * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  int P = argc > 1 ? atoi(argv[1]) : 256;
+  long steps = argc > 2 ? atol(argv[2]) : 1000;
+  int reps = argc > 3 ? atoi(argv[3]) : 5;
+  if (P < 1 || steps < 1 || reps < 1 || reps > 100) {
+    fprintf(stderr, "usage: dynsweep-bench-tile [P [steps [repeats]]]\n");
+    return 2;
+  }
+  const int d = 16, m = 16, n = 272;
+  ds_rng r;
+  ds_rng_init(&r, 13, 0, 0, DS_STREAM_TEST);
+  double *X = malloc(sizeof(double) * d * n), *Y = malloc(sizeof(double) * n);
+  double *th = malloc(sizeof(double) * (m * d + m));
+  for (int k = 0; k < d * n; k++) X[k] = ds_rng_normal(&r);
+  for (int k = 0; k < n; k++) Y[k] = ds_rng_normal(&r);
+  for (int k = 0; k < m * d + m; k++) th[k] = ds_rng_normal(&r);
+  double *lr_in = malloc(sizeof(double) * P), *lr_out = malloc(sizeof(double) * P);
+  for (int p = 0; p < P; p++) { /* small rates, log-spaced: every point trains all steps */
+    lr_in[p] = 0.02 * pow(2.0, (double)(p % 16) / 16);
+    lr_out[p] = 0.02 * pow(2.0, (double)(p / 16 % 16) / 16);
+  }
+  double dg = dgemm_rate(1024), dg2 = dgemm_rate(2048);
+  double dgemm = dg > dg2 ? dg : dg2;
+  printf("DGEMM n=1024 %.1f GFLOP/s, n=2048 %.1f GFLOP/s: reference %.1f GFLOP/s\n", dg, dg2,
+         dgemm);
+  const char *names[3] = {"linear", "relu", "tanh"};
+  for (int act = 0; act < 3; act++) {
+    ds_tile_net net = {act, DS_PARAM_MEANFIELD, 1, d, m, 1, n,
+                       act == DS_ACT_TANH ? sqrt(2.0) : 1.0, 1.0 / n};
+    if (act == 0) printf("kernels: %s\n", ds_tile_kernels(&net));
+    double t[100];
+    for (int k = 0; k < reps; k++) {
+      double t0 = ds_now();
+      ds_tile_gd(&net, X, Y, th, P, lr_in, lr_out, NULL, steps, never_drop, NULL);
+      t[k] = ds_now() - t0;
+    }
+    qsort(t, reps, sizeof *t, cmp);
+    double fl = ds_tile_step_flops(&net) * (double)P * (double)steps;
+    double med = t[reps / 2];
+    printf("%-6s P %d steps %ld: %.1f trainings/s (min time), %.1f (median); %.2f us/point-step; "
+           "%.1f GFLOP/s = %.1f%% DGEMM (min time), %.1f%% (median), %.1f%% (max)\n",
+           names[act], P, steps, P / t[0], P / med, 1e6 * med / P / steps, fl / t[0] * 1e-9,
+           100 * fl / t[0] * 1e-9 / dgemm, 100 * fl / med * 1e-9 / dgemm,
+           100 * fl / t[reps - 1] * 1e-9 / dgemm);
+  }
+  if (nonfinite) printf("note: %d non-finite losses (points stopped early)\n", nonfinite);
+  return 0;
+}
