@@ -209,6 +209,41 @@ static const char *study =
     "record: {series: [loss], every: 1}\n"
     "grid: %s\n";
 
+/* the tiles' tanh: <= 6 ulp (4.0 measured) from libm's tanh, odd, NaN/inf/zero right, and
+ * the vector (bulk) and scalar (one value) versions give the same bits */
+static void check_tanh(void) {
+  enum { N = 1 << 20 };
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+  ds_rng r;
+  ds_rng_init(&r, 7, 0, 0, DS_STREAM_TEST);
+  for (int i = 0; i < N; i++) {
+    double u = ds_rng_normal(&r);
+    x[i] = i % 4 == 0 ? 25 * u : i % 4 == 1 ? u : i % 4 == 2 ? 1e-3 * u : ldexp(u, -(i % 1000));
+  }
+  const double sp[8] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, 20.0, 0.34657359027997264};
+  for (int i = 0; i < 8; i++) x[i] = sp[i];
+  ds_tile_tanh(y, x, N, 1.0);
+  double worst = 0;
+  int scalar_diff = 0;
+  for (int i = 0; i < N; i++) {
+    double ref = tanh(x[i]), one;
+    ds_tile_tanh(&one, &x[i], 1, 1.0);
+    scalar_diff += memcmp(&one, &y[i], sizeof one) != 0;
+    if (isnan(ref)) {
+      CHECK(isnan(y[i]), "tanh(%g) = %g", x[i], y[i]);
+      continue;
+    }
+    double ulp = fabs(y[i] - ref) / (nextafter(fabs(ref), INFINITY) - fabs(ref));
+    if (ulp > worst) worst = ulp;
+  }
+  CHECK(worst <= 6, "the tiles' tanh is %g ulp from libm's", worst);
+  CHECK(scalar_diff == 0, "vector and scalar tanh differ at %d values", scalar_diff);
+  CHECK(signbit(y[1]) && y[1] == 0 && y[2] == 1 && y[3] == -1, "tanh(-0), tanh(+-inf)");
+  printf("tiles' tanh: largest distance from libm's tanh %.2f ulp over %d values\n", worst, N);
+  free(x);
+  free(y);
+}
+
 static void check_refusals(ds_team *team) {
   char buf[2048], why[160];
   const char *bad[] = {", init: ntk, depth: 2, bias: true", ", init: ntk, depth: 3, bias: false",
@@ -290,6 +325,7 @@ int main(void) {
   snprintf(buf, sizeof buf, study, "std", "tanh", "1", "standard", ", init: gaussian, depth: 2, bias: false, train_output: false",
            1, 50, "sum", 150, "{optimizer.lr: [0.001, 0.01, 0.05]}");
   check_sweep("standard-fixed-output", buf, &team, 0, -1, 1.0);
+  check_tanh();
   check_refusals(&team);
   ds_team_free(&team);
   int rc = ds_check_report("test_tile");

@@ -22,13 +22,15 @@
  * W_1^T += X D (d_in x m, K = n: the W_1 update itself, D = -lr_in alpha_1 dZ^T),
  * as LIBXSMM JIT kernels (OpenBLAS when LIBXSMM is absent or cannot JIT the
  * shape), and one fused, vectorised pass between them (activation, output,
- * loss, dL/dF, the W_2 gradient, dZ). Every number of a point is computed by
+ * loss, dL/dF, the W_2 gradient, dZ); tanh nets use the tiles' own inlined
+ * tanh (ds_tile_tanh, a few ulp; the per-point path uses SLEEF's 1-ulp one). Every number of a point is computed by
  * the same kernels in the same order whatever the other points of the tile
  * are: a point's losses (so its record) are bitwise independent of npts and
  * of its neighbours (tests/test_tile.c). They agree with ds_worker_run_point
  * to rounding (the order of a few products differs), not bitwise. */
 #ifndef DYNSWEEP_TILE_H
 #define DYNSWEEP_TILE_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dynsweep/config.h"
@@ -72,6 +74,9 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
                int64_t steps, ds_tile_loss_fn fn, void *arg);
 /* Model FLOPs of one step of one point (ds_mlp_step_flops of the net). */
 double ds_tile_step_flops(const ds_tile_net *net);
+/* The tiles' tanh: out = tanh(gain in), count values (out may equal in);
+ * within a few ulp of tanh, the same bits on every x86-64 (src/nn/tile.c). */
+void ds_tile_tanh(double *out, const double *in, size_t count, double gain);
 /* Which kernels ds_tile_gd runs for this net ("libxsmm JIT ..." or "OpenBLAS ..."). */
 const char *ds_tile_kernels(const ds_tile_net *net);
 #endif

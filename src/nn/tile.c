@@ -51,6 +51,7 @@ typedef struct {
 #ifdef DS_HAVE_LIBXSMM
   libxsmm_dmmfunction k1, k2;
 #endif
+  void (*tanh_pass)(double *Z, size_t count, double a1, double g);
 } tile_ctx;
 
 static void gemm_forward(tile_ctx *t) {
@@ -77,6 +78,90 @@ static void gemm_update(tile_ctx *t) {
               net->d_in, t->Z, net->n, 1.0, t->W1T, net->d_in);
 }
 
+/* ---- tanh of tiles: tanh(x) = u / (u + 2), u = expm1(2|x|), sign restored ----
+ * expm1(y) = 2^k (expm1(r) + 1) - 1 = fma(2^k, p, 2^k - 1), y = k ln2 + r,
+ * |r| <= ln2/2, p = expm1(r) by its Taylor polynomial of degree 13 (the
+ * remainder is below 2e-17 relative); y is clamped at 40 (tanh = 1 in double
+ * from 2|x| > 38). At most a few ulp from the true tanh (tests/test_tile.c
+ * checks <= 4 ulp against libm's on 10^6 values and agreement with the
+ * per-point path, SLEEF's 1-ulp tanh, to 1e-12 on whole training runs); about
+ * twice as fast as SLEEF's tanhd4_u10avx2 here because it is inlined and
+ * needs no special cases. The AVX2 and the scalar version do the same IEEE
+ * operations in the same order (fma, round-to-nearest-even): the same bits. */
+#define TANH_LN2_HI 6.93147180369123816490e-01 /* fdlibm: k ln2_hi exact for |k| < 2^20 */
+#define TANH_LN2_LO 1.90821492927058770002e-10
+#define TANH_INV_LN2 1.44269504088896338700e+00
+static const double tanh_q[12] = { /* 1/13!, 1/12!, ..., 1/2! */
+    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+    1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5};
+
+static inline __attribute__((always_inline)) double tanh1(double x) {
+  double ax = fabs(x), y = ax + ax;
+  y = y > 40.0 ? 40.0 : y; /* NaN stays NaN */
+  double kd = nearbyint(y * TANH_INV_LN2);
+  double r = fma(-kd, TANH_LN2_HI, y);
+  r = fma(-kd, TANH_LN2_LO, r);
+  double q = tanh_q[0];
+  for (int i = 1; i < 12; i++) q = fma(q, r, tanh_q[i]);
+  double p = fma(r * r, q, r);
+  double tk = isnan(kd) ? 1.0 : ldexp(1.0, (int)kd);
+  double u = fma(tk, p, tk - 1.0);
+  return copysign(u / (u + 2.0), x);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx2,fma"))) static inline __m256d tanh4(__m256d x) {
+  const __m256d sign = _mm256_set1_pd(-0.0), one = _mm256_set1_pd(1.0);
+  __m256d ax = _mm256_andnot_pd(sign, x);
+  __m256d y = _mm256_min_pd(_mm256_set1_pd(40.0), _mm256_add_pd(ax, ax)); /* NaN: y */
+  __m256d kd = _mm256_round_pd(_mm256_mul_pd(y, _mm256_set1_pd(TANH_INV_LN2)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256d r = _mm256_fnmadd_pd(kd, _mm256_set1_pd(TANH_LN2_HI), y);
+  r = _mm256_fnmadd_pd(kd, _mm256_set1_pd(TANH_LN2_LO), r);
+  __m256d q = _mm256_set1_pd(tanh_q[0]);
+  for (int i = 1; i < 12; i++) q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(tanh_q[i]));
+  __m256d p = _mm256_fmadd_pd(_mm256_mul_pd(r, r), q, r);
+  /* 2^k, k = 0..58 (NaN: any power, p is NaN) */
+  __m256i k64 = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(kd));
+  __m256d tk = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(k64, _mm256_set1_epi64x(1023)), 52));
+  tk = _mm256_blendv_pd(tk, one, _mm256_cmp_pd(kd, kd, _CMP_UNORD_Q));
+  __m256d u = _mm256_fmadd_pd(tk, p, _mm256_sub_pd(tk, one));
+  __m256d t = _mm256_div_pd(u, _mm256_add_pd(u, _mm256_set1_pd(2.0)));
+  return _mm256_or_pd(t, _mm256_and_pd(x, sign));
+}
+
+/* Z = tanh(g * (a1 * Z)) in place (a1 = 1: tanh(g Z)) */
+__attribute__((target("avx2,fma"))) static void tanh_pass_avx2(double *Z, size_t count, double a1,
+                                                               double g) {
+  __m256d va = _mm256_set1_pd(a1), vg = _mm256_set1_pd(g);
+  size_t k = 0;
+  for (; k + 4 <= count; k += 4) {
+    __m256d z = _mm256_loadu_pd(Z + k);
+    if (a1 != 1.0) z = _mm256_mul_pd(va, z);
+    _mm256_storeu_pd(Z + k, tanh4(_mm256_mul_pd(vg, z)));
+  }
+  for (; k < count; k++) Z[k] = tanh1(g * (a1 != 1.0 ? a1 * Z[k] : Z[k]));
+}
+#endif
+
+static void tanh_pass_generic(double *Z, size_t count, double a1, double g) {
+  for (size_t k = 0; k < count; k++) Z[k] = tanh1(g * (a1 != 1.0 ? a1 * Z[k] : Z[k]));
+}
+
+/* for tests/test_tile.c: the tiles' tanh (vector version where the CPU has AVX2 + FMA) */
+void ds_tile_tanh(double *out, const double *in, size_t count, double gain) {
+  if (out != in) memcpy(out, in, count * sizeof *out);
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    tanh_pass_avx2(out, count, 1.0, gain);
+    return;
+  }
+#endif
+  tanh_pass_generic(out, count, 1.0, gain);
+}
+
 /* act(alpha_1 s) in place; relu/linear fused into the forward pass below,
  * tanh here (SLEEF, tanh.c) */
 static inline __attribute__((always_inline)) double act_f(int act, double a1, double s) {
@@ -94,12 +179,8 @@ static inline __attribute__((always_inline)) double forward(tile_ctx *t, int act
   double *restrict G = t->G;
   const double *restrict W2 = t->W2, *restrict Y = t->Y;
   gemm_forward(t);
-  int fused = act != DS_ACT_TANH; /* tanh: one SLEEF pass first */
-  if (!fused) {
-    if (a1 != 1.0)
-      for (size_t q = 0; q < (size_t)n * m; q++) Z[q] = a1 * Z[q];
-    ds_nn_tanh(Z, Z, (size_t)n * m, net->gain);
-  }
+  int fused = act != DS_ACT_TANH; /* tanh: one pass first */
+  if (!fused) t->tanh_pass(Z, (size_t)n * m, a1, net->gain);
   double part[LANES];
   for (int q = 0; q < LANES; q++) part[q] = 0.0;
   int nb = n / LANES * LANES;
@@ -290,8 +371,8 @@ const char *ds_tile_kernels(const ds_tile_net *net) {
     if (k2) g2 = "libxsmm JIT";
   }
 #endif
-  snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh %s", g1, g2,
-           pass_isa(), ds_nn_tanh_kernel());
+  snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: the tiles' own "
+           "(%s)", g1, g2, pass_isa(), strcmp(pass_isa(), "generic") ? "avx2" : "scalar");
   return buf;
 }
 
@@ -327,6 +408,10 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
   t.Y = Y;
 #ifdef DS_HAVE_LIBXSMM
   xsmm_kernels(net, &t.k1, &t.k2);
+#endif
+  t.tanh_pass = tanh_pass_generic;
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+  if (strcmp(pass_isa(), "generic")) t.tanh_pass = tanh_pass_avx2;
 #endif
   tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg};
   const char *isa = pass_isa();
