@@ -209,8 +209,9 @@ static const char *study =
     "record: {series: [loss], every: 1}\n"
     "grid: %s\n";
 
-/* the tiles' tanh: <= 6 ulp (4.0 measured) from libm's tanh, odd, NaN/inf/zero right, and
- * the vector (bulk) and scalar (one value) versions give the same bits */
+/* the tiles' tanh: <= 6 ulp (4.0 measured) from libm's tanh, NaN/inf/zero
+ * right, and the vector (bulk) and scalar (one value) versions give the same
+ * bits */
 static void check_tanh(void) {
   enum { N = 1 << 20 };
   double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);

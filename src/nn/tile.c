@@ -83,8 +83,9 @@ static void gemm_update(tile_ctx *t) {
  * |r| <= ln2/2, p = expm1(r) by its Taylor polynomial of degree 13 (the
  * remainder is below 2e-17 relative); y is clamped at 40 (tanh = 1 in double
  * from 2|x| > 38). At most a few ulp from the true tanh (tests/test_tile.c
- * checks <= 4 ulp against libm's on 10^6 values and agreement with the
- * per-point path, SLEEF's 1-ulp tanh, to 1e-12 on whole training runs); about
+ * checks <= 6 ulp against libm's on 10^6 values, 4.0 measured, and agreement
+ * with the per-point path, SLEEF's 1-ulp tanh, to 1e-12 on whole training
+ * runs); about
  * twice as fast as SLEEF's tanhd4_u10avx2 here because it is inlined and
  * needs no special cases. The AVX2 and the scalar version do the same IEEE
  * operations in the same order (fma, round-to-nearest-even): the same bits. */
