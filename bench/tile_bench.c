@@ -7,7 +7,7 @@
  * measured in the same run (best of 3 at n = 1024 and 2048), repeats times
  * each (min / median / max). Times are process CPU time (the machine is
  * shared: wall time would count the other jobs).
- *   build/dynsweep-bench-tile [P [steps [repeats]]]     (default 256 1000 5) */
+ *   build/dynsweep-bench-tile [P [steps [repeats [acts]]]]   (default 256 1000 5 linear,relu,tanh) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   int P = argc > 1 ? atoi(argv[1]) : 256;
   long steps = argc > 2 ? atol(argv[2]) : 1000;
   int reps = argc > 3 ? atoi(argv[3]) : 5;
+  const char *acts = argc > 4 ? argv[4] : "linear,relu,tanh";
   if (P < 1 || steps < 1 || reps < 1 || reps > 100) {
     fprintf(stderr, "usage: dynsweep-bench-tile [P [steps [repeats]]]\n");
     return 2;
@@ -79,9 +80,10 @@ int main(int argc, char **argv) {
          dgemm);
   const char *names[3] = {"linear", "relu", "tanh"};
   for (int act = 0; act < 3; act++) {
+    if (!strstr(acts, names[act])) continue;
     ds_tile_net net = {act, DS_PARAM_MEANFIELD, 1, d, m, 1, n,
                        act == DS_ACT_TANH ? sqrt(2.0) : 1.0, 1.0 / n};
-    if (act == 0) printf("kernels: %s\n", ds_tile_kernels(&net));
+    if (act == 0 || !strstr(acts, "linear")) printf("kernels: %s\n", ds_tile_kernels(&net));
     double t[100];
     for (int k = 0; k < reps; k++) {
       double t0 = cpu_now();

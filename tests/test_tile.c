@@ -5,7 +5,9 @@
  *      relative, and ds_tile_train's records have the outcome class of the
  *      ds_map_acc over run_point's series (measure to 1e-9);
  *   2. a point's record and series are bitwise the same whatever npts and
- *      whichever points share its tile (alone, reversed, other neighbours);
+ *      whichever points share its tile (alone, reversed, other neighbours),
+ *      and with the plain C pass instead of the AVX2 intrinsics one
+ *      (DYNSWEEP_TILE_GENERIC=1);
  *   3. standard / ntk parameterisation, d_out 3, sum reduction, a fixed
  *      output layer and init_offset against run_point likewise;
  *   4. ds_tile_supported refuses what tiles do not do, ds_tile_train refuses
@@ -191,6 +193,15 @@ static int check_sweep(const char *label, const char *yaml, ds_team *team, int b
     bad = 0;
     for (int i = 0; i < ns; i++) bad += !same_rec(&o2[i], &out[1 + 3 * i]);
     CHECK(bad == 0, "%s: %d points differ in a tile of every third point", label, bad);
+    /* the pass in intrinsics (d_out 1, AVX2 + FMA) and the plain C one: the same bits */
+    setenv("DYNSWEEP_TILE_GENERIC", "1", 1);
+    CHECK(tile_series(&sw, pts, np, s2) == DS_OK, "%s", ds_errmsg());
+    unsetenv("DYNSWEEP_TILE_GENERIC");
+    bad = 0;
+    for (int i = 0; i < np; i++)
+      bad += s2->n[i] != s->n[i] || memcmp(s2->L[i], s->L[i], s->n[i] * sizeof(double));
+    CHECK(bad == 0, "%s: %d points differ between the intrinsics pass and the plain C pass", label,
+          bad);
     free(s2);
   }
   free(s);

@@ -37,10 +37,10 @@
 #include "layers.h"
 #include "nn_internal.h"
 
-#define LANES 32 /* samples per block of the pass: 4 AVX-512 (8 AVX2) vectors */
+#define LANES 16 /* samples per block of the pass: 4 AVX2 vectors (accumulators stay in registers) */
 #define MAXW 64  /* width and d_out limit (stack buffers) */
 
-typedef struct {
+typedef struct tile_ctx {
   const ds_tile_net *net;
   double a1, a2;
   const double *X, *XT, *Y;
@@ -52,6 +52,10 @@ typedef struct {
   libxsmm_dmmfunction k1, k2;
 #endif
   void (*tanh_pass)(double *Z, size_t count, double a1, double g);
+  /* d_out = 1 on AVX2 + FMA: the pass in intrinsics (the same operations as
+   * forward() / backward() below, so the same bits), NULL otherwise */
+  double (*fwd1)(struct tile_ctx *t);
+  void (*bwd1)(struct tile_ctx *t, double lr_in, double lr_out);
 } tile_ctx;
 
 static void gemm_forward(tile_ctx *t) {
@@ -180,6 +184,7 @@ static inline __attribute__((always_inline)) double forward(tile_ctx *t, int act
   double *restrict G = t->G;
   const double *restrict W2 = t->W2, *restrict Y = t->Y;
   gemm_forward(t);
+  if (t->fwd1) return t->fwd1(t);
   int fused = act != DS_ACT_TANH; /* tanh: one pass first */
   if (!fused) t->tanh_pass(Z, (size_t)n * m, a1, net->gain);
   double part[LANES];
@@ -204,6 +209,8 @@ static inline __attribute__((always_inline)) double forward(tile_ctx *t, int act
         G[(size_t)k * n + j + q] = c2 * r;
       }
     }
+    double lanes[LANES]; /* the tail indexes its lanes: kept apart so part stays in registers */
+    memcpy(lanes, part, sizeof lanes);
     for (int j = nb; j < n; j++) { /* the tail: the same operations per sample */
       double f = 0.0;
       for (int i = 0; i < m; i++) {
@@ -213,9 +220,10 @@ static inline __attribute__((always_inline)) double forward(tile_ctx *t, int act
         f = fma(W2[k + (size_t)i * dout], a, f);
       }
       double r = a2 * f - Y[k + (size_t)j * dout];
-      part[j - nb] += r * r;
+      lanes[j - nb] += r * r;
       G[(size_t)k * n + j] = c2 * r;
     }
+    memcpy(part, lanes, sizeof part);
   }
   double sum = 0.0;
   for (int q = 0; q < LANES; q++) sum += part[q];
@@ -241,6 +249,10 @@ static inline __attribute__((always_inline)) void backward(tile_ctx *t, int act,
   double *restrict Z = t->Z;
   const double *restrict G = t->G;
   double *restrict W2 = t->W2;
+  if (t->bwd1) {
+    t->bwd1(t, lr_in, lr_out);
+    return;
+  }
   const int nb = n / LANES * LANES;
   for (int i = 0; i < m; i++) {
     double *restrict zc = Z + (size_t)i * n;
@@ -254,13 +266,15 @@ static inline __attribute__((always_inline)) void backward(tile_ctx *t, int act,
           acc[q] = fma(g, a, acc[q]);
           zc[j + q] = dz(act, s, gain, a, w * g);
         }
+      double lanes[LANES]; /* the tail indexes its lanes: kept apart so acc stays in registers */
+      memcpy(lanes, acc, sizeof lanes);
       for (int j = nb; j < n; j++) {
         double a = zc[j], g = G[j];
-        acc[j - nb] = fma(g, a, acc[j - nb]);
+        lanes[j - nb] = fma(g, a, lanes[j - nb]);
         zc[j] = dz(act, s, gain, a, w * g);
       }
       double sum = 0.0;
-      for (int q = 0; q < LANES; q++) sum += acc[q];
+      for (int q = 0; q < LANES; q++) sum += lanes[q];
       dw[0] = sum;
     } else {
       for (int k = 0; k < dout; k++) dw[k] = 0.0;
@@ -279,6 +293,110 @@ static inline __attribute__((always_inline)) void backward(tile_ctx *t, int act,
     for (int k = 0; k < dout; k++) W2[k + (size_t)i * dout] -= lr_out * (a2 * dw[k]);
   }
 }
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+/* relu(a1 s) / a1 s as act_f, 4 lanes: max(z, 0) is z > 0 ? z : 0 (NaN, -0 -> +0) */
+AVX2_INLINE __m256d act4(int act, double a1, __m256d s) {
+  __m256d z = a1 == 1.0 ? s : _mm256_mul_pd(_mm256_set1_pd(a1), s);
+  return act == DS_ACT_RELU ? _mm256_max_pd(z, _mm256_setzero_pd()) : z;
+}
+
+AVX2_INLINE double fwd1_body(tile_ctx *t, int act) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, m = net->width, nb = n / LANES * LANES;
+  const double a1 = t->a1, a2 = t->a2, c2 = 2.0 * net->c;
+  double *Z = t->Z, *G = t->G;
+  const double *W2 = t->W2, *Y = t->Y;
+  if (act == DS_ACT_TANH) t->tanh_pass(Z, (size_t)n * m, a1, net->gain);
+  const __m256d va2 = _mm256_set1_pd(a2), vc2 = _mm256_set1_pd(c2);
+  __m256d p[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                  _mm256_setzero_pd()};
+  for (int j = 0; j < nb; j += LANES) {
+    __m256d f[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd()};
+    for (int i = 0; i < m; i++) {
+      __m256d w = _mm256_set1_pd(W2[i]);
+      double *zc = Z + (size_t)i * n + j;
+      for (int v = 0; v < 4; v++) {
+        __m256d a = _mm256_loadu_pd(zc + 4 * v);
+        if (act != DS_ACT_TANH) {
+          a = act4(act, a1, a);
+          _mm256_storeu_pd(zc + 4 * v, a);
+        }
+        f[v] = _mm256_fmadd_pd(w, a, f[v]);
+      }
+    }
+    for (int v = 0; v < 4; v++) {
+      __m256d r = _mm256_sub_pd(_mm256_mul_pd(va2, f[v]), _mm256_loadu_pd(Y + j + 4 * v));
+      p[v] = _mm256_add_pd(p[v], _mm256_mul_pd(r, r));
+      _mm256_storeu_pd(G + j + 4 * v, _mm256_mul_pd(vc2, r));
+    }
+  }
+  double lanes[LANES];
+  for (int v = 0; v < 4; v++) _mm256_storeu_pd(lanes + 4 * v, p[v]);
+  for (int j = nb; j < n; j++) { /* the tail as forward() */
+    double f = 0.0;
+    for (int i = 0; i < m; i++) {
+      double *zc = Z + (size_t)i * n + j, a = *zc;
+      if (act != DS_ACT_TANH) *zc = a = act_f(act, a1, a);
+      f = fma(W2[i], a, f);
+    }
+    double r = a2 * f - Y[j];
+    lanes[j - nb] += r * r;
+    G[j] = c2 * r;
+  }
+  double sum = 0.0;
+  for (int q = 0; q < LANES; q++) sum += lanes[q];
+  return net->c * sum;
+}
+
+AVX2_INLINE void bwd1_body(tile_ctx *t, int act, double lr_in, double lr_out) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, m = net->width, nb = n / LANES * LANES;
+  const double a2 = t->a2, s = -lr_in * t->a1 * a2, gain = net->gain;
+  double *Z = t->Z, *W2 = t->W2;
+  const double *G = t->G;
+  const __m256d vs = _mm256_set1_pd(s), vg = _mm256_set1_pd(gain), one = _mm256_set1_pd(1.0),
+                zero = _mm256_setzero_pd();
+  for (int i = 0; i < m; i++) {
+    double *zc = Z + (size_t)i * n, w = W2[i];
+    const __m256d vw = _mm256_set1_pd(w);
+    __m256d acc[4] = {zero, zero, zero, zero};
+    for (int j = 0; j < nb; j += LANES)
+      for (int v = 0; v < 4; v++) {
+        __m256d a = _mm256_loadu_pd(zc + j + 4 * v), g = _mm256_loadu_pd(G + j + 4 * v);
+        acc[v] = _mm256_fmadd_pd(g, a, acc[v]);
+        __m256d d = _mm256_mul_pd(vs, _mm256_mul_pd(vw, g));
+        if (act == DS_ACT_RELU) d = _mm256_and_pd(d, _mm256_cmp_pd(a, zero, _CMP_GT_OQ));
+        else if (act == DS_ACT_TANH)
+          d = _mm256_mul_pd(d, _mm256_mul_pd(vg, _mm256_sub_pd(one, _mm256_mul_pd(a, a))));
+        _mm256_storeu_pd(zc + j + 4 * v, d);
+      }
+    double lanes[LANES];
+    for (int v = 0; v < 4; v++) _mm256_storeu_pd(lanes + 4 * v, acc[v]);
+    for (int j = nb; j < n; j++) { /* the tail as backward() */
+      double a = zc[j], g = G[j];
+      lanes[j - nb] = fma(g, a, lanes[j - nb]);
+      zc[j] = dz(act, s, gain, a, w * g);
+    }
+    double sum = 0.0;
+    for (int q = 0; q < LANES; q++) sum += lanes[q];
+    if (net->train_output) W2[i] -= lr_out * (a2 * sum);
+  }
+}
+
+#define DS_TILE_PASS1(name, ACT)                                                                 \
+  __attribute__((target("avx2,fma"))) static double fwd1_##name(tile_ctx *t) {                  \
+    return fwd1_body(t, ACT);                                                                   \
+  }                                                                                             \
+  __attribute__((target("avx2,fma"))) static void bwd1_##name(tile_ctx *t, double li, double lo) { \
+    bwd1_body(t, ACT, li, lo);                                                                  \
+  }
+DS_TILE_PASS1(linear, DS_ACT_LINEAR)
+DS_TILE_PASS1(relu, DS_ACT_RELU)
+DS_TILE_PASS1(tanh, DS_ACT_TANH)
+#endif
 
 typedef struct {
   int npts;
@@ -412,7 +530,13 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
 #endif
   t.tanh_pass = tanh_pass_generic;
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-  if (strcmp(pass_isa(), "generic")) t.tanh_pass = tanh_pass_avx2;
+  if (strcmp(pass_isa(), "generic") && !getenv("DYNSWEEP_TILE_GENERIC")) {
+    t.tanh_pass = tanh_pass_avx2;
+    if (net->d_out == 1) {
+      t.fwd1 = net->act == DS_ACT_RELU ? fwd1_relu : net->act == DS_ACT_TANH ? fwd1_tanh : fwd1_linear;
+      t.bwd1 = net->act == DS_ACT_RELU ? bwd1_relu : net->act == DS_ACT_TANH ? bwd1_tanh : bwd1_linear;
+    }
+  }
 #endif
   tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg};
   const char *isa = pass_isa();
