@@ -21,7 +21,7 @@
  * against the shared data, Z^T = X^T W_1^T (n x m, K = d_in) and
  * W_1^T += X D (d_in x m, K = n: the W_1 update itself, D = -lr_in alpha_1 dZ^T),
  * as LIBXSMM JIT kernels (OpenBLAS when LIBXSMM is absent or cannot JIT the
- * shape), and one fused, vectorised pass between them (activation, output,
+ * shape, or with DYNSWEEP_TILE_GEMM=openblas), and one fused, vectorised pass between them (activation, output,
  * loss, dL/dF, the W_2 gradient, dZ); tanh nets use the tiles' own inlined
  * tanh (ds_tile_tanh, a few ulp; the per-point path uses SLEEF's 1-ulp one). Every number of a point is computed by
  * the same kernels in the same order whatever the other points of the tile
