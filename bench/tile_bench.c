@@ -7,13 +7,20 @@
  * measured in the same run (best of 3 at n = 1024 and 2048), repeats times
  * each (min / median / max). Times are process CPU time (the machine is
  * shared: wall time would count the other jobs).
- *   build/dynsweep-bench-tile [P [steps [repeats [acts]]]]   (default 256 1000 5 linear,relu,tanh) */
+ *   build/dynsweep-bench-tile [P [steps [repeats [acts]]]]   (default 256 1000 5 linear,relu,tanh)
+ *   build/dynsweep-bench-tile --gemms    the two GEMMs of a step alone, per point
+ *       and stacked over g points (g = 1, 4, 16, 64), LIBXSMM against OpenBLAS,
+ *       best of 7 (what src/nn/tile.c chose from) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#ifdef DS_HAVE_LIBXSMM
+#include <libxsmm.h>
+#endif
 
 #include "dynsweep/nn.h"
 #include "dynsweep/tile.h"
@@ -51,8 +58,69 @@ static double dgemm_rate(int S) {
   return 2.0 * S * S * (double)S / best * 1e-9;
 }
 
+/* Z^T (n x gm) = X^T (n x d) W^T (d x gm) and W^T (d x gm) += X (d x n) D (n x gm), over
+ * 64 points' buffers in turn (in cache as in a tile) */
+static void gemms(double dgemm) {
+  const int n = 272, d = 16, m = 16, P = 64;
+  double *XT = calloc((size_t)n * d, 8), *X = calloc((size_t)n * d, 8);
+  double *W = calloc((size_t)d * m * P, 8), *Z = calloc((size_t)n * m * P, 8);
+  for (int i = 0; i < n * d; i++) XT[i] = X[i] = 1.0 / (1 + i % 5);
+  for (int i = 0; i < d * m * P; i++) W[i] = 1e-3 / (1 + i % 3);
+  int gs[4] = {1, 4, 16, 64};
+  printf("GEMM shapes of a step (M x N x K, column-major), GFLOP/s and %% of DGEMM %.1f:\n", dgemm);
+  for (int gi = 0; gi < 4; gi++)
+    for (int which = 0; which < 2; which++)
+      for (int lib = 0; lib < 2; lib++) {
+        int g = gs[gi], N = g * m;
+        double one = 1.0, zero = 0.0, best = INFINITY;
+#ifdef DS_HAVE_LIBXSMM
+        libxsmm_blasint ln = n, ld = d;
+        libxsmm_dmmfunction k = NULL;
+        if (lib == 1)
+          k = which == 0 ? libxsmm_dmmdispatch(n, N, d, &ln, &ld, &ln, &one, &zero, NULL, NULL)
+                         : libxsmm_dmmdispatch(d, N, n, &ld, &ln, &ld, &one, &one, NULL, NULL);
+        if (lib == 1 && !k) continue;
+#else
+        if (lib == 1) continue;
+#endif
+        for (int r = 0; r < 7; r++) {
+          double t0 = cpu_now();
+          for (int rep = 0; rep < 50; rep++)
+            for (int p = 0; p < P; p += g) {
+              double *w = W + (size_t)p * d * m, *z = Z + (size_t)p * n * m;
+#ifdef DS_HAVE_LIBXSMM
+              if (k) {
+                if (which == 0) k(XT, w, z);
+                else k(X, z, w);
+                continue;
+              }
+#endif
+              if (which == 0)
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, N, d, 1.0, XT, n, w, d,
+                            0.0, z, n);
+              else
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, N, n, 1.0, X, d, z, n,
+                            1.0, w, d);
+            }
+          double t = (cpu_now() - t0) / 50;
+          best = t < best ? t : best;
+        }
+        double fl = 2.0 * n * d * m * P;
+        printf("  %-28s %4d x %4d x %3d  %-8s %6.1f GFLOP/s %6.1f%%\n",
+               which == 0 ? "Z^T = X^T W^T (beta 0)" : "W^T += X D (beta 1)", which ? d : n, N,
+               which ? n : d, lib ? "libxsmm" : "OpenBLAS", fl / best * 1e-9,
+               100 * fl / best * 1e-9 / dgemm);
+      }
+  free(XT), free(X), free(W), free(Z);
+}
+
 int main(int argc, char **argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  if (argc > 1 && !strcmp(argv[1], "--gemms")) {
+    double a = dgemm_rate(1024), b = dgemm_rate(2048);
+    gemms(a > b ? a : b);
+    return 0;
+  }
   int P = argc > 1 ? atoi(argv[1]) : 256;
   long steps = argc > 2 ? atol(argv[2]) : 1000;
   int reps = argc > 3 ? atoi(argv[3]) : 5;
