@@ -300,7 +300,62 @@ static void check_refusals(ds_team *team) {
   (void)team;
 }
 
-int main(void) {
+/* test_tile --dump DIR: for tests/tile_torch.py, the study's net (linear, relu,
+ * tanh) trained by ds_tile_gd on 9 points (lr_in, lr_out in 0.3..3) for 100
+ * steps; DIR/ACT.bin holds int32 d, m, n, P, T then float64 X (d x n), Y (n),
+ * theta0 (W_1 m x d, W_2 1 x m, column-major), lr_in (P), lr_out (P), gain and
+ * the losses (P x T, point-major). */
+static int dump(const char *dir) {
+  const char *acts[3] = {"linear", "relu", "tanh"};
+  for (int a = 0; a < 3; a++) {
+    char buf[4096], path[1024];
+    snprintf(buf, sizeof buf, study, acts[a], acts[a], a == 2 ? "1.4142135623730951" : "1",
+             "meanfield", STUDY_NET, 1, 272, "mean", 100,
+             "{optimizer.lr_in: [0.3, 1, 3], optimizer.lr_out: [0.3, 1, 3]}");
+    ds_sweep sw;
+    if (ds_sweep_parse("dump", buf, &sw) != DS_OK) return fprintf(stderr, "%s\n", ds_errmsg()), 1;
+    int np = (int)ds_sweep_npoints(&sw);
+    ds_point pts[9];
+    for (int i = 0; i < np; i++) ds_sweep_point(&sw, i, &pts[i]);
+    series *s = calloc(1, sizeof *s);
+    if (tile_series(&sw, pts, np, s) != DS_OK) return fprintf(stderr, "%s\n", ds_errmsg()), 1;
+    const ds_point_cfg *c = &pts[0].cfg;
+    int dims[DS_MAX_LIST + 2];
+    ds_point_dims(c, dims);
+    ds_mlp m;
+    ds_mlp_setup(&m, 0, 0, 2, dims, c->model.param, 1);
+    double *theta = calloc(m.nparams, sizeof *theta);
+    ds_rng ri, rd;
+    ds_rng_init(&ri, sw.seed, 0, 0, DS_STREAM_INIT);
+    ds_rng_init(&rd, sw.seed, 0, 0, DS_STREAM_DATA);
+    ds_dataset tr = {0}, te = {0};
+    ds_mlp_init_weights(&m, &c->model, &ri, theta);
+    ds_data_build(&c->data, &rd, &tr, &te);
+    snprintf(path, sizeof path, "%s/%s.bin", dir, acts[a]);
+    FILE *f = fopen(path, "wb");
+    if (!f) return perror(path), 1;
+    int32_t h[5] = {dims[0], dims[1], tr.n, np, (int32_t)c->train.steps};
+    fwrite(h, sizeof h, 1, f);
+    fwrite(tr.X, sizeof(double), (size_t)dims[0] * tr.n, f);
+    fwrite(tr.Y, sizeof(double), (size_t)tr.n, f);
+    fwrite(theta, sizeof(double), m.nparams, f);
+    for (int i = 0; i < np; i++) fwrite(&pts[i].cfg.optimizer.lr_in, sizeof(double), 1, f);
+    for (int i = 0; i < np; i++) fwrite(&pts[i].cfg.optimizer.lr_out, sizeof(double), 1, f);
+    fwrite(&c->model.gain, sizeof(double), 1, f);
+    for (int i = 0; i < np; i++) fwrite(s->L[i], sizeof(double), (size_t)c->train.steps, f);
+    fclose(f);
+    ds_dataset_free(&tr);
+    ds_dataset_free(&te);
+    ds_mlp_free(&m);
+    free(theta);
+    free(s);
+    ds_sweep_free(&sw);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
   MPI_Init(NULL, NULL);
   ds_team team;
   CHECK(ds_team_init(&team, MPI_COMM_SELF) == DS_OK, "%s", ds_errmsg());

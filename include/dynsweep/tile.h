@@ -23,7 +23,8 @@
  * as LIBXSMM JIT kernels (OpenBLAS when LIBXSMM is absent or cannot JIT the
  * shape, or with DYNSWEEP_TILE_GEMM=openblas), and one fused, vectorised pass between them (activation, output,
  * loss, dL/dF, the W_2 gradient, dZ); tanh nets use the tiles' own inlined
- * tanh (ds_tile_tanh, a few ulp; the per-point path uses SLEEF's 1-ulp one). Every number of a point is computed by
+ * tanh (ds_tile_tanh, a few ulp, 2x SLEEF's speed; the per-point path uses
+ * SLEEF's 1-ulp one, which DYNSWEEP_TILE_TANH=sleef selects here too). Every number of a point is computed by
  * the same kernels in the same order whatever the other points of the tile
  * are: a point's losses (so its record) are bitwise independent of npts and
  * of its neighbours (tests/test_tile.c); the pass has an AVX2 intrinsics version

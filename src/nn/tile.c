@@ -154,6 +154,14 @@ static void tanh_pass_generic(double *Z, size_t count, double a1, double g) {
   for (size_t k = 0; k < count; k++) Z[k] = tanh1(g * (a1 != 1.0 ? a1 * Z[k] : Z[k]));
 }
 
+/* DYNSWEEP_TILE_TANH=sleef: the per-point path's SLEEF tanh (tanh.c) instead,
+ * for comparisons (about half the speed) */
+static void tanh_pass_sleef(double *Z, size_t count, double a1, double g) {
+  if (a1 != 1.0)
+    for (size_t k = 0; k < count; k++) Z[k] = a1 * Z[k];
+  ds_nn_tanh(Z, Z, count, g);
+}
+
 /* for tests/test_tile.c: the tiles' tanh (vector version where the CPU has AVX2 + FMA) */
 void ds_tile_tanh(double *out, const double *in, size_t count, double gain) {
   if (out != in) memcpy(out, in, count * sizeof *out);
@@ -493,8 +501,13 @@ const char *ds_tile_kernels(const ds_tile_net *net) {
     if (k2) g2 = "libxsmm JIT";
   }
 #endif
-  snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: the tiles' own "
-           "(%s)", g1, g2, pass_isa(), strcmp(pass_isa(), "generic") ? "avx2" : "scalar");
+  const char *tenv = getenv("DYNSWEEP_TILE_TANH");
+  if (tenv && !strcmp(tenv, "sleef"))
+    snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: %s", g1, g2,
+             pass_isa(), ds_nn_tanh_kernel());
+  else
+    snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: the tiles' own "
+             "(%s)", g1, g2, pass_isa(), strcmp(pass_isa(), "generic") ? "avx2" : "scalar");
   return buf;
 }
 
@@ -541,6 +554,8 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
     }
   }
 #endif
+  const char *tenv = getenv("DYNSWEEP_TILE_TANH");
+  if (tenv && !strcmp(tenv, "sleef")) t.tanh_pass = tanh_pass_sleef;
   tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg};
   const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
