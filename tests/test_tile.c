@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "dynsweep/data.h"
@@ -354,8 +355,38 @@ static int dump(const char *dir) {
   return 0;
 }
 
+/* test_tile --map SWEEP.yaml: every point of the sweep (replica 0) as one tile
+ * through ds_tile_train; prints the outcome counts and the CPU time. */
+static int map(const char *path) {
+  ds_sweep sw;
+  if (ds_sweep_load_set(path, 0, NULL, &sw) != DS_OK) return fprintf(stderr, "%s\n", ds_errmsg()), 1;
+  int64_t np = ds_sweep_npoints(&sw), k = 0;
+  ds_point *pts = calloc(np, sizeof *pts);
+  ds_map_rec *out = calloc(np, sizeof *out);
+  for (int64_t i = 0; i < np; i++) {
+    ds_sweep_point(&sw, i, &pts[k]);
+    if (pts[k].replica == 0) k++;
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  int rc = ds_tile_train(&sw, pts, (int)k, out);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  if (rc != DS_OK) return fprintf(stderr, "%s\n", ds_errmsg()), 1;
+  int cls[5] = {0};
+  for (int64_t i = 0; i < k; i++) cls[out[i].outcome < 5 ? out[i].outcome : 4]++;
+  printf("%s: %lld points in one tile: %d converged, %d catapult, %d diverged, %d failed; "
+         "%.3f s CPU\n", path, (long long)k, cls[DS_OUT_CONVERGED], cls[DS_OUT_CATAPULT],
+         cls[DS_OUT_DIVERGED], cls[DS_OUT_FAILED],
+         (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+  free(pts);
+  free(out);
+  ds_sweep_free(&sw);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "--map")) return map(argv[2]);
   MPI_Init(NULL, NULL);
   ds_team team;
   CHECK(ds_team_init(&team, MPI_COMM_SELF) == DS_OK, "%s", ds_errmsg());
