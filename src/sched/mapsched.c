@@ -258,7 +258,9 @@ static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, i
       continue;
     }
     char why[160];
-    if (b - a > 1 && ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
+    /* a run of one point goes through the tile too: a point's bits must not
+     * depend on its neighbours (the tile trainer's are batch-independent) */
+    if (ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
         ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK) {
       ok += b - a;
       continue;

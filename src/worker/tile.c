@@ -38,6 +38,8 @@ int ds_tile_supported(const ds_point_cfg *c, char *why, int whylen) {
   if (o->schedule != DS_SCHED_CONSTANT)
     return unsupported(why, whylen, "%s", "optimizer.schedule (tiles: constant)");
   if (o->weight_decay != 0) return unsupported(why, whylen, "%s", "optimizer.weight_decay");
+  if (o->lr_units != DS_LR_ABSOLUTE)
+    return unsupported(why, whylen, "%s", "optimizer.lr_units lambda0 (each point its own NTK)");
   if (c->loss.type != DS_LOSS_MSE) return unsupported(why, whylen, "%s", "loss.type (tiles: mse)");
   if (c->train.tol > 0) return unsupported(why, whylen, "%s", "train.tol");
   if (c->train.distributed == DS_DIST_ON)
