@@ -83,18 +83,22 @@ check "levels 2 -> 3: trained only the $new new pixels (3 levels: $t3, 2 levels:
   test "$new" -eq $((t3 - trained))
 
 # ---- kill -9 mid-run, resume ----
-K=(--set train.steps=400 --set map.tile=4)
+K=(--set train.steps=1000 --set map.tile=4)
 ax 17
 drun 2 "$sweep" -o "$T/k0.h5" --quiet "${K[@]}" "${AX[@]}"
 ax 17
+# wait_px STORE: until 40 pixels are published (or the run ended); done_px
+wait_px() {
+  done_px=0
+  for i in $(seq 1 1200); do
+    done_px=$("$DYNSWEEP" status "$1" 2>/dev/null | sed -n 's/^map: .*; \([0-9]*\) of 289 computed.*/\1/p' || true)
+    [ "${done_px:-0}" -ge 40 ] && break
+    bg_running || break
+    sleep 0.05
+  done
+}
 start_bg "$T/k.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/k.h5" --quiet "${K[@]}" "${AX[@]}"
-done_px=0
-for i in $(seq 1 600); do
-  done_px=$("$DYNSWEEP" status "$T/k.h5" 2>/dev/null | sed -n 's/^map: .*; \([0-9]*\) of 289 computed.*/\1/p' || true)
-  [ "${done_px:-0}" -ge 40 ] && break
-  bg_running || break
-  sleep 0.1
-done
+wait_px "$T/k.h5"
 kill_session "$SID"
 wait_bg
 check "killed mid-run with $done_px of 289 pixels published" test "${done_px:-0}" -ge 40 -a "${done_px:-0}" -lt 289
@@ -106,8 +110,7 @@ check "resumed after kill -9: bitwise the uninterrupted map ($r)" test "$r" = "a
 # ---- drain ----
 ax 17
 start_bg "$T/dr.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/dr.h5" --quiet "${K[@]}" "${AX[@]}"
-for i in $(seq 1 300); do [ -e "$T/dr.h5" ] && break; sleep 0.1; done
-sleep 1
+wait_px "$T/dr.h5"
 kill -TERM -- "-$SID" # mpirun's process group (mpirun itself then exits 1)
 wait_bg
 st=$("$DYNSWEEP" status "$T/dr.h5" --state)
