@@ -32,6 +32,17 @@ Run by bench/run.sh; the subcommands can also be used alone:
       a numpy linear teacher of the same shapes (not dynsweep's Philox draws,
       so losses differ; the work per point is the same). Prints points/s.
 
+  torch_ref.py tile [--points P] [--steps T] [--repeats R] [--acts tanh,relu,linear]
+      The batched peer of map tiles (bench/tile.sh, docs/performance.md "Map
+      tiles"): trains a whole tile of P points of the study's net at once the
+      way its JAX code vmaps over the grid: per-point weights W_1 (P, 16, 16)
+      and W_2 (P, 1, 16), shared X (16 x 272) and Y, mean field, tanh(sqrt 2 z)
+      / relu / identity, loss mean (f - y)^2 per point, autograd for the
+      gradient (torch.matmul/bmm batched products), per-point learning rates
+      for each layer, the loss of every point kept at every step; T steps.
+      Prints one line per activation and repeat: seconds, trainings/s and
+      microseconds per point-step.
+
 Environment: bench/run.sh sets OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1 and
 OPENBLAS_CORETYPE to the kernel dynsweep runs, before Python starts (OpenBLAS
 reads them when it loads).
@@ -455,6 +466,61 @@ def cmd_sweep(path, out, procs):
         json.dump({"points": len(points), "diverged": ndiv, "steps": steps_total,
                    "wall_s": wall, "procs": procs}, f)
 
+# ---------------------------------------------------------------- tile --
+
+
+def tile_train(act, P, T, X, Y, W1_0, W2_0, lr_in, lr_out):
+    """T full-batch GD steps of P points at once; returns the (T, P) losses."""
+    m, d = W1_0.shape
+    n = X.shape[1]
+    a1, a2 = 1.0 / math.sqrt(d), 1.0 / m  # mean field: W a / sqrt(fan_in), output / fan_in
+    W1 = W1_0.expand(P, m, d).clone().requires_grad_(True)
+    W2 = W2_0.expand(P, 1, m).clone().requires_grad_(True)
+    f = {"tanh": lambda z: torch.tanh(math.sqrt(2.0) * z), "relu": torch.relu,
+         "linear": lambda z: z}[act]
+    losses = torch.empty(T, P)
+    li, lo = lr_in.view(P, 1, 1), lr_out.view(P, 1, 1)
+    for t in range(T):
+        Z = a1 * torch.matmul(W1, X)                    # (P, m, n)
+        F = a2 * torch.bmm(W2, f(Z))                    # (P, 1, n)
+        L = ((F - Y) ** 2).mean(dim=(1, 2))             # (P,)
+        g1, g2 = torch.autograd.grad(L.sum(), (W1, W2))
+        with torch.no_grad():
+            losses[t] = L
+            W1 -= li * g1
+            W2 -= lo * g2
+    return losses
+
+
+def cmd_tile(argv):
+    setup_torch()
+    def opt(name, default):
+        return argv[argv.index(name) + 1] if name in argv else default
+    P, T, R = int(opt("--points", "256")), int(opt("--steps", "1000")), int(opt("--repeats", "3"))
+    acts = opt("--acts", "linear,relu,tanh").split(",")
+    g = torch.Generator().manual_seed(13)
+    d, m, n = 16, 16, 272
+    X = torch.randn(d, n, generator=g)
+    Y = torch.randn(1, n, generator=g)
+    W1_0 = torch.randn(m, d, generator=g)
+    W2_0 = torch.randn(1, m, generator=g)
+    k = torch.arange(P, dtype=torch.float64)
+    lr_in = 0.02 * 2.0 ** (torch.remainder(k, 16) / 16)     # as bench/tile_bench.c
+    lr_out = 0.02 * 2.0 ** (torch.remainder(torch.div(k, 16, rounding_mode="floor"), 16) / 16)
+    print("torch %s, %d thread(s), float64, tile of %d points, %d steps"
+          % (torch.__version__, torch.get_num_threads(), P, T))
+    for act in acts:
+        for r in range(R):
+            c0, t0 = time.process_time(), time.perf_counter()
+            L = tile_train(act, P, T, X, Y, W1_0, W2_0, lr_in, lr_out)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+            bad = int((~torch.isfinite(L)).sum())
+            print("torch-tile %-6s P %d steps %d repeat %d: %.3f s cpu (%.3f s wall), %.2f "
+                  "trainings/s, %.2f us/point-step%s"
+                  % (act, P, T, r, cpu, wall, P / cpu, 1e6 * cpu / (P * T),
+                     ", %d non-finite losses" % bad if bad else ""))
+            sys.stdout.flush()
+
 
 def main(argv):
     if len(argv) >= 3 and argv[1] == "info":
@@ -462,6 +528,8 @@ def main(argv):
     elif len(argv) >= 3 and argv[1] == "steps":
         budget = float(os.environ.get("BENCH_BUDGET", "0.3"))
         cmd_steps(argv[2], budget)
+    elif len(argv) >= 2 and argv[1] == "tile":
+        cmd_tile(argv[2:])
     elif len(argv) >= 4 and argv[1] == "sweep":
         procs = int(argv[argv.index("--procs") + 1]) if "--procs" in argv else 2
         cmd_sweep(argv[2], argv[3], procs)

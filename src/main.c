@@ -243,6 +243,15 @@ static int cmd_plan(int argc, char **argv) {
   ds_probe pr;
   ds_estimate est;
   ds_probe_get(recal, &pr);
+  if (sw.map) { /* issue 13: a map's pixels are not listed one by one */
+    char why[128];
+    double has = ds_rank_memory(1, rank_mem, why, sizeof why);
+    printf("sweep '%s' (%s), hash %016llx\n", sw.name, file, (unsigned long long)sw.hash);
+    rc = ds_map_plan_print(stdout, &sw, &pr, has, why);
+    ds_sweep_free(&sw);
+    if (rc) fprintf(stderr, "%s\n", ds_errmsg());
+    return ds_exit_code(rc);
+  }
   if ((rc = ds_sweep_estimate(&sw, &pr, (rank_mem > 0 ? rank_mem : 1024) * 1048576.0, &est))) {
     fprintf(stderr, "%s\n", ds_errmsg());
     ds_sweep_free(&sw);
@@ -468,12 +477,29 @@ static int cmd_status(int argc, char **argv) {
   int64_t n = 0, nrec = 0;
   double jmtime = 0;
   int rc = ds_store_open(path, &s);
-  if (rc == DS_OK) rc = ds_store_read_summary_live(s, &rows, &n, &nrec, &jmtime);
+  /* a map store (issue 13): its pixels' outcome bytes, journal folded in */
+  int64_t mc[6] = {0}; /* converged diverged catapult failed, inferred, unset */
+  int is_map = rc == DS_OK && ds_store_is_map(s);
+  if (is_map) {
+    uint8_t *o = NULL;
+    rc = ds_store_read_map_outcomes(s, &o, &n);
+    for (int64_t i = 0; rc == DS_OK && i < n; i++)
+      mc[o[i] == DS_MAP_UNSET ? 5 : o[i] & DS_MAP_INFERRED ? 4 : (o[i] & 3)]++;
+    free(o);
+  } else if (rc == DS_OK) {
+    rc = ds_store_read_summary_live(s, &rows, &n, &nrec, &jmtime);
+  }
   if (rc != DS_OK) return fail_store(s, rc);
   int64_t c[5] = {0};
-  for (int64_t i = 0; i < n; i++)
+  for (int64_t i = 0; i < n && !is_map; i++)
     if (rows[i].status >= 0 && rows[i].status < 5) c[rows[i].status]++;
   free(rows);
+  if (is_map) { /* computed (trained or inferred) pixels count as done */
+    c[DS_ST_DONE] = n - mc[5];
+    c[DS_ST_PENDING] = mc[5];
+    struct stat jst;
+    if (stat(jpath, &jst) == 0) jmtime = (double)jst.st_mtim.tv_sec + 1e-9 * jst.st_mtim.tv_nsec;
+  }
   char name[128] = "?", state[32] = "?", updated[64] = "";
   if (ds_store_attr(s, "sweep_name", name, sizeof name) != DS_OK) snprintf(name, sizeof name, "?");
   if (ds_store_attr(s, "run_state", state, sizeof state) != DS_OK)
@@ -521,6 +547,18 @@ static int cmd_status(int argc, char **argv) {
   }
   char nr[32] = "";
   if (ds_store_attr(s, "nranks", nr, sizeof nr) != DS_OK) ds_clear_error();
+  if (is_map) {
+    int nax = 0;
+    int64_t *shape = NULL;
+    if (ds_store_map_info(s, &nax, &shape, NULL, NULL) != DS_OK) ds_clear_error();
+    printf("map:     ");
+    for (int a = 0; shape && a < nax; a++) printf("%s%lld", a ? " x " : "", (long long)shape[a]);
+    free(shape);
+    printf(" pixels; %lld of %lld computed (%.1f%%): %lld converged, %lld diverged, %lld catapult, "
+           "%lld failed trained, %lld inferred; %lld not computed\n", (long long)(n - mc[5]),
+           (long long)n, n ? 100.0 * (double)(n - mc[5]) / (double)n : 100.0, (long long)mc[0],
+           (long long)mc[1], (long long)mc[2], (long long)mc[3], (long long)mc[4], (long long)mc[5]);
+  } else
   printf("points:  %lld done, %lld %s, %lld diverged, %lld failed, %lld pending of %lld "
          "(%.1f%% finished)\n", (long long)c[DS_ST_DONE], (long long)c[DS_ST_RUNNING],
          live || !c[DS_ST_RUNNING] ? "running" : "interrupted",

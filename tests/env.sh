@@ -7,7 +7,7 @@
 # cluster's module system or a developer's shell may export
 # OPENBLAS_CORETYPE, OMP_NUM_THREADS, OMPI_MCA_*, SLURM_* (inside a job), a
 # locale, a terminal. This wrapper removes every variable that changes how
-# dynsweep, OpenBLAS, Open MPI/PMIx, Slurm, HDF5 or Python behave, then sets
+# dynsweep, OpenBLAS, LIBXSMM, Open MPI/PMIx, Slurm, HDF5 or Python behave, then sets
 # the baseline the suite is written for:
 #   OPENBLAS_NUM_THREADS=1, Open MPI's root and oversubscribe permissions,
 #   LC_ALL=LANG=C.UTF-8, TZ=UTC, no terminal (TERM unset, stdin /dev/null).
@@ -24,7 +24,7 @@ keep=" ${DS_TEST_KEEP:-} "
 while IFS= read -r v; do
   case " $keep " in *" $v "*) continue ;; esac
   case $v in
-    OPENBLAS_* | GOTO_* | GOTOBLAS_* | OMP_* | KMP_* | MKL_* | BLIS_* | \
+    OPENBLAS_* | GOTO_* | GOTOBLAS_* | OMP_* | KMP_* | MKL_* | BLIS_* | LIBXSMM_* | \
     OMPI_* | PMIX_* | PRTE_* | ORTE_* | OPAL_* | HWLOC_* | MPICH_* | I_MPI_* | \
     SLURM_* | SBATCH_* | SALLOC_* | SRUN_* | SQUEUE_* | SACCT_* | SINFO_* | SCONTROL_* | \
     DYNSWEEP_* | HDF5_* | H5_* | PYTHON* | MPLBACKEND | MPLCONFIGDIR | \

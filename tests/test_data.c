@@ -129,7 +129,33 @@ static void test_teacher(void) {
   ds_dataset_free(&te);
 }
 
+/* iid_gaussian (issue 13, the trainability study): X and Y N(0, 1), Y
+ * independent of X (its least-squares fit on X explains ~d_in/n of it). */
+static void test_iid_gaussian(void) {
+  ds_data_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.kind = DS_DATA_IID_GAUSSIAN;
+  sp.n_train = 4000, sp.n_test = 100, sp.d_in = 4, sp.d_out = 2;
+  ds_rng r;
+  ds_rng_init(&r, 7, 0, 0, DS_STREAM_DATA);
+  ds_dataset tr, te;
+  CHECK(ds_data_build(&sp, &r, &tr, &te) == DS_OK && tr.n == 4000 && te.n == 100 && tr.d_in == 4 &&
+            tr.d_out == 2, "iid_gaussian builds 4000 x 4 -> 2 and a test set of 100");
+  double sy = 0, syy = 0, sxy = 0;
+  for (int i = 0; i < tr.n; i++) {
+    double y = tr.Y[(size_t)i * 2], x = tr.X[(size_t)i * 4];
+    sy += y, syy += y * y, sxy += x * y;
+  }
+  double n = tr.n, var = syy / n - (sy / n) * (sy / n), cor = sxy / n;
+  CHECK(fabs(sy / n) < 5 / sqrt(n) && fabs(var - 1) < 5 * sqrt(2 / n), "y ~ N(0,1): mean %g var %g",
+        sy / n, var);
+  CHECK(fabs(cor) < 5 / sqrt(n), "y independent of x_1: E[x y] = %g", cor);
+  ds_dataset_free(&tr);
+  ds_dataset_free(&te);
+}
+
 int main(void) {
+  test_iid_gaussian();
   test_philox_known_answers();
   test_normal_moments();
   test_teacher_rank(20, 7, 3);

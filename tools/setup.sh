@@ -11,7 +11,7 @@ DS_PACKAGES=(build-essential cmake pkg-config
   openmpi-bin libopenmpi-dev
   libscalapack-openmpi-dev libopenblas-dev
   libhdf5-openmpi-dev hdf5-tools
-  libyaml-dev zlib1g-dev librandom123-dev libsleef-dev)
+  libyaml-dev zlib1g-dev librandom123-dev libsleef-dev libxsmm-dev)
 # ... and what the test suite needs on top (tools/test.sh: ds_install test)
 DS_TEST_PACKAGES=(
   python3 python3-numpy python3-h5py python3-yaml  # store checks, analysis tools

@@ -28,6 +28,9 @@ typedef enum {
 } ds_model_kind;
 /* meanfield (issue 13, Sohl-Dickstein 2024): as ntk, but the output layer
  * computes W_L a / d_{L-1} (1/sqrt(fan_in) twice). */
+/* optimizer.lr_units (issue 13, the catapult map): learning rates as given, or
+ * in units of 1/lambda_0 (lambda_0: top NTK eigenvalue at initialisation). */
+enum { DS_LR_ABSOLUTE = 0, DS_LR_LAMBDA0 = 1 };
 typedef enum { DS_PARAM_STANDARD = 0, DS_PARAM_NTK = 1, DS_PARAM_MEANFIELD = 2 } ds_param_kind;
 /* Train the network itself, or its linearisation / quadratic (NQM) model around
  * the initial weights w0 (seed 003): f_lin(w) = f(w0) + J(w0)(w-w0), f_quad adds
@@ -64,7 +67,9 @@ typedef enum {
   DS_DATA_IDX = 11,           /* MNIST-format IDX files: path (images), labels_path */
   DS_DATA_LIBSVM = 12,        /* libsvm text "label[;target] i:v ..." (seed 002 gas data) */
   DS_DATA_CSV = 13,           /* CSV: last column target(s) given by target_cols */
-  DS_DATA_HDF5 = 14           /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
+  DS_DATA_HDF5 = 14,          /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
+  DS_DATA_IID_GAUSSIAN = 15   /* x ~ N(0, I), y ~ N(0, I) independent of x (the
+                                 trainability study, Sohl-Dickstein 2024) */
 } ds_data_kind;
 typedef enum {
   DS_LABELS_VALUE = 0,   /* regression targets as given */
@@ -183,6 +188,7 @@ typedef struct {
   double schedule_lrs[DS_MAX_LIST];
   /* --- issue 13 --- */
   double lr_in, lr_out; /* gd/sgd: learning rates of the first and last layer (0 = lr) */
+  int lr_units;         /* DS_LR_ABSOLUTE, or DS_LR_LAMBDA0: the rates above are eta * lambda_0 */
 } ds_optim_spec;
 
 typedef struct {
@@ -285,6 +291,12 @@ typedef struct {
   int rank_auto;  /* data.rank omitted: every point uses min(d_in, d_out) */
   /* where each file-name option (ds_file_opts order) was given; 0 = not given */
   int file_line[DS_NFILE_OPTS], file_col[DS_NFILE_OPTS];
+  /* issue 13: map sweeps (include/dynsweep/map.h, docs/maps.md) */
+  int map;              /* a map: section: points record their outcome only, as arrays */
+  int64_t map_tile;     /* map.tile: points per tile (0 = auto: ds_map_tile_points) */
+  int refine_levels;    /* grid.refine.levels: 0 = dense; else the refined axes hold the
+                           full-resolution values ((num - 1) * 2^levels + 1 of them) */
+  int refine_axes[2];   /* grid.refine.axes: the two refined axes (indices into axes) */
 } ds_sweep;
 
 typedef struct {
@@ -297,6 +309,15 @@ typedef struct {
 
 /* Hard limits (a grid larger than this is refused before anything runs). */
 #define DS_MAX_POINTS 1000000
+/* Map sweeps (map:) are limited by the memory and disk estimates `plan` and
+ * `run` print (ds_map_bytes), and by this sanity bound. */
+#define DS_MAX_MAP_POINTS (1LL << 36)
+#define DS_MAX_REFINE_LEVELS 16
+/* Points per tile of a map sweep: map.tile, or by default the power of two
+ * whose estimated FLOPs (ds_point_cost) take about DS_MAP_TILE_S seconds at a
+ * nominal 10 GFLOP/s, in 64..16384: fixed by the sweep, not by the machine. */
+#define DS_MAP_TILE_S 0.5
+int64_t ds_map_tile_points(const ds_sweep *s);
 #define DS_MAX_AXES 16
 
 int ds_sweep_load(const char *path, ds_sweep *out);
@@ -365,6 +386,19 @@ double ds_estimate_wall(const ds_estimate *e, int ranks);
 void ds_estimate_fmt(double seconds, char *buf, size_t n);
 void ds_estimate_basis(const ds_probe *pr, char *buf, size_t n);
 void ds_estimate_print(FILE *f, const ds_estimate *e, const ds_probe *pr);
+/* Map sweeps (issue 13): what a map costs. disk_bytes is the bound the map
+ * store keeps (DS_MAP_DISK_BYTES per pixel, docs/store.md "Map stores");
+ * trained_lo: pixels trained (a refined map: with a smooth boundary). */
+#define DS_MAP_DISK_BYTES 16
+typedef struct {
+  int64_t pixels, tile;
+  double coarse, trained_lo, trained_hi;
+  double rank0_bytes, disk_bytes;
+} ds_map_cost;
+void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc);
+/* `plan` of a map sweep: pixels, tiles, refinement, time, memory and disk;
+ * DS_EINPUT when rank 0's memory (has) cannot hold the map. */
+int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why);
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
                               const char *time, int time_given, long time_s, long signal_s, int signal_given,
                               long max_jobs);

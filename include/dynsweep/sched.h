@@ -43,8 +43,6 @@ double ds_rank_memory(int node_ranks, double given_mb, char *why, size_t n);
  * reason gets e.g. "does not fit: estimated 80.1 GB, this rank has 2.5 GB (src)". */
 int ds_point_misfit(const ds_point_cfg *c, int team, double has, const char *src, char *reason,
                     size_t n);
-/* bytes as "80.1 GB" / "512 MB" (2^30 / 2^20) */
-void ds_fmt_bytes(char *buf, size_t n, double bytes);
 
 /* ds_sched_run drains on SIGTERM/SIGUSR1 (finish or checkpoint running
  * points, hand out no more); the handlers are util.h's

@@ -204,4 +204,54 @@ int ds_store_read_summary_live(ds_store *s, ds_summary_row **rows, int64_t *n, i
  * another node), 0 if no writer holds the store's lock as far as this node
  * can see. Takes no lock. */
 int ds_store_live_writer(const char *path, long *pid);
+/* ---- map stores (issue 13; docs/store.md, "Map stores") ----
+ * A map sweep's points record only their outcome (ds_map_rec, map.h). Its
+ * store keeps them as N-dimensional chunked, compressed (shuffle + deflate),
+ * Fletcher32-checksummed arrays over the grid axes under /map (outcome,
+ * step, measure, final_ratio, peak_ratio) with per-axis coordinate vectors
+ * /map/axes/<name>; /summary and /series are empty and /grid has no
+ * axis_values. Journal, publish, resume, close, finish and tidy work as for
+ * row stores (a MAP journal record per tile). The row readers (read_summary,
+ * read_axes) fail with DS_EINPUT on a map store. */
+#include "dynsweep/map.h"
+typedef struct {
+  int naxes;                       /* grid axes, the sweep's order (last axis fastest) */
+  const int64_t *shape;            /* values per axis */
+  const double *const *axis_vals;  /* per axis, shape[a] values */
+  int64_t steps;                   /* train.steps (chooses the step type) */
+  int64_t tile_points;             /* points per tile (attribute, informative) */
+  int refine_levels;               /* 0 = dense map; else grid.refine's levels ... */
+  int refine_axes[2];              /* ... over these two axes (indices) */
+} ds_map_meta;
+/* Creates a map store (meta as for ds_store_create, with meta->npoints =
+ * product of shape and meta->point_axis_vals NULL): all pixels DS_MAP_UNSET.
+ * Nothing is O(points) on disk at creation (chunks are allocated when first
+ * written). meta->naxes == mm->naxes >= 1. */
+int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_map_meta *mm,
+                        ds_store **out);
+/* 1 for a map store (reader or writer handle), 0 otherwise. */
+int ds_store_is_map(ds_store *s);
+/* The map's shape (malloc'd, naxes entries) and refinement (refine_axes
+ * {-1, -1} for a dense map). Any output pointer may be NULL. */
+int ds_store_map_info(ds_store *s, int *naxes, int64_t **shape, int *refine_levels,
+                      int refine_axes[2]);
+/* The map's axis names and per-axis coordinate vectors (/map/axes/<name>):
+ * names as ds_store_read_axes (naxes malloc'd strings in a malloc'd array),
+ * vals a malloc'd array of naxes malloc'd vectors of shape[a] values. */
+int ds_store_read_map_axes(ds_store *s, int *naxes, char ***names, double ***vals);
+/* Journals n records at linear grid indices idx (one tile, hundreds to
+ * thousands of points, indices strictly ascending). Durable like
+ * ds_store_write_point (journaled now, published at the next publish). A
+ * record whose outcome is DS_MAP_INFERRED|x never replaces a trained one
+ * (such records are dropped here). Outcomes: DS_OUT_CONVERGED..DS_OUT_FAILED,
+ * optionally | DS_MAP_INFERRED; step in [-1, 65534] when train.steps fits
+ * uint16 (else any int32). */
+int ds_store_write_map(ds_store *s, int64_t n, const int64_t *idx, const ds_map_rec *recs);
+/* Every pixel's outcome byte (malloc'd, product-of-shape bytes), with the
+ * journaled records folded in (the writer's, or for a reader handle those of
+ * a running writer's journal). */
+int ds_store_read_map_outcomes(ds_store *s, uint8_t **out, int64_t *n);
+/* All records (malloc'd array of n ds_map_rec, linear grid order), journal
+ * folded in as above. */
+int ds_store_read_map(ds_store *s, ds_map_rec **recs, int64_t *n);
 #endif

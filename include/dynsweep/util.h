@@ -87,6 +87,8 @@ int ds_console_open_bar(void);          /* 1 if a bar can be drawn */
 int ds_console_width(void);             /* columns of that terminal (80 if unknown) */
 void ds_console_bar(const char *line);  /* redraw the bar line in place, cut to the width */
 void ds_console_bar_end(void);          /* end the bar's line */
+/* bytes as "80.1 GB" / "512 MB" (2^30 / 2^20) */
+void ds_fmt_bytes(char *buf, size_t n, double bytes);
 void ds_console_vline(const char *prefix, const char *fmt, va_list ap);
 
 /* ---- OpenBLAS kernel ----

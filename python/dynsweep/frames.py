@@ -150,8 +150,19 @@ class Store:
         values, one variable per summary column that is not a dim. Cells without a
         point: NaN for reals and counts (their variables become float64), -1 for id,
         combo, status, outcome, "" for reason. status and outcome are int codes
-        with CF flag_values / flag_meanings attributes."""
+        with CF flag_values / flag_meanings attributes. A map store: dims = its grid
+        axes, variables = the arrays of raw.map() (docs/store.md, "Map stores")."""
         xr = _xr()
+        if getattr(self.raw, "is_map", False):
+            m = self.raw.map()
+            dims = m["axes"]
+            ds = xr.Dataset({k: (dims, m[k]) for k in ("outcome", "computed", "inferred", "step",
+                                                       "measure", "final_ratio", "peak_ratio")},
+                            coords={d: m["coords"][d] for d in dims})
+            ds["outcome"].attrs.update(flag_values=[-1, 0, 1, 2, 3],
+                                       flag_meanings="unset converged diverged catapult failed")
+            ds.attrs.update(refine_levels=m["refine_levels"], steps=m["steps"])
+            return ds
         raw, c = self.raw, self._columns()
         coords = self.coords()
         dims = list(coords)

@@ -48,6 +48,88 @@ Map.__doc__ = """A metric over two axes: values[j, i] is the point at (x[i], y[j
 where no point (or no value); computed: bool array, True where a point ran."""
 
 
+MAP_METRICS = ("outcome", "measure", "step", "final_ratio", "peak_ratio", "computed")
+
+
+def fill_refined(raw, levels, axes):
+    """The full-resolution outcomes of a refined map (grid.refine) from its trained
+    pixels: raw is the stored outcome byte array (255 = not computed), levels and
+    axes (the two refined axes' indices) as stored. From the coarsest cells down,
+    every cell whose four corners are known and agree gives its class to the
+    midpoints nobody trained (flagged with the inferred bit 0x40), which become the
+    corners of the next level's cells. Returns the filled byte array."""
+    out = np.array(raw, dtype=np.uint8, copy=True)
+    if levels <= 0:
+        return out
+    if len(axes) < 2 or axes[1] < 0:  # one refined axis: intervals
+        a = np.moveaxis(out, axes[0], -1)
+        H = 1 << levels
+        while H >= 2:
+            h = H // 2
+            c = a[..., ::H]
+            k = c & 0x3F
+            known = c != 255
+            agree = known[..., :-1] & known[..., 1:] & (k[..., :-1] == k[..., 1:])
+            v = a[..., h::H][..., :agree.shape[-1]]
+            v[...] = np.where((v == 255) & agree, (k[..., :-1] | 0x40).astype(np.uint8), v)
+            H = h
+        return out
+    a = np.moveaxis(out, (axes[0], axes[1]), (-2, -1))  # a view: filling it fills out
+    H = 1 << levels
+    while H >= 2:
+        h = H // 2
+        c = a[..., ::H, ::H]
+        k = c & 0x3F
+        known = c != 255
+        agree = (known[..., :-1, :-1] & known[..., 1:, :-1] & known[..., :-1, 1:] & known[..., 1:, 1:]
+                 & (k[..., :-1, :-1] == k[..., 1:, :-1]) & (k[..., :-1, :-1] == k[..., :-1, 1:])
+                 & (k[..., :-1, :-1] == k[..., 1:, 1:]))
+        val = (k[..., :-1, :-1] | 0x40).astype(np.uint8)
+        ca, cb = agree.shape[-2], agree.shape[-1]
+        # the five midpoints of cell (i, j): (i+h, j), (i, j+h), (i+h, j+h), (i+h, j+H), (i+H, j+h)
+        for v in (a[..., h::H, ::H][..., :ca, :cb], a[..., ::H, h::H][..., :ca, :cb],
+                  a[..., h::H, h::H][..., :ca, :cb], a[..., h::H, ::H][..., :ca, 1:cb + 1],
+                  a[..., ::H, h::H][..., 1:ca + 1, :cb]):
+            v[...] = np.where((v == 255) & agree, val, v)
+        H = h
+    return out
+
+
+def store_map(st, x, y, metric="measure", at=None):
+    """grid_map of a map store (st.is_map): the metric (MAP_METRICS) over axes x, y
+    read from the /map arrays. Other axes of more than one value are fixed at
+    index at[name] (default 0). outcome: the class code (inferred pixels carry
+    their corners' class), NaN where not computed; computed: 1 trained, 0.5
+    inferred, 0 not computed."""
+    if metric not in MAP_METRICS:
+        raise StoreError("%s: metric %r of a map store is one of %s"
+                         % (st.path, metric, ", ".join(MAP_METRICS)))
+    names = [a.name for a in st.axes]
+    ix, iy = [names.index(a.name) if a is not None else None for a in (st.axis(x), st.axis(y))]
+    if ix is None or iy is None or ix == iy:
+        raise StoreError("%s: %r, %r are not two grid axes; axes: %s"
+                         % (st.path, x, y, ", ".join(names)))
+    m = st.map()
+    have = ~(m["raw_outcome"] == 255)
+    if metric == "outcome":
+        v = np.where(have, m["outcome"], np.nan)
+    elif metric == "computed":
+        v = np.where(m["computed"], 1.0, np.where(m["inferred"], 0.5, 0.0))
+    elif metric == "step":
+        v = np.where(have & (m["step"] >= 0), m["step"], np.nan)
+    else:
+        v = np.asarray(m[metric], dtype=np.float64)
+    sel = []
+    for a, n in enumerate(names):
+        k = (at or {}).get(n, 0) if a not in (ix, iy) else slice(None)
+        sel.append(k)
+    v = np.asarray(v, dtype=np.float64)[tuple(sel)]
+    comp = m["computed"][tuple(sel)]
+    if ix < iy:  # rows must be y
+        v, comp = v.T, comp.T
+    return Map(v, st.map_coords[ix], st.map_coords[iy], names[ix], names[iy], metric, comp)
+
+
 def _axis_values(st, name):
     ax = st.axis(name)
     if ax is None:
@@ -78,7 +160,10 @@ def grid_map(st, x, y, metric="measure", replica=0):
     convergence measure, from the loss series), "outcome" (the stored outcome code:
     0 converged, 1 diverged, 2 catapult, 3 failed; NaN pending) or any numeric
     column of table() (final_loss, peak_ratio, ...). Other axes must have one value
-    (a map is a 2-D slice); replica selects the replica."""
+    (a map is a 2-D slice); replica selects the replica. A map store (st.is_map)
+    is read from its arrays (store_map)."""
+    if getattr(st, "is_map", False):
+        return store_map(st, x, y, metric)
     xa, xv = _axis_values(st, x)
     ya, yv = _axis_values(st, y)
     for ax in st.axes:

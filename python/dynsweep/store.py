@@ -188,17 +188,24 @@ class Store:
             text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""
             names = [str(x) for x in f["grid/axis_names"].asstr()[...]]
             paths = [str(x) for x in f["grid/axis_paths"].asstr()[...]]
-            vals = np.asarray(f["grid/axis_values"][...], dtype=np.float64)
             summ = f["summary"][...]
-            return attrs, text, names, paths, vals, summ
+            if "map" in f:  # a map store: no per-point axis values (docs/store.md, "Map stores")
+                vals = np.zeros((0, len(names)))
+                coords = [np.asarray(f["map/axes/" + n.replace("/", "_")][...], dtype=np.float64)
+                          for n in names]
+            else:
+                vals = np.asarray(f["grid/axis_values"][...], dtype=np.float64)
+                coords = None
+            return attrs, text, names, paths, vals, summ, coords
 
         try:
             (self.attrs, self.sweep_yaml, names, paths, self.axis_values,
-             self.summary) = _read(self.path, load)
+             self.summary, self.map_coords) = _read(self.path, load)
         except StoreError:
             raise
         except Exception as e:  # a file that is HDF5 but not laid out as a store
             raise StoreError("%s: not a dynsweep store: %s" % (self.path, e))
+        self.is_map = self.map_coords is not None
         self.n = len(self.summary)
         self.sweep = None
         if yaml is not None and self.sweep_yaml:
@@ -206,7 +213,12 @@ class Store:
                 self.sweep = yaml.safe_load(self.sweep_yaml)
             except yaml.YAMLError:
                 self.sweep = None
-        self.axes = [self._decode_axis(a, n, p) for a, (n, p) in enumerate(zip(names, paths))]
+        if self.is_map:  # numeric coordinate vectors
+            self.axes = [Axis(n, p, False, None) for n, p in zip(names, paths)]
+            for ax in self.axes:
+                ax.is_int = False
+        else:
+            self.axes = [self._decode_axis(a, n, p) for a, (n, p) in enumerate(zip(names, paths))]
         self._table = None
 
     def _grid_entry(self, name, path):
@@ -256,6 +268,47 @@ class Store:
         ax.is_int = (not is_text and isinstance(entry, list) and len(entry) > 0 and
                      all(isinstance(e, int) and not isinstance(e, bool) for e in entry))
         return ax
+
+    # ---- map stores -------------------------------------------------------------
+    def map(self):
+        """The arrays of a map store (docs/store.md, "Map stores"), each shaped like
+        the grid (axes in sweep order, last axis fastest), as a dict:
+        axes (names), coords ({name: values}), outcome (int8: 0 converged,
+        1 diverged, 2 catapult, 3 failed, -1 not computed; inferred pixels carry
+        their corners' class), computed (bool: trained), inferred (bool: filled from
+        a refinement cell's corners), step (int32, -1 unknown), measure,
+        final_ratio, peak_ratio (float32, NaN where not computed), raw_outcome
+        (the stored byte), refine_levels, refine_axes, steps. The published
+        file only (a running writer's journal is not folded in)."""
+        if not self.is_map:
+            raise StoreError("%s is not a map store (use table() / series())" % self.path)
+
+        def fn(f):
+            g = f["map"]
+            d = {k: g[k][...] for k in ("outcome", "step", "measure", "final_ratio", "peak_ratio")}
+            d["_unknown"] = int(g.attrs.get("step_unknown", -1))
+            for k in ("refine_levels", "steps"):
+                d[k] = int(g.attrs.get(k, 0))
+            d["refine_axes"] = [int(x) for x in g.attrs.get("refine_axes", [-1, -1])]
+            return d
+
+        d = _read(self.path, fn)
+        raw = d.pop("outcome")
+        if d["refine_levels"] > 0 and d["refine_axes"][0] >= 0:
+            from .maps import fill_refined  # the pixels no cell split: its corners' class
+            raw = fill_refined(raw, d["refine_levels"], d["refine_axes"])
+        step = d.pop("step")
+        unknown = d.pop("_unknown")
+        unset = raw == 255
+        inferred = (~unset) & ((raw & 0x40) != 0)
+        out = {"axes": [a.name for a in self.axes],
+               "coords": {a.name: c for a, c in zip(self.axes, self.map_coords)},
+               "raw_outcome": raw,
+               "outcome": np.where(unset, -1, raw & 0x3F).astype(np.int8),
+               "computed": ~unset & ~inferred, "inferred": inferred,
+               "step": np.where(step == unknown, -1, step.astype(np.int64)).astype(np.int32)}
+        out.update(d)
+        return out
 
     def axis(self, name):
         """The Axis named name (alias or path), or None."""

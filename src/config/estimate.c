@@ -236,3 +236,76 @@ void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr,
           time, time_given ? "" : " (the default)", jobs, useful, EST_JOB_START_S,
           signal_s, jobs > max_jobs ? ";\n  more than --max-jobs: the chain stops before the sweep is done" : "");
 }
+
+/* ---- map sweeps (issue 13) ----------------------------------------------------- */
+
+void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
+  memset(mc, 0, sizeof *mc);
+  mc->pixels = ds_sweep_npoints(sw);
+  mc->tile = ds_map_tile_points(sw);
+  mc->rank0_bytes = (double)mc->pixels; /* one outcome byte per pixel */
+  mc->disk_bytes = DS_MAP_DISK_BYTES * (double)mc->pixels;
+  mc->trained_lo = mc->trained_hi = (double)mc->pixels;
+  if (sw->refine_levels > 0) {
+    int two = sw->refine_axes[1] >= 0;
+    int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
+    double slices = (double)mc->pixels / ((double)na * nb), S = ldexp(1.0, sw->refine_levels);
+    double ca = (double)(na - 1) / S + 1, cb = two ? (double)(nb - 1) / S + 1 : 1, coarse = ca * cb * slices;
+    /* a straight boundary across the coarse grid splits ~max(ca, cb) cells per
+     * level, each adding ~3 new points (5 midpoints, shared with neighbours) */
+    double per = 0, side = ca > cb ? ca : cb;
+    /* one axis: a boundary crosses a fixed number of intervals, one midpoint each */
+    for (int k = 1; k <= sw->refine_levels; k++) per += two ? 3 * side * ldexp(1.0, k - 1) : 2;
+    mc->trained_lo = coarse + per * slices;
+    if (mc->trained_lo > mc->pixels) mc->trained_lo = (double)mc->pixels;
+    mc->coarse = coarse;
+    mc->rank0_bytes += 8 * mc->trained_lo; /* the level's point list (grows with a rough boundary) */
+  }
+  mc->rank0_bytes += 64.0 * 1024 * 1024; /* the process itself, HDF5's caches */
+}
+
+int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why) {
+  ds_map_cost mc;
+  ds_map_bytes(sw, &mc);
+  ds_point p;
+  DS_TRY(ds_sweep_point(sw, 0, &p));
+  double sec = ds_point_seconds(&p.cfg, pr);
+  fprintf(f, "map: %lld pixels in tiles of %lld points\n  ", (long long)mc.pixels, (long long)mc.tile);
+  for (int a = 0; a < sw->naxes; a++)
+    fprintf(f, "%s%s %d", a ? " x " : "", sw->axes[a].name, sw->axes[a].nvals);
+  fprintf(f, "\n");
+  if (sw->refine_levels > 0) {
+    fprintf(f, "refined over %s%s%s, %d levels:\n  coarse grid %.0f pixels; with a smooth "
+               "boundary about %.0f trained\n  (%.2g%%), a rough one more, at most all\n",
+            sw->axes[sw->refine_axes[0]].name, sw->refine_axes[1] >= 0 ? " x " : "",
+            sw->refine_axes[1] >= 0 ? sw->axes[sw->refine_axes[1]].name : "", sw->refine_levels,
+            mc.coarse, mc.trained_lo, 100.0 * mc.trained_lo / (double)mc.pixels);
+  }
+  char t1[32], t2[32], hb[32], rb[32], db[32];
+  ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);
+  ds_estimate_fmt(sec * (double)mc.pixels, t2, sizeof t2);
+  fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
+             "  trained together are faster, diverging points stop early):\n  %s of work%s%s\n",
+          sec, sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",
+          sw->refine_levels ? t2 : "");
+  fprintf(f, "  ranks  ");
+  for (int r = 2; r <= 1024; r *= 4) fprintf(f, " %7d", r);
+  fprintf(f, "\n  wall   ");
+  for (int r = 2; r <= 1024; r *= 4) {
+    double n = sw->refine_levels ? mc.trained_lo : (double)mc.pixels;
+    double tiles = ceil(n / (double)mc.tile), per_rank = ceil(tiles / (r - 1));
+    ds_estimate_fmt(EST_START_S + per_rank * (double)mc.tile * sec, t1, sizeof t1);
+    fprintf(f, " %7s", t1);
+  }
+  fprintf(f, "\n");
+  ds_fmt_bytes(rb, sizeof rb, mc.rank0_bytes);
+  ds_fmt_bytes(hb, sizeof hb, has);
+  ds_fmt_bytes(db, sizeof db, mc.disk_bytes);
+  fprintf(f, "memory: rank 0 needs about %s (1 byte per pixel)%s\n  a rank has %s (%s)\n", rb,
+          mc.rank0_bytes > has ? ": DOES NOT FIT" : "", hb, has_why);
+  fprintf(f, "disk: the store takes at most %s (%d bytes per pixel) plus a copy at\n"
+             "  each publish\n", db, DS_MAP_DISK_BYTES);
+  return mc.rank0_bytes > has ? ds_fail(DS_EINPUT, "%s: the map needs %s at rank 0, a rank has %s "
+                                        "(%s); use fewer pixels", sw->path, rb, hb, has_why)
+                              : DS_OK;
+}

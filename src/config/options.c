@@ -18,6 +18,7 @@
 /* Choice names, indexed by the enum codes of include/dynsweep/config.h. */
 static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", NULL};
 static const char *const param_kinds[] = {"standard", "ntk", "meanfield", NULL};
+static const char *const lr_units[] = {"absolute", "lambda0", NULL};
 static const char *const approx_kinds[] = {"none", "lin", "quad", NULL};
 static const char *const init_kinds[] = {"gaussian", "glorot_uniform", "he",   "orthogonal",
                                          "def4",     "balanced",       "near_identity",
@@ -26,7 +27,8 @@ static const char *const data_kinds[] = {"teacher", "whitened",      "gaussian_s
                                          "relu_teacher", "rank2",    "rank3",
                                          "rank4",   "fullrank",      "two_gaussians",
                                          "circle",  "sphere",        "idx",
-                                         "libsvm",  "csv",           "hdf5", NULL};
+                                         "libsvm",  "csv",           "hdf5",
+                                         "iid_gaussian", NULL};
 static const char *const label_modes[] = {"value", "one_hot", "pm1", NULL};
 static const char *const loss_types[] = {"mse", "lp", "cross_entropy", NULL};
 /* Indexed by ds_reduction. */
@@ -166,6 +168,11 @@ const ds_option ds_options[] = {
      "gd/sgd: learning rate of the first layer (W_1, b_1); 0 = optimizer.lr", 0, 0},
     {"optimizer.lr_out", NULL, DS_OT_DOUBLE, OFF(optimizer.lr_out), 0, NOMAX, 0, NULL, 0, "0",
      "gd/sgd: learning rate of the last layer (W_L, b_L); 0 = optimizer.lr", 0, 0},
+    {"optimizer.lr_units", NULL, DS_OT_ENUM, OFF(optimizer.lr_units), 0, 0, 0, lr_units,
+     DS_LR_ABSOLUTE, "absolute",
+     "absolute, or lambda0: every learning rate given (lr, lr_in, lr_out, schedule_lrs) is "
+     "eta * lambda_0, lambda_0 the top NTK eigenvalue of the point at initialisation, so an lr "
+     "axis reads as eta * lambda_0 (seed 003: catapults between 2 and 4 with half_sum)", 0, 0},
     {"optimizer.batch_size", NULL, DS_OT_INT, OFF(optimizer.batch_size), 0, INT_MAX, 0, NULL, 0, "0",
      "minibatch size, <= n_train; 0 = full batch", 0, 0},
     {"optimizer.momentum", NULL, DS_OT_DOUBLE, OFF(optimizer.momentum), 0, 1, 0, NULL, 0.9, "0.9",

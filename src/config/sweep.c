@@ -22,7 +22,7 @@
 
 static const char *const sw_top_keys[] = {"name",      "seed",  "grid",  "model", "data",
                                           "loss",      "optimizer", "train", "record",
-                                          "overrides"};
+                                          "overrides", "map"};
 static const char *const sw_sections[] = {"model", "data", "loss", "optimizer", "train", "record"};
 static const char *const sw_range_keys[] = {"start", "stop", "num", "spacing"};
 
@@ -553,6 +553,123 @@ static int sw_parse_axis(sw_ctx *x, const ds_yn *k, const ds_yn *v) {
   return sw_axis_list(x, o, ai, v);
 }
 
+/* ---- map sweeps (issue 13) ------------------------------------------------
+ * map: true | {tile: N}            points record their outcome only (map.h)
+ * grid.refine: {levels: L, axes: [a, b]}
+ *   the two axes (ranges) give the coarse grid; the map has (num - 1) * 2^L + 1
+ *   values along each, and only cells whose corners disagree are split. */
+static int sw_int_in(sw_ctx *x, const ds_yn *v, const char *what, double lo, double hi, double *out) {
+  char *end = NULL;
+  double d = v->kind == DS_YN_SCALAR && v->str[0] ? strtod(v->str, &end) : NAN;
+  if (!end || *end || d != floor(d) || d < lo || d > hi)
+    return sw_err(x, v->line, v->col, "%s: expected an integer in %.0f..%.0f, got %s%s%s", what, lo, hi,
+                  v->kind == DS_YN_SCALAR ? "'" : "", v->kind == DS_YN_SCALAR ? v->str : ds_yaml_kind_name(v),
+                  v->kind == DS_YN_SCALAR ? "'" : "");
+  *out = d;
+  return DS_OK;
+}
+
+static int sw_parse_mapsec(sw_ctx *x, const ds_yn *v) {
+  static const char *const keys[] = {"tile"};
+  if (v->kind == DS_YN_SCALAR && !v->quoted && (!strcmp(v->str, "true") || !strcmp(v->str, "false"))) {
+    x->s->map = !strcmp(v->str, "true");
+    return DS_OK;
+  }
+  if (sw_is_null(v)) {
+    x->s->map = 1;
+    return DS_OK;
+  }
+  if (v->kind != DS_YN_MAP)
+    return sw_err(x, v->line, v->col, "map: expected true, false or a map such as {tile: 1024}, got %s",
+                  v->kind == DS_YN_SCALAR ? v->str : ds_yaml_kind_name(v));
+  x->s->map = 1;
+  for (int i = 0; i < v->n; i++) {
+    if (strcmp(v->key[i]->str, "tile")) return sw_unknown_key(x, v->key[i], "map", keys, 1, NULL);
+    double d;
+    DS_TRY(sw_int_in(x, v->item[i], "map.tile", 1, 1 << 20, &d));
+    x->s->map_tile = (int64_t)d;
+  }
+  return DS_OK;
+}
+
+static int sw_parse_refine(sw_ctx *x, const ds_yn *g, const ds_yn *k, const ds_yn *r) {
+  static const char *const keys[] = {"levels", "axes"};
+  ds_sweep *s = x->s;
+  if (r->kind != DS_YN_MAP)
+    return sw_err(x, r->line, r->col, "grid.refine: expected a map such as {levels: 6, axes: [lr, "
+                  "width]}, got %s", r->kind == DS_YN_SCALAR ? r->str : ds_yaml_kind_name(r));
+  const ds_yn *lv = NULL, *ax = NULL;
+  for (int i = 0; i < r->n; i++) {
+    if (!strcmp(r->key[i]->str, "levels")) lv = r->item[i];
+    else if (!strcmp(r->key[i]->str, "axes")) ax = r->item[i];
+    else return sw_unknown_key(x, r->key[i], "grid.refine", keys, 2, NULL);
+  }
+  if (!lv) return sw_err(x, r->line, r->col, "grid.refine: missing 'levels' (how many times a cell may split, e.g. levels: 6)");
+  double d;
+  DS_TRY(sw_int_in(x, lv, "grid.refine.levels", 0, DS_MAX_REFINE_LEVELS, &d));
+  int L = (int)d, n = 0;
+  s->refine_axes[1] = -1; /* one axis: intervals split instead of squares */
+  if (ax) {
+    if (ax->kind != DS_YN_SEQ || ax->n < 1 || ax->n > 2)
+      return sw_err(x, ax->line, ax->col, "grid.refine.axes: expected one or two grid axes, e.g. "
+                    "[optimizer.lr_in, optimizer.lr_out]");
+    for (int j = 0; j < ax->n; j++) {
+      const ds_option *o = ds_opt_find(ax->item[j]->str);
+      int ai = o ? x->axis_of[ds_opt_index(o)] : -1;
+      if (ai < 0)
+        return sw_err(x, ax->item[j]->line, ax->item[j]->col, "grid.refine.axes: '%s' is not an axis of "
+                      "grid:", ax->item[j]->str);
+      if (j == 1 && ai == s->refine_axes[0])
+        return sw_err(x, ax->item[j]->line, ax->item[j]->col, "grid.refine.axes: give two different axes");
+      s->refine_axes[j] = ai;
+    }
+    n = ax->n;
+  } else {
+    for (int a = 0; a < s->naxes; a++)
+      if (s->axes[a].nvals > 1) {
+        if (n == 2)
+          return sw_err(x, r->line, r->col, "grid.refine: the grid has more than two axes; name the one "
+                        "or two to refine with axes: [a, b]");
+        s->refine_axes[n++] = a;
+      }
+    if (n < 1)
+      return sw_err(x, r->line, r->col, "grid.refine: needs an axis with at least two values");
+  }
+  s->refine_levels = L;
+  if (!L) return DS_OK;
+  for (int j = 0; j < n; j++) {
+    ds_axis *a = &s->axes[s->refine_axes[j]];
+    const ds_option *o = ds_opt_find(a->path);
+    const ds_yn *m = NULL;
+    for (int i = 0; i < g->n && !m; i++)
+      if (strcmp(g->key[i]->str, "refine") && strcmp(g->key[i]->str, "replicas") && ds_opt_find(g->key[i]->str) == o)
+        m = g->item[i];
+    if (!m || m->kind != DS_YN_MAP || a->nvals < 2 || o->type != DS_OT_DOUBLE)
+      return sw_err(x, m ? m->line : k->line, m ? m->col : k->col,
+                    "grid.refine: axis %s must be a range of real values {start, stop, num >= 2, "
+                    "spacing} (refinement puts new values between the given ones)", a->name);
+    const ds_yn *sp = ds_yaml_get(m, "spacing", NULL);
+    int logsp = sp && sp->kind == DS_YN_SCALAR && !strcmp(sp->str, "log");
+    double lo = a->val[0], hi = a->val[a->nvals - 1], num = (double)(a->nvals - 1) * ldexp(1.0, L) + 1;
+    if (num > DS_MAX_POINTS)
+      return sw_err(x, lv->line, lv->col, "grid.refine.levels: %d levels give %.0f values along %s "
+                    "(limit %d); use fewer levels or a coarser start", L, num, a->name, DS_MAX_POINTS);
+    for (int i = 0; i < a->nvals; i++) free(a->text[i]);
+    free(a->text);
+    free(a->val);
+    DS_TRY(sw_range_values(x, o, a, m, lo, hi, (int)num, logsp));
+    int ai = s->refine_axes[j], line = x->vline[ai][0], col = x->vcol[ai][0];
+    free(x->vline[ai]);
+    free(x->vcol[ai]);
+    x->vline[ai] = ds_calloc((size_t)num, sizeof(int));
+    x->vcol[ai] = ds_calloc((size_t)num, sizeof(int));
+    if (!x->vline[ai] || !x->vcol[ai]) return DS_ENOMEM;
+    for (int i = 0; i < (int)num; i++) x->vline[ai][i] = line, x->vcol[ai][i] = col;
+    DS_TRY(sw_axis_texts(o, a));
+  }
+  return DS_OK;
+}
+
 static int sw_parse_grid(sw_ctx *x, const ds_yn *k, const ds_yn *g) {
   x->have_grid = 1;
   x->gline = k->line;
@@ -563,11 +680,13 @@ static int sw_parse_grid(sw_ctx *x, const ds_yn *k, const ds_yn *g) {
                   ds_yaml_kind_name(g));
   x->s->axes = ds_calloc(DS_MAX_AXES, sizeof *x->s->axes);
   if (!x->s->axes) return DS_ENOMEM;
+  const ds_yn *refine = NULL, *rkey = NULL;
   for (int i = 0; i < g->n; i++) {
     if (!strcmp(g->key[i]->str, "replicas")) DS_TRY(sw_parse_replicas(x, g->item[i]));
+    else if (!strcmp(g->key[i]->str, "refine")) refine = g->item[i], rkey = g->key[i];
     else DS_TRY(sw_parse_axis(x, g->key[i], g->item[i]));
   }
-  return DS_OK;
+  return refine ? sw_parse_refine(x, g, rkey, refine) : DS_OK;
 }
 
 /* ---- overrides (issue 13: --set KEY=VALUE) --------------------------------
@@ -646,11 +765,20 @@ static int sw_grid_key_of(const ds_yn *g, const ds_option *o) {
 
 static int sw_override(sw_ctx *x, ds_yn *root, const ds_yn *k, ds_yn *v) {
   const char *K = k->str;
-  if (!strcmp(K, "name") || !strcmp(K, "seed") || !strcmp(K, "grid")) return sw_map_put(root, K, v, k);
+  if (!strcmp(K, "name") || !strcmp(K, "seed") || !strcmp(K, "grid") || !strcmp(K, "map"))
+    return sw_map_put(root, K, v, k);
+  if (!strncmp(K, "map.", 4) || !strncmp(K, "grid.refine.", 12)) {
+    int g = K[0] == 'g';
+    ds_yn *m = g ? sw_map_child(root, "grid", k) : sw_map_child(root, "map", k);
+    if (m && g) m = sw_map_child(m, "refine", k);
+    if (!m) return sw_err(x, k->line, k->col, "overrides: %s: the file's %s is not a map", K,
+                          g ? "grid.refine" : "map:");
+    return sw_map_put(m, K + (g ? 12 : 4), v, k);
+  }
   if (!strncmp(K, "grid.", 5)) {
     ds_yn *g = sw_map_child(root, "grid", k);
     if (!g) return sw_err(x, k->line, k->col, "overrides: %s: the file's grid: is not a map", K);
-    if (!strcmp(K + 5, "replicas")) return sw_map_put(g, "replicas", v, k);
+    if (!strcmp(K + 5, "replicas") || !strcmp(K + 5, "refine")) return sw_map_put(g, K + 5, v, k);
     const ds_option *o = ds_opt_find(K + 5);
     if (!o) {
       const char *cands[2 * SW_MAX_OPTS];
@@ -748,7 +876,8 @@ static int sw_walk(sw_ctx *x, const ds_yn *root) {
                     "unknown key '%s' at top level: write options nested (%.*s: then %s: indented "
                     "under it), or put the path under grid: to sweep it", k->str,
                     (int)(strchr(k->str, '.') - k->str), k->str, strchr(k->str, '.') + 1);
-    else return sw_unknown_key(x, k, "the top level", sw_top_keys, 10, NULL);
+    else if (!strcmp(k->str, "map")) DS_TRY(sw_parse_mapsec(x, v));
+    else return sw_unknown_key(x, k, "the top level", sw_top_keys, 11, NULL);
   }
   return DS_OK;
 }
@@ -1265,6 +1394,10 @@ static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    "train.distributed: on is not supported with %s (the distributed trainer has "
                    "linear and ReLU layers, standard and ntk scales); use off or auto",
                    c->model.type == DS_MODEL_TANH ? "model.type tanh" : "model.param meanfield");
+  if (c->optimizer.lr_units == DS_LR_LAMBDA0)
+    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_units"),
+                   "train.distributed: on does not support optimizer.lr_units: lambda0 (the NTK at "
+                   "initialisation needs the whole theta on one rank); use off or auto");
   if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0)
     return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_in", "optimizer.lr_out"),
                    "train.distributed: on is not supported with per-layer learning rates "
@@ -1293,15 +1426,69 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   return DS_OK;
 }
 
+/* A map sweep: at most DS_MAX_MAP_POINTS points, one replica, no diagnostics.
+ * Up to 2^14 combos every one is checked; beyond, every value of every axis
+ * (the others at their first value) and every corner of the grid. */
+static int sw_check_map(sw_ctx *x, double np, int line, int col) {
+  ds_sweep *s = x->s;
+  if (np > (double)DS_MAX_MAP_POINTS)
+    return sw_err(x, line, col, "map too large: %.0f points (limit %lld); use fewer axis values",
+                  np, (long long)DS_MAX_MAP_POINTS);
+  if (s->replicas != 1)
+    return sw_err(x, line, col, "grid.replicas: a map sweep has one point per pixel; make the seed "
+                  "an axis instead, or drop map:");
+  ds_point_cfg c;
+  int idx[DS_MAX_AXES] = {0};
+  if (ds_spectra_any_on(&s->base.record.spectra))
+    return sw_err(x, x->secline[5] ? x->secline[5] : line, x->secline[5] ? x->seccol[5] : col,
+                  "record.spectra: a map sweep records outcomes only (map:); drop record.spectra "
+                  "or the map: section");
+  if (np <= (double)(1 << 14)) {
+    for (int64_t k = 0; k < (int64_t)np; k++) {
+      sw_combo_index(s, k, idx);
+      DS_TRY(sw_check_combo(x, idx, &c));
+    }
+    return DS_OK;
+  }
+  for (int a = 0; a < s->naxes; a++)
+    for (int i = 0; i < s->axes[a].nvals; i++) {
+      memset(idx, 0, sizeof idx);
+      idx[a] = i;
+      DS_TRY(sw_check_combo(x, idx, &c));
+    }
+  for (int m = 0; m < (1 << s->naxes); m++) {
+    for (int a = 0; a < s->naxes; a++) idx[a] = m >> a & 1 ? s->axes[a].nvals - 1 : 0;
+    DS_TRY(sw_check_combo(x, idx, &c));
+  }
+  return DS_OK;
+}
+
+int64_t ds_map_tile_points(const ds_sweep *s) {
+  if (s->map_tile > 0) return s->map_tile;
+  ds_point p;
+  if (ds_sweep_point(s, 0, &p) != DS_OK) {
+    ds_clear_error();
+    return 1024;
+  }
+  /* from the FLOP estimate at a nominal 10 GFLOP/s, not from this machine's
+   * speed: tiles are fixed by the sweep, whoever runs it */
+  double t = p.cost > 0 ? DS_MAP_TILE_S * 1e10 / p.cost : 1024;
+  int64_t n = 64;
+  while (n < 16384 && n * 2 <= t) n *= 2;
+  return n;
+}
+
 /* Size limits, then every combo: cross-field constraints and store estimate. */
 static int sw_check_points(sw_ctx *x) {
   ds_sweep *s = x->s;
   double np = s->replicas;
   for (int a = 0; a < s->naxes; a++) np *= s->axes[a].nvals;
   int line = x->have_grid ? x->gline : 1, col = x->have_grid ? x->gcol : 1;
+  if (s->map) return sw_check_map(x, np, line, col);
   if (np > DS_MAX_POINTS)
-    return sw_err(x, line, col, "grid too large: %.0f points (limit %d); use fewer axis values or replicas",
-                  np, DS_MAX_POINTS);
+    return sw_err(x, line, col, "grid too large: %.0f points (limit %d); use fewer axis values or "
+                  "replicas, or make it a map sweep (map: true) that records outcomes only", np,
+                  DS_MAX_POINTS);
   int64_t ncombo = ds_sweep_npoints(s) / s->replicas;
   double bytes = 0;
   for (int64_t k = 0; k < ncombo; k++) {
@@ -1346,6 +1533,7 @@ static uint64_t sw_hash(const ds_sweep *s) {
     if (!strncmp(o->path, "record.spectra.", 15) || !strcmp(o->path, "train.ranks_per_point") ||
         !strcmp(o->path, "train.distributed") || !strcmp(o->path, "model.gain") ||
         !strcmp(o->path, "model.init_offset") || !strcmp(o->path, "optimizer.lr_in") ||
+        !strcmp(o->path, "optimizer.lr_units") ||
         !strcmp(o->path, "optimizer.lr_out")) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */
@@ -1354,6 +1542,11 @@ static uint64_t sw_hash(const ds_sweep *s) {
       if (!strcmp(buf, dbuf)) continue;
     }
     h = sw_hash_line(h, o->path, buf);
+  }
+  if (s->map) { /* issue 13: only map sweeps hash these, so other hashes stay */
+    snprintf(buf, sizeof buf, "tile %lld refine %d axes %d %d", (long long)s->map_tile,
+             s->refine_levels, s->refine_axes[0], s->refine_axes[1]);
+    h = sw_hash_line(h, "map", buf);
   }
   for (int a = 0; a < s->naxes; a++) {
     h = ds_fnv1a("axis ", 5, h);
@@ -1433,6 +1626,7 @@ static int sw_build(sw_ctx *x, const ds_yn *root) {
   sw_derive(s, &s->base);
   if (!x->set[ri])
     s->base.data.rank = s->base.data.d_in < s->base.data.d_out ? s->base.data.d_in : s->base.data.d_out;
+  if (s->refine_levels > 0) s->map = 1; /* grid.refine makes a map sweep */
   DS_TRY(sw_check_points(x));
   s->hash = sw_hash(s);
   return DS_OK;

@@ -6,6 +6,7 @@
  *     2. train X, 3. train noise, 4. test X, 5. test noise
  *   rank2/rank3/rank4/fullrank: train X, train noise, test X, test noise
  *   two_gaussians: train x, test x;  circle: nothing.
+ *   iid_gaussian: train X, train Y, test X, test Y.
  * Noise is drawn even when noise == 0, so X does not depend on the noise level. */
 #include <cblas.h>
 #include <math.h>
@@ -227,6 +228,17 @@ static int synth_two_gaussians(const ds_data_spec *s, ds_rng *rng, ds_dataset *t
   return DS_OK;
 }
 
+/* x ~ N(0, I), y ~ N(0, I) drawn independently (no teacher, no noise term) */
+static int synth_iid(const ds_data_spec *s, ds_rng *rng, ds_dataset *tr, ds_dataset *te) {
+  DS_TRY(alloc_pair(s->n_train, s->n_test, s->d_in, s->d_out, tr, te));
+  for (int pass = 0; pass < 2; pass++) {
+    ds_dataset *d = pass ? te : tr;
+    fill_normal(d->X, (size_t)s->d_in * d->n, rng);
+    fill_normal(d->Y, (size_t)s->d_out * d->n, rng);
+  }
+  return DS_OK;
+}
+
 /* x_j = (sin 2 pi j/8, cos 2 pi j/8), y_j = (-1)^j, j = 1..8 (column j-1); no test set */
 static int synth_circle(ds_dataset *tr, ds_dataset *te) {
   DS_TRY(alloc_pair(8, 0, 2, 1, tr, te));
@@ -261,6 +273,7 @@ int ds_data_synth(const ds_data_spec *s, ds_rng *rng, ds_dataset *tr, ds_dataset
     case DS_DATA_FULLRANK: return synth_rank(s, rng, tr, te);
     case DS_DATA_TWO_GAUSSIANS: return synth_two_gaussians(s, rng, tr, te);
     case DS_DATA_CIRCLE: return synth_circle(tr, te);
+    case DS_DATA_IID_GAUSSIAN: return synth_iid(s, rng, tr, te);
     default: return ds_fail(DS_EINTERNAL, "data: kind %d is not synthetic", (int)s->kind);
   }
 }

@@ -207,6 +207,9 @@ static int resume_existing(sched *s) {
     snprintf(msg, sizeof msg, "%s", ds_errmsg());
     return ds_fail(DS_EINPUT, "%s; refusing to use it as the store (it was left untouched)", msg);
   }
+  if (rc == DS_OK && ds_store_is_map(r))
+    rc = ds_fail(DS_EINPUT, "%s is a map store, but %s is not a map sweep (no map: section); write "
+                 "to a new store, or add map: to run the map again", path, s->sw->path);
   if (rc == DS_OK) rc = ds_store_read_summary(r, &rows, &n);
   if (rc == DS_OK) rc = ds_store_sweep_text(r, &text);
   if (rc == DS_OK) rc = ds_store_read_axes(r, &naxes, &names, &vals, &np);

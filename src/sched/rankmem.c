@@ -20,12 +20,6 @@
 
 static const double MiB = 1048576.0;
 
-void ds_fmt_bytes(char *buf, size_t n, double b) {
-  if (!isfinite(b)) snprintf(buf, n, "unlimited");
-  else if (b >= 1024 * MiB) snprintf(buf, n, "%.1f GB", b / (1024 * MiB));
-  else snprintf(buf, n, b >= 10 * MiB ? "%.0f MB" : "%.2f MB", b / MiB);
-}
-
 /* A number from the first line of a file (cgroup files); "max" and v1's
  * "no limit" (>= 2^62) are infinity; missing or unreadable: NAN. */
 static double file_num(const char *path) {

@@ -83,6 +83,13 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   s.node = ds_calloc((size_t)size, sizeof *s.node);
   if (!s.node) MPI_Abort(comm, 1);
   char *hosts = gather_hosts(comm, rank, size, &rank_nodes, s.node);
+  if (sw->map) { /* issue 13: outcome-only points in tiles (mapsched.c) */
+    int mrc = sc_run_map(sw, o, comm, hosts);
+    free(hosts);
+    free(rank_nodes);
+    free(s.node);
+    return mrc;
+  }
   s.tty = rank == 0 && !o->quiet && ds_console_open_bar();
   s.nworkers = size - 1;
   s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;

@@ -8,6 +8,8 @@
  *               progress, the journal's group commit
  *   workloop.c  a worker (any rank; rank 0 itself with -n 1): runs points, checkpoints
  *   sched.c     ds_sched_run, which wires them together
+ *   mapsched.c  map sweeps (issue 13): tiles of outcome-only points, refinement
+ *               levels; planner, dispatcher and worker of their own
  sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
  *
  * Protocol (world communicator):
@@ -143,4 +145,6 @@ int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
 void sc_serve_alone(sched *s);
 int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
 int sc_wrap_up(sched *s, int size, double cpu, double wall);
+/* mapsched.c: `dynsweep run` of a map sweep (collective) */
+int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts);
 #endif

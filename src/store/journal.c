@@ -216,7 +216,7 @@ int ds_journal_lock(ds_store *s) {
 /* ---- reporting --------------------------------------------------------------- */
 
 static const char *ds_journal_type_name(uint32_t type) {
-  return type == DS_JR_RESULT ? "result" : type == DS_JR_ROW ? "summary row" : type == DS_JR_CKPT ? "checkpoint" : "unknown";
+  return type == DS_JR_RESULT ? "result" : type == DS_JR_ROW ? "summary row" : type == DS_JR_CKPT ? "checkpoint" : type == DS_JR_MAP ? "map (tile)" : "unknown";
 }
 
 void ds_journal_describe_tail(int fd, int64_t off, char *buf, size_t n) {

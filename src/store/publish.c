@@ -169,6 +169,7 @@ static int ds_store_reserve(const char *tmp, double bytes) {
 static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
+  if (type == DS_JR_MAP) return ds_map_collect(s, p, len); /* applied by ds_map_flush */
   if (type == DS_JR_CKPT) {
     int64_t id;
     if (len < sizeof id) return ds_fail(DS_EIO, "%s: corrupt checkpoint record", s->jpath);
@@ -201,6 +202,7 @@ static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
 static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
+  if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
   memcpy(&r, p, sizeof r);
   r.reason[sizeof r.reason - 1] = 0;
@@ -233,6 +235,7 @@ static int ds_store_open_tmp(ds_store *s) {
 /* Closes the HDF5 file being written; -1 if it did not close cleanly. */
 static int ds_store_close_tmp(ds_store *s) {
   ds_store_h5_abort(s);
+  ds_map_abort(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);
@@ -262,6 +265,7 @@ static int ds_store_publish_tmp(ds_store *s) {
   if (end != s->jend)
     return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
                    s->jpath, (long long)end, (long long)s->jend);
+  DS_TRY(ds_map_flush(s));
   DS_TRY(ds_store_h5_end(s));
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
@@ -295,6 +299,7 @@ int ds_store_publish(ds_store *s, int force) {
   struct stat pst;
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
                 2.0 * (double)(s->jend - DS_JOURNAL_HDR) + 262144.0;
+  need += ds_map_reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
@@ -380,6 +385,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot create HDF5 file");
   s->summary = -1;
   DS_TRY(ds_store_create_layout(s, m, rows));
+  if (s->map) DS_TRY(ds_map_create_layout(s, m));
   DS_TRY(ds_store_h5_run_attrs(s));
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
@@ -400,17 +406,28 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
 
 int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
                     ds_store **out) {
+  return ds_store_create_with(path, meta, rows, NULL, out);
+}
+
+int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                         struct ds_map_state *map, ds_store **out) {
   struct stat st;
   *out = NULL;
-  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
-  DS_TRY(ds_store_check_meta(path, meta, rows));
+  ds_store tmp = {.map = map}; /* frees map on the early failures */
+  int rc = !path || !path[0] ? ds_fail(DS_EINPUT, "store path is empty")
+                             : ds_store_check_meta(path, meta, rows);
   ds_store_silence_hdf5();
-  if (lstat(path, &st) == 0)
-    return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it or "
-                              "choose another path)", path);
-  ds_store *s = ds_store_writer(path);
-  if (!s) return DS_ENOMEM;
-  int rc = ds_journal_lock(s);
+  if (rc == DS_OK && lstat(path, &st) == 0)
+    rc = ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it or "
+                            "choose another path)", path);
+  ds_store *s = rc == DS_OK ? ds_store_writer(path) : NULL;
+  if (rc == DS_OK && !s) rc = DS_ENOMEM;
+  if (rc != DS_OK) {
+    ds_map_free(&tmp);
+    return rc;
+  }
+  s->map = map;
+  rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
     ds_store_release(s);
@@ -467,7 +484,8 @@ static int ds_store_load(ds_store *s) {
   DS_TRY(ds_store_digests_check(s, &mask));
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
-  return ds_store_load_written(s);
+  DS_TRY(ds_store_load_written(s));
+  return s->map ? ds_map_load_writer(s) : DS_OK;
 }
 
 int ds_store_resume(const char *path, ds_store **out) {
@@ -531,6 +549,7 @@ int ds_store_resume(const char *path, ds_store **out) {
 
 int ds_store_extend(ds_store *s, const ds_store_meta *meta, const ds_summary_row *rows) {
   if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  if (s->map) return ds_fail(DS_EINPUT, "%s: a map store cannot be extended (yet)", s->path);
   DS_TRY(ds_store_check_meta(s->path, meta, rows));
   if (meta->npoints < s->npoints)
     return ds_fail(DS_EINTERNAL, "%s: an extension cannot remove points", s->path);
@@ -603,8 +622,76 @@ int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
   return ds_journal_append(s, DS_JR_CKPT, &id, sizeof id, blob, len);
 }
 
+/* ---- the group commit's thread -------------------------------------------------
+ * ds_store_commit hands the fdatasync to this thread and returns at once:
+ * records appended before the hand-over are covered by the fdatasync that
+ * starts after it; records appended later set jsync again and go with the
+ * next commit. ds_store_sync (an explicit sync: a checkpoint of rank 0's own
+ * point, close) waits for a running one, then syncs itself. */
+static void *commit_thread(void *arg) {
+  ds_store *s = arg;
+  pthread_mutex_lock(&s->cmu);
+  for (;;) {
+    while (!s->cwant && !s->cquit) pthread_cond_wait(&s->ccv, &s->cmu);
+    if (s->cquit) break;
+    s->cwant = 0;
+    pthread_mutex_unlock(&s->cmu);
+    double t0 = ds_now();
+    int bad = fdatasync(s->jfd) != 0 ? errno : 0;
+    double t1 = ds_now();
+    pthread_mutex_lock(&s->cmu);
+    s->cbusy = 0;
+    if (bad && !s->cerr) s->cerr = bad;
+    s->last_sync = t1;
+    s->cspent += t1 - t0;
+    s->csyncs++;
+    pthread_cond_broadcast(&s->ccv);
+  }
+  pthread_mutex_unlock(&s->cmu);
+  return NULL;
+}
+
+/* Takes the thread's figures and error into the store (caller holds cmu). */
+static int commit_collect(ds_store *s) {
+  s->st.journal_s += s->cspent;
+  s->st.journal_syncs += s->csyncs;
+  s->cspent = 0;
+  s->csyncs = 0;
+  if (!s->cerr) return DS_OK;
+  int e = s->cerr;
+  s->cerr = 0;
+  return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(e));
+}
+
+/* Waits for a running background fdatasync. */
+static int commit_wait(ds_store *s) {
+  if (!s->cstarted) return DS_OK;
+  pthread_mutex_lock(&s->cmu);
+  while (s->cbusy) pthread_cond_wait(&s->ccv, &s->cmu);
+  int rc = commit_collect(s);
+  pthread_mutex_unlock(&s->cmu);
+  return rc;
+}
+
+void ds_store_commit_stop(ds_store *s) {
+  if (!s || !s->cstarted) return;
+  pthread_mutex_lock(&s->cmu);
+  s->cquit = 1;
+  pthread_cond_broadcast(&s->ccv);
+  pthread_mutex_unlock(&s->cmu);
+  pthread_join(s->cthr, NULL);
+  pthread_mutex_lock(&s->cmu);
+  commit_collect(s); /* an error here was already reported by ds_store_sync */
+  pthread_mutex_unlock(&s->cmu);
+  pthread_mutex_destroy(&s->cmu);
+  pthread_cond_destroy(&s->ccv);
+  s->cstarted = 0;
+}
+
 int ds_store_sync(ds_store *s) {
-  if (!s || !s->writable || !s->jsync) return DS_OK;
+  if (!s || !s->writable) return DS_OK;
+  DS_TRY(commit_wait(s));
+  if (!s->jsync) return DS_OK;
   double t0 = ds_now();
   if (fdatasync(s->jfd) != 0) /* the data and the file size; not the times */
     return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
@@ -616,9 +703,23 @@ int ds_store_sync(ds_store *s) {
 }
 
 int ds_store_commit(ds_store *s) {
-  if (!s || !s->writable || !s->jsync) return DS_OK;
-  if (ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
-  return ds_store_sync(s);
+  if (!s || !s->writable) return DS_OK;
+  if (!s->cstarted) {
+    if (!s->jsync || ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
+    if (pthread_mutex_init(&s->cmu, NULL) != 0 || pthread_cond_init(&s->ccv, NULL) != 0 ||
+        pthread_create(&s->cthr, NULL, commit_thread, s) != 0)
+      return ds_store_sync(s); /* no thread: commit on this one */
+    s->cstarted = 1;
+  }
+  pthread_mutex_lock(&s->cmu);
+  int rc = commit_collect(s);
+  if (rc == DS_OK && s->jsync && !s->cbusy && ds_now() - s->last_sync >= DS_STORE_COMMIT_S) {
+    s->jsync = 0;
+    s->cbusy = s->cwant = 1;
+    pthread_cond_signal(&s->ccv);
+  }
+  pthread_mutex_unlock(&s->cmu);
+  return rc;
 }
 
 void ds_store_set_publish_every(ds_store *s, double every_s) {
@@ -735,6 +836,7 @@ int ds_store_close(ds_store *s) {
   int rc = DS_OK;
   if (s->writable) {
     rc = ds_store_sync(s);
+    ds_store_commit_stop(s);
     if (rc == DS_OK) rc = ds_store_publish(s, 1);
     /* everything is in STORE: the empty journal goes (still under our lock) */
     if (rc == DS_OK && s->jrecs == 0) unlink(s->jpath);

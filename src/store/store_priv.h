@@ -3,6 +3,7 @@
 #ifndef DYNSWEEP_STORE_PRIV_H
 #define DYNSWEEP_STORE_PRIV_H
 #include <hdf5.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "dynsweep/store.h"
@@ -56,6 +57,14 @@ struct ds_store {
   int64_t jrecs;             /* records since the last publish */
   int jsync;                 /* appended since the last fsync */
   double last_sync;          /* ds_now() of the last journal fsync (group commit) */
+  /* the group commit's fdatasync runs on a thread of its own (publish.c), so
+   * rank 0's loop never waits for the disk; mu guards the fields below */
+  pthread_t cthr;
+  pthread_mutex_t cmu;
+  pthread_cond_t ccv;
+  int cstarted, cwant, cbusy, cquit, cerr;
+  double cspent;             /* seconds the thread spent in fdatasync (not yet in st) */
+  int64_t csyncs;
   int64_t ext_old_np;         /* rows before the extension being published */
   int64_t dirty_lo, dirty_hi; /* summary rows [lo, hi) changed since the last publish */
   unsigned char *written;    /* per summary row: the point has series in /series */
@@ -75,6 +84,8 @@ struct ds_store {
   const ds_store_meta *ext_meta;   /* extension being published */
   const ds_summary_row *ext_rows;
   ds_store_stats st;
+  /* map stores (map.c): NULL for a row store */
+  struct ds_map_state *map;
 };
 
 /* store_write.c: layout and point writing on the open (writable) handles. */
@@ -109,9 +120,31 @@ hid_t ds_store_idx_filetype(void);
 int ds_store_read_index(ds_store *s, ds_store_idx **out, int64_t *n);
 int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n);
 
+/* map.c: map stores. open: called by every open of the file (loads the map's
+ * description once, when the file has /map); create_layout: /map of a new
+ * store (s->map set up by ds_store_create_map); load_writer: the writer's
+ * outcome bytes from the published file; fold: a resume folds a MAP record
+ * into them; collect + flush: a publish gathers the MAP records and applies
+ * them chunk by chunk; verify: `dynsweep verify`'s checks of /map. */
+int ds_map_open(ds_store *s);
+void ds_map_free(ds_store *s);
+int ds_map_create_layout(ds_store *s, const ds_store_meta *m);
+int ds_map_load_writer(ds_store *s);
+int ds_map_fold(ds_store *s, const char *p, size_t len);
+int ds_map_collect(ds_store *s, const char *p, size_t len);
+int ds_map_flush(ds_store *s);
+void ds_map_abort(ds_store *s);
+int ds_map_refuse(ds_store *s); /* DS_EINPUT: the row readers on a map store */
+void ds_map_verify(ds_store *s, FILE *out, int64_t *ndamaged, int64_t *nread);
+double ds_map_reserve(ds_store *s); /* extra bytes a publish may need */
+/* publish.c: ds_store_create, with map = the state of a new map store (taken,
+ * freed on failure) or NULL */
+int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                         struct ds_map_state *map, ds_store **out);
+
 /* journal.c: STORE.journal. Records: 1 RESULT (row + packed traj), 2 ROW
- * (row), 3 CKPT (int64 id + blob). */
-enum { DS_JR_RESULT = 1, DS_JR_ROW = 2, DS_JR_CKPT = 3 };
+ * (row), 3 CKPT (int64 id + blob), 4 MAP (map.c: a tile's map records). */
+enum { DS_JR_RESULT = 1, DS_JR_ROW = 2, DS_JR_CKPT = 3, DS_JR_MAP = 4 };
 #define DS_JOURNAL_HDR 64
 uint32_t ds_crc32(const void *data, size_t len, uint32_t crc); /* crc = 0 starts */
 typedef struct {
@@ -197,4 +230,6 @@ int ds_store_release(ds_store *s);
 /* Summary row index of point id, or -1. */
 int64_t ds_store_row_index(const ds_store *s, int64_t id);
 void ds_store_point_name(int64_t id, char *buf, size_t n);
+/* publish.c: ends the group commit's thread (waits for a running fdatasync) */
+void ds_store_commit_stop(ds_store *s);
 #endif

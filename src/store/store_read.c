@@ -115,6 +115,7 @@ static int ds_store_open_layout(ds_store *s, int tolerant) {
     H5Eclear2(H5E_DEFAULT);
     rc = DS_OK;
   }
+  if (rc == DS_OK) rc = ds_map_open(s);
   return rc;
 }
 
@@ -174,6 +175,7 @@ int ds_store_open(const char *path, ds_store **out) { return ds_store_open_check
 /* ---- summary ------------------------------------------------------------------ */
 
 int ds_store_read_summary(ds_store *s, ds_summary_row **rows, int64_t *n) {
+  if (s->map) return ds_map_refuse(s);
   if (s->writable && s->rows) { /* published + journaled */
     ds_summary_row *r = ds_calloc(s->npoints ? (size_t)s->npoints : 1, sizeof *r);
     if (!r) return DS_ENOMEM;
@@ -474,6 +476,7 @@ static int ds_store_read_axis_vals(ds_store *s, int64_t naxes, double **vals, in
 }
 
 int ds_store_read_axes(ds_store *s, int *naxes, char ***names, double **vals, int64_t *npoints) {
+  if (s->map) return ds_map_refuse(s);
   hid_t d = H5Dopen2(s->file, "grid/axis_names", H5P_DEFAULT);
   int64_t n = 0;
   int ok = d >= 0 && ds_store_get_strs_dset(d, names, &n) >= 0;

@@ -711,11 +711,13 @@ int ds_store_h5_drop_ckpt(ds_store *s, int64_t id) {
 int ds_store_release(ds_store *s) {
   int bad = 0;
   if (!s) return 0;
+  ds_store_commit_stop(s); /* the group commit's thread, before its journal closes */
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);
   ds_store_h5_abort(s);
   ds_store_drop_cache(s);
+  ds_map_free(s);
   free(s->written);
   if (s->row_mem >= 0) H5Tclose(s->row_mem);
   if (s->file >= 0) bad = H5Fclose(s->file) < 0;

@@ -12,6 +12,7 @@
  * redraw puts the bar back. */
 #include <fcntl.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +90,11 @@ void ds_console_vline(const char *prefix, const char *fmt, va_list ap) {
   vfprintf(f, fmt, ap);
   fputc('\n', f);
   fflush(f);
+}
+
+void ds_fmt_bytes(char *buf, size_t n, double b) {
+  const double MiB = 1048576.0;
+  if (!isfinite(b)) snprintf(buf, n, "unlimited");
+  else if (b >= 1024 * MiB) snprintf(buf, n, "%.1f GB", b / (1024 * MiB));
+  else snprintf(buf, n, b >= 10 * MiB ? "%.0f MB" : "%.2f MB", b / MiB);
 }

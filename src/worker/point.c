@@ -46,6 +46,8 @@ int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps) {
 
 typedef struct {
   const ds_point_cfg *c;
+  ds_point_cfg cfg;    /* optimizer.lr_units lambda0: the point with its rates divided by lambda0 */
+  double lambda0;
   ds_mlp mlp;          /* the network (e2e: its depth-1 end-to-end matrix) */
   int e2e;             /* train W_e by Eq. 9 with depth c->model.depth */
   ds_approx approx;    /* f_lin / f_quad around theta0 */
@@ -313,6 +315,26 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
   return DS_OK;
 }
 
+/* optimizer.lr_units: lambda0 -- the rates given are eta * lambda_0: divide
+ * them by the top NTK eigenvalue at initialisation (on the training set). */
+static int lr_per_lambda0(point_state *st, ds_team *team) {
+  if (st->dist || st->e2e)
+    return ds_fail(DS_EINPUT, "optimizer.lr_units: lambda0 needs the NTK at initialisation: not "
+                   "available for %s", st->dist ? "train.distributed" : "model.type e2e");
+  double lam = NAN;
+  DS_TRY(ds_diag_ntk(team, &st->mlp, st->theta, st->train.X, &st->wtrain, 1, &lam, NULL, NULL));
+  if (!(lam > 0) || !isfinite(lam))
+    return ds_fail(DS_EINPUT, "optimizer.lr_units: lambda0: the NTK's top eigenvalue at "
+                   "initialisation is %g", lam);
+  st->cfg = *st->c;
+  ds_optim_spec *o = &st->cfg.optimizer;
+  o->lr /= lam, o->lr_in /= lam, o->lr_out /= lam;
+  for (int i = 0; i < o->nschedule; i++) o->schedule_lrs[i] /= lam;
+  st->lambda0 = lam;
+  st->c = &st->cfg;
+  return DS_OK;
+}
+
 static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj *tr,
                  ds_team *team) {
   const ds_point_cfg *c = &p->cfg;
@@ -326,6 +348,8 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   DS_TRY(dist_choose(c, dims, team, &st->dist));
   DS_TRY(setup_model(sw, p, st, dims));
   DS_TRY(setup_data(sw, p, st));
+  if (c->optimizer.lr_units == DS_LR_LAMBDA0) DS_TRY(lr_per_lambda0(st, team));
+  c = st->c;
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->dist ? st->dt.nloc : st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
   DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));
@@ -717,6 +741,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     state_free(&st);
     return ds_context(rc, "point %lld", (long long)p->id);
   }
+  c = st.c; /* optimizer.lr_units lambda0: the rates in effect */
   int64_t T = c->train.steps, t;
   double loss = NAN;
   res->status = DS_ST_DONE;

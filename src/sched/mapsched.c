@@ -1,0 +1,738 @@
+/* mapsched.c -- `dynsweep run` of a map sweep (issue 13; include/dynsweep/map.h).
+ *
+ * Which points exist (the planner): a dense map's points in tiles of
+ * ds_map_tile_points consecutive grid indices; a refined map (grid.refine)
+ * level by level: level 0 is the coarse grid (every 2^L-th value of the two
+ * refined axes), level k adds the midpoints of every cell of side 2^(L-k+1)
+ * whose four corners disagree in outcome, in grid order, cut into tiles. A
+ * level starts when the one before has finished, so the points of a level,
+ * and its tiles, follow from the sweep alone: the same whatever the rank
+ * count or how often the run was resumed.
+ *
+ * Who runs them (the dispatcher, rank 0): one message per tile.
+ *   worker -> 0  TAG_READY       (int 0)
+ *   0 -> worker  TAG_MAP_ASSIGN  (int64[3]: first grid index or -1, count, level);
+ *                                count 0 = stop; first -1: the count grid
+ *                                indices follow in TAG_MAP_IDX (refined levels)
+ *   worker -> 0  TAG_MAP_RESULT  (count x ds_map_rec), which doubles as READY
+ * Workers of a map run alone (teams of one). A tile is written to the store
+ * as one journal record, so it is either whole or absent after a kill: resume
+ * is per tile, and a drain lets every running tile finish (a tile is about
+ * DS_MAP_TILE_S seconds of work).
+ *
+ * The store: rank 0 keeps one outcome byte per pixel (DS_MAP_UNSET until
+ * computed) for refinement and progress; the records go to the store's map
+ * arrays (ds_store_write_map). */
+#include "sched_priv.h"
+#include "dynsweep/map.h"
+#include "dynsweep/tile.h"
+
+enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
+
+typedef struct {
+  const ds_sweep *sw;
+  const ds_run_opts *o;
+  ds_store *store;
+  int64_t N, tile;          /* pixels, points per tile */
+  uint8_t *out;             /* outcome per pixel */
+  int64_t shape[DS_MAX_AXES], stride[DS_MAX_AXES];
+  int L, level;             /* refinement levels, the level being run (dense: L = level = 0) */
+  int64_t *pts, npts;       /* the points of this level (refined), in grid order */
+  int64_t nunits, next;     /* tiles of this level, the next to hand out */
+  int64_t inflight;         /* tiles out */
+  int64_t (*wunit)[3];      /* per world rank: its tile (first index or -1, count, offset in pts) */
+  int *parked, nparked;
+  int64_t count[5], computed0, computed, session_done;
+  double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
+  int tty, fatal, draining;
+  char fatal_msg[1024];
+} msched;
+
+static void ms_fatal(msched *m) {
+  if (!m->fatal) snprintf(m->fatal_msg, sizeof m->fatal_msg, "%s", ds_errmsg());
+  m->fatal = 1;
+  if (!m->draining) m->draining = 1, m->drain_deadline = ds_now() + m->o->drain_timeout;
+}
+
+/* ---- the planner ------------------------------------------------------------ */
+
+static int ms_dense(const msched *m) { return m->sw->refine_levels == 0; }
+
+/* Tiles of the current level. */
+static void ms_level_units(msched *m) {
+  int64_t n = ms_dense(m) ? m->N : m->npts;
+  m->nunits = (n + m->tile - 1) / m->tile;
+  m->next = 0;
+}
+
+/* First grid index and count of tile u of the current level. */
+static void ms_unit(const msched *m, int64_t u, int64_t *first, int64_t *count, int64_t *off) {
+  int64_t n = ms_dense(m) ? m->N : m->npts, a = u * m->tile, b = a + m->tile < n ? a + m->tile : n;
+  *count = b - a;
+  *off = a;
+  *first = ms_dense(m) ? a : -1;
+}
+
+static int64_t ms_unit_idx0(const msched *m, int64_t u) {
+  return ms_dense(m) ? u * m->tile : m->pts[u * m->tile];
+}
+
+/* The refined plane at stride h, in every slice (the other axes' values):
+ * mode 0 lists the coarse grid (i, j multiples of h); mode 1 lists the five
+ * midpoints of every cell of side 2h whose four corners are known (trained or
+ * inferred) and disagree in class; mode 2 gives every unknown midpoint of a
+ * cell whose corners agree their class, flagged DS_MAP_INFERRED (rank 0's
+ * copy only: the store keeps trained pixels, readers fill the same way,
+ * python/dynsweep/maps.py fill_refined). Returns the number listed. */
+static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t cap) {
+  const ds_sweep *sw = m->sw;
+  int ra = sw->refine_axes[0], rb = sw->refine_axes[1], two = rb >= 0; /* else: intervals */
+  int64_t na = m->shape[ra], nb = two ? m->shape[rb] : 1, sa = m->stride[ra], sb = two ? m->stride[rb] : 0;
+  int64_t nslice = m->N / (na * nb), n = 0;
+  for (int64_t sl = 0; sl < nslice; sl++) {
+    int64_t base = 0, r = sl; /* the slice's first index: sl over the other axes in grid order */
+    for (int a = sw->naxes - 1; a >= 0; a--) {
+      if (a == ra || a == rb) continue;
+      base += (r % m->shape[a]) * m->stride[a];
+      r /= m->shape[a];
+    }
+    if (mode == 0) {
+      for (int64_t i = 0; i < na; i += h)
+        for (int64_t j = 0; j < nb; j += h, n++)
+          if (list && n < cap) list[n] = base + i * sa + j * sb;
+      continue;
+    }
+    int64_t H = 2 * h;
+    for (int64_t i = 0; i + H < na; i += H)
+      for (int64_t j = 0; two ? j + H < nb : j == 0; j += two ? H : 1) {
+        int64_t c00 = base + i * sa + j * sb, c10 = c00 + H * sa, c01 = c00 + H * sb, c11 = c10 + H * sb;
+        uint8_t o00 = m->out[c00], o10 = m->out[c10], o01 = m->out[c01], o11 = m->out[c11];
+        if (o00 == DS_MAP_UNSET || o10 == DS_MAP_UNSET || o01 == DS_MAP_UNSET || o11 == DS_MAP_UNSET)
+          continue;
+        uint8_t k = o00 & 0x3f;
+        int agree = k == (o10 & 0x3f) && k == (o01 & 0x3f) && k == (o11 & 0x3f);
+        if (agree != (mode == 2)) continue;
+        int64_t mid[5] = {c00 + h * sa, c00 + h * sb, c00 + h * sa + h * sb, c10 + h * sb, c01 + h * sa};
+        for (int q = 0; q < (two ? 5 : 1); q++) {
+          if (mode == 2 && m->out[mid[q]] == DS_MAP_UNSET) m->out[mid[q]] = k | DS_MAP_INFERRED;
+          if (mode == 1 && list && n < cap) list[n] = mid[q];
+          n += mode == 1;
+        }
+      }
+  }
+  return n;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+#define MS_QUEUED 254 /* an unknown pixel listed for this level (while filling) */
+
+/* The points of refinement level k (sorted, without repeats); k > 0 also
+ * fills the cells of side 2h that agree (mode 2 of ms_plane). */
+static int ms_make_level(msched *m, int k) {
+  int64_t h = (int64_t)1 << (m->L - k);
+  int64_t n = ms_plane(m, h, k > 0, NULL, 0);
+  free(m->pts);
+  m->pts = ds_calloc((size_t)(n ? n : 1), sizeof *m->pts);
+  if (!m->pts) return DS_ENOMEM;
+  ms_plane(m, h, k > 0, m->pts, n);
+  qsort(m->pts, (size_t)n, sizeof *m->pts, cmp_i64);
+  int64_t w = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!w || m->pts[i] != m->pts[w - 1]) m->pts[w++] = m->pts[i];
+  m->npts = w;
+  m->level = k;
+  if (k > 0) { /* a midpoint listed here is trained, not filled by an agreeing neighbour */
+    for (int64_t i = 0; i < w; i++)
+      if (m->out[m->pts[i]] == DS_MAP_UNSET) m->out[m->pts[i]] = MS_QUEUED;
+    ms_plane(m, h, 2, NULL, 0);
+    for (int64_t i = 0; i < w; i++)
+      if (m->out[m->pts[i]] == MS_QUEUED) m->out[m->pts[i]] = DS_MAP_UNSET;
+  }
+  ms_level_units(m);
+  return DS_OK;
+}
+
+/* The next tile of this level nobody has computed (a tile is written whole). */
+static int64_t ms_next_unit(msched *m) {
+  while (m->next < m->nunits && m->out[ms_unit_idx0(m, m->next)] != DS_MAP_UNSET) m->next++;
+  return m->next < m->nunits ? m->next++ : -1;
+}
+
+/* Level done and nothing in flight: move to the next level with points. */
+static int ms_advance(msched *m) {
+  while (!ms_dense(m) && m->inflight == 0 && m->next >= m->nunits && m->level < m->L) {
+    DS_TRY(ms_make_level(m, m->level + 1));
+    if (!m->o->quiet && m->npts && !m->tty)
+      ds_log("refinement level %d of %d: %lld points near the boundary", m->level, m->L,
+             (long long)m->npts);
+    while (m->next < m->nunits && m->out[ms_unit_idx0(m, m->next)] != DS_MAP_UNSET) m->next++;
+  }
+  return DS_OK;
+}
+
+static int ms_finished(const msched *m) {
+  return m->next >= m->nunits && m->inflight == 0 && (ms_dense(m) || m->level >= m->L);
+}
+
+/* ---- the worker's side: one tile -------------------------------------------- */
+
+/* Fields that points trained together may differ in. */
+static void ms_batch_key(ds_point_cfg *c) {
+  c->optimizer.lr = c->optimizer.lr_in = c->optimizer.lr_out = 0;
+  c->model.init_offset = 0;
+}
+
+/* One point by itself: the worker's trajectory, its loss fed to the record. */
+static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *rec) {
+  ds_point_cfg *c = &p->cfg;
+  c->record.series = DS_REC_LOSS;
+  c->record.every = 1;
+  c->record.per_decade = 0;
+  c->train.diverge_above = INFINITY; /* the record decides, relative to L_0 */
+  ds_traj tr;
+  ds_point_result res;
+  ds_traj_init(&tr);
+  int rc = ds_worker_run_point(sw, p, team, &tr, &res, NULL);
+  int li = rc == DS_OK ? ds_traj_find(&tr, "loss") : -1;
+  const ds_series *ls = li >= 0 ? &tr.s[li] : NULL;
+  if (!ls || ls->n == 0) {
+    if (rc != DS_OK) ds_clear_error();
+    ds_map_rec_failed(rec);
+    ds_traj_free(&tr);
+    return;
+  }
+  ds_map_acc acc;
+  ds_map_acc_start(&acc);
+  int64_t T = c->train.steps, t = 0, done = 0;
+  for (; t < ls->n && ls->step[t] < T && !done; t++) done = ds_map_acc_add(&acc, ls->val[t * ls->ncols]);
+  /* a series that ended early without blowing up (train.tol): the loss stays */
+  for (int64_t k = acc.t; !done && k < T; k++) done = ds_map_acc_add(&acc, ls->val[(ls->n - 1) * ls->ncols]);
+  ds_map_acc_finish(&acc, T, c->record.spectra.catapult_factor, rec);
+  ds_traj_free(&tr);
+}
+
+/* Trains the count points idx[] (a tile): runs of points that may be trained
+ * together go through ds_tile_train, the others one at a time. Benchmark knob
+ * DYNSWEEP_BENCH_NOWORK=1: no training, a record made from the index (to
+ * measure rank 0 alone). */
+static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, int64_t count,
+                        ds_map_rec *recs) {
+  const char *nw = getenv("DYNSWEEP_BENCH_NOWORK");
+  if (nw && !strcmp(nw, "1")) {
+    for (int64_t i = 0; i < count; i++) {
+      memset(&recs[i], 0, sizeof recs[i]);
+      recs[i].outcome = (uint8_t)(idx[i] % 3);
+      recs[i].step = (int32_t)(idx[i] % 1000);
+      recs[i].measure = (float)(idx[i] % 7) - 3.0f;
+      recs[i].final_ratio = recs[i].peak_ratio = 1.0f;
+    }
+    return;
+  }
+  ds_point *pts = ds_calloc((size_t)(count ? count : 1), sizeof *pts);
+  if (!pts) {
+    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]);
+    ds_clear_error();
+    return;
+  }
+  int64_t ok = 0;
+  for (int64_t i = 0; i < count; i++) {
+    if (ds_sweep_point(sw, idx[i], &pts[i]) != DS_OK) {
+      ds_clear_error();
+      pts[i].id = -1;
+    }
+  }
+  for (int64_t a = 0, b; a < count; a = b) {
+    ds_point_cfg ka = pts[a].cfg, kb;
+    ms_batch_key(&ka);
+    for (b = a + 1; b < count && pts[a].id >= 0 && pts[b].id >= 0; b++) {
+      kb = pts[b].cfg;
+      ms_batch_key(&kb);
+      if (memcmp(&ka, &kb, sizeof ka)) break;
+    }
+    if (pts[a].id < 0) {
+      ds_map_rec_failed(&recs[a]);
+      continue;
+    }
+    char why[160];
+    /* a run of one point goes through the tile too: a point's bits must not
+     * depend on its neighbours (the tile trainer's are batch-independent) */
+    if (ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
+        ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK) {
+      ok += b - a;
+      continue;
+    }
+    ds_clear_error();
+    for (int64_t i = a; i < b; i++) ms_one(sw, &pts[i], team, &recs[i]);
+  }
+  (void)ok;
+  free(pts);
+}
+
+/* The tile's grid indices from an assignment. */
+static int64_t *ms_tile_idx(int64_t first, int64_t count, MPI_Comm comm) {
+  int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
+  if (first >= 0) {
+    for (int64_t i = 0; idx && i < count; i++) idx[i] = first + i;
+    return idx;
+  }
+  if (idx) MPI_Recv(idx, (int)count, MPI_INT64_T, 0, TAG_MAP_IDX, comm, MPI_STATUS_IGNORE);
+  else { /* take the message anyway, then report the tile failed */
+    int64_t *tmp = malloc((size_t)count * sizeof *tmp);
+    MPI_Recv(tmp, tmp ? (int)count : 0, MPI_INT64_T, 0, TAG_MAP_IDX, comm, MPI_STATUS_IGNORE);
+    free(tmp);
+  }
+  return idx;
+}
+
+static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+  ds_team team;
+  int rc = ds_team_init(&team, MPI_COMM_SELF);
+  if (rc != DS_OK) return rc;
+  int zero = 0;
+  MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
+  for (;;) {
+    int64_t hdr[3];
+    MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
+    if (hdr[1] <= 0) break;
+    int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
+    ds_map_rec *recs = ds_calloc((size_t)hdr[1], sizeof *recs);
+    if (idx && recs) ms_run_tile(sw, &team, idx, hdr[1], recs);
+    else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
+    MPI_Send(recs, recs ? (int)(hdr[1] * (int64_t)sizeof *recs) : 0, MPI_BYTE, 0, TAG_MAP_RESULT, comm);
+    free(idx);
+    free(recs);
+  }
+  ds_team_free(&team);
+  return DS_OK;
+}
+
+/* ---- rank 0 ------------------------------------------------------------------ */
+
+static void ms_progress(msched *m, int force) {
+  if (m->o->quiet) return;
+  double now = ds_now(), el = now - m->t0, rate = m->session_done / (el > 0 ? el : 1e-9);
+  if (!force && now - m->last_prog < (m->tty ? 0.2 : 10.0)) return;
+  char text[256];
+  if (ms_dense(m))
+    snprintf(text, sizeof text, "%lld/%lld px | c %lld C %lld D %lld F %lld | %.3g px/s",
+             (long long)m->computed, (long long)m->N, (long long)m->count[DS_OUT_CONVERGED],
+             (long long)m->count[DS_OUT_CATAPULT], (long long)m->count[DS_OUT_DIVERGED],
+             (long long)m->count[DS_OUT_FAILED], rate);
+  else
+    snprintf(text, sizeof text, "level %d/%d tile %lld/%lld | %lld px trained | %.3g px/s",
+             m->level, m->L, (long long)(m->next < m->nunits ? m->next : m->nunits),
+             (long long)m->nunits, (long long)m->computed, rate);
+  if (m->tty) ds_console_bar(text);
+  else ds_log("progress: %s", text);
+  m->last_prog = now;
+}
+
+static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const ds_map_rec *recs) {
+  int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
+  if (!idx) {
+    ms_fatal(m);
+    return;
+  }
+  for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
+  if (!m->fatal && ds_store_write_map(m->store, count, idx, recs) != DS_OK) ms_fatal(m);
+  if (!m->fatal)
+    for (int64_t i = 0; i < count; i++) {
+      uint8_t o = recs[i].outcome;
+      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->session_done++;
+      m->out[idx[i]] = o;
+      if (o < 5) m->count[o]++;
+    }
+  free(idx);
+  ms_progress(m, 0);
+}
+
+/* Hands rank dst its next tile, parks it (the level is not finished), or
+ * stops it. */
+static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
+  if (!m->fatal && ms_advance(m) != DS_OK) ms_fatal(m);
+  int64_t u = m->draining ? -1 : ms_next_unit(m);
+  if (u < 0 && !m->draining && !ms_finished(m)) {
+    m->parked[m->nparked++] = dst;
+    return;
+  }
+  int64_t hdr[3] = {0, 0, m->level}, off = 0;
+  if (u >= 0) {
+    ms_unit(m, u, &hdr[0], &hdr[1], &off);
+    m->wunit[dst][0] = hdr[0], m->wunit[dst][1] = hdr[1], m->wunit[dst][2] = off;
+    m->inflight++;
+  }
+  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_MAP_ASSIGN, comm);
+  if (u >= 0 && hdr[0] < 0) MPI_Send(m->pts + off, (int)hdr[1], MPI_INT64_T, dst, TAG_MAP_IDX, comm);
+  if (u < 0) (*active)--;
+}
+
+static void ms_tick(msched *m) {
+  if (g_stop && !m->draining) {
+    m->draining = 1;
+    m->drain_deadline = ds_now() + m->o->drain_timeout;
+    if (m->tty) ds_console_bar_end();
+    ds_log("drain signal: no new tiles; waiting up to %.0f s for %lld running tile(s)",
+           m->o->drain_timeout, (long long)m->inflight);
+  }
+  if (!m->fatal && ds_store_commit(m->store) != DS_OK) ms_fatal(m);
+  if (!m->fatal && ds_store_publish(m->store, 0) != DS_OK) ms_fatal(m);
+  ms_progress(m, 0);
+}
+
+static int ms_serve(msched *m, MPI_Comm comm, int size) {
+  int active = size - 1;
+  double nap = 50e-6;
+  while (active > 0) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
+    if (!flag) {
+      static double last_tick;
+      if (ds_now() - last_tick > 0.25) ms_tick(m), last_tick = ds_now();
+      if (!m->fatal && ds_store_commit(m->store) != DS_OK) ms_fatal(m);
+      if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) {
+        ds_warn("%lld tile(s) still running %.0f s after the drain signal; ending the job",
+                (long long)m->inflight, m->o->drain_timeout);
+        ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
+        ds_store_close(m->store);
+        m->store = NULL;
+        MPI_Abort(comm, DS_EXIT_DRAINED);
+      }
+      ds_sleep(nap);
+      nap = nap * 2 < 2e-3 ? nap * 2 : 2e-3;
+      continue;
+    }
+    nap = 50e-6;
+    int src = st.MPI_SOURCE;
+    if (st.MPI_TAG == TAG_READY) {
+      int dummy;
+      MPI_Recv(&dummy, 1, MPI_INT, src, TAG_READY, comm, MPI_STATUS_IGNORE);
+    } else if (st.MPI_TAG == TAG_MAP_RESULT) {
+      int len;
+      char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
+      int64_t *w = m->wunit[src];
+      m->inflight--;
+      if (!buf || len != (int)(w[1] * (int64_t)sizeof(ds_map_rec))) {
+        if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
+                         (long long)w[1]);
+        ms_fatal(m);
+      } else {
+        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf);
+      }
+      free(buf);
+    } else {
+      return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
+    }
+    ms_assign(m, comm, src, &active);
+    /* a finished level, or the end: the parked workers get their tiles */
+    for (int n = m->nparked, k = (m->nparked = 0); k < n; k++) ms_assign(m, comm, m->parked[k], &active);
+  }
+  return DS_OK;
+}
+
+/* -n 1: rank 0 trains the tiles itself. */
+static void ms_alone(msched *m) {
+  ds_team team;
+  if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
+    ms_fatal(m);
+    return;
+  }
+  for (;;) {
+    ms_tick(m);
+    if (m->draining || m->fatal || (ms_advance(m), ms_finished(m))) break;
+    int64_t u = ms_next_unit(m), first, count, off;
+    if (u < 0) continue;
+    ms_unit(m, u, &first, &count, &off);
+    int64_t *idx = ds_calloc((size_t)count, sizeof *idx);
+    ds_map_rec *recs = ds_calloc((size_t)count, sizeof *recs);
+    if (!idx || !recs) {
+      free(idx);
+      free(recs);
+      ms_fatal(m);
+      break;
+    }
+    for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
+    ms_run_tile(m->sw, &team, idx, count, recs);
+    ms_take(m, first, count, off, recs);
+    free(idx);
+    free(recs);
+  }
+  ds_team_free(&team);
+}
+
+/* ---- the store ---------------------------------------------------------------- */
+
+static int ms_create(msched *m, const char *hosts, int nranks) {
+  const ds_sweep *sw = m->sw;
+  int na = sw->naxes;
+  const char *names[DS_MAX_AXES + 1], *paths[DS_MAX_AXES + 1];
+  const double *vals[DS_MAX_AXES + 1];
+  for (int a = 0; a < na; a++) names[a] = sw->axes[a].name, paths[a] = sw->axes[a].path, vals[a] = sw->axes[a].val;
+  char start[32], ihash[17] = "";
+  ds_iso_time(start, sizeof start);
+  char *inputs = NULL;
+  uint64_t ih = 0;
+  DS_TRY(ds_sweep_inputs_hash(sw, &inputs, &ih));
+  snprintf(ihash, sizeof ihash, "%016llx", (unsigned long long)ih);
+  ds_store_meta meta = {
+      .sweep_name = sw->name, .sweep_text = sw->text, .sweep_path = sw->path,
+      .sweep_hash = sw->hash, .dynsweep_version = DYNSWEEP_VERSION,
+      .library_versions = m->o->library_versions ? m->o->library_versions : "", .hosts = hosts,
+      .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks, .naxes = na,
+      .axis_names = names, .axis_paths = paths, .npoints = m->N, .point_axis_vals = NULL,
+      .inputs = inputs, .inputs_hash = inputs ? ihash : NULL};
+  ds_map_meta mm = {.naxes = na, .shape = m->shape, .axis_vals = vals,
+                    .steps = sw->base.train.steps, .tile_points = m->tile,
+                    .refine_levels = sw->refine_levels,
+                    .refine_axes = {sw->refine_axes[0], sw->refine_axes[1]}};
+  int rc = ds_store_create_map(m->o->store_path, &meta, &mm, &m->store);
+  free(inputs);
+  return rc;
+}
+
+static double ms_attr(ds_store *st, const char *name) {
+  char b[64] = "";
+  if (ds_store_attr(st, name, b, sizeof b) != DS_OK) {
+    ds_clear_error();
+    return 0;
+  }
+  return atof(b);
+}
+
+static int ms_resume(msched *m) {
+  DS_TRY(ds_store_resume(m->o->store_path, &m->store));
+  if (!ds_store_is_map(m->store))
+    return ds_fail(DS_EINPUT, "%s: a store of per-point rows, but %s is a map sweep (map:); write "
+                   "the map to a new store", m->o->store_path, m->sw->path);
+  char h[32] = "", want[32];
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
+  if (ds_store_attr(m->store, "sweep_hash", h, sizeof h) != DS_OK || strcmp(h, want))
+    return ds_fail(DS_EINPUT, "%s: made by another sweep (hash %s, this sweep %s); a map store "
+                   "resumes only the sweep that made it: write to a new store", m->o->store_path,
+                   h, want);
+  uint8_t *out = NULL;
+  int64_t n = 0;
+  DS_TRY(ds_store_read_map_outcomes(m->store, &out, &n));
+  if (n != m->N) {
+    free(out);
+    return ds_fail(DS_EIO, "%s: the map holds %lld pixels, the sweep has %lld", m->o->store_path,
+                   (long long)n, (long long)m->N);
+  }
+  free(m->out);
+  m->out = out;
+  for (int64_t i = 0; i < n; i++)
+    if (out[i] != DS_MAP_UNSET && !(out[i] & DS_MAP_INFERRED)) {
+      m->computed++;
+      if (out[i] < 5) m->count[out[i]]++;
+    } else if (out[i] != DS_MAP_UNSET) {
+      out[i] = DS_MAP_UNSET; /* an inferred fill is recomputed from its corners */
+    }
+  m->prev_wall = ms_attr(m->store, "wall_s");
+  m->prev_cpu = ms_attr(m->store, "rank0_cpu_s");
+  return DS_OK;
+}
+
+/* The store holds the same map at fewer refinement levels (the sweep only
+ * raised grid.refine.levels): every axis the same but the refined ones, whose
+ * old values sit bit for bit at every 2^(new - old)-th new value. Returns the
+ * stride (> 1), or 0. */
+static int64_t ms_extends(const ds_sweep *old, const ds_sweep *sw) {
+  if (!old->map || old->refine_levels < 1 || old->refine_levels >= sw->refine_levels ||
+      old->naxes != sw->naxes || old->seed != sw->seed || old->map_tile != sw->map_tile ||
+      old->refine_axes[0] != sw->refine_axes[0] || old->refine_axes[1] != sw->refine_axes[1] ||
+      memcmp(&old->base, &sw->base, sizeof sw->base))
+    return 0;
+  int64_t k = (int64_t)1 << (sw->refine_levels - old->refine_levels);
+  for (int a = 0; a < sw->naxes; a++) {
+    const ds_axis *o = &old->axes[a], *n = &sw->axes[a];
+    int refined = a == sw->refine_axes[0] || a == sw->refine_axes[1];
+    int64_t st = refined ? k : 1;
+    if (strcmp(o->path, n->path) || (int64_t)(o->nvals - 1) * st + 1 != n->nvals) return 0;
+    for (int i = 0; i < o->nvals; i++)
+      if (memcmp(&o->val[i], &n->val[(int64_t)i * st], sizeof(double))) return 0;
+  }
+  return k;
+}
+
+/* Raising grid.refine.levels: the old store is kept as STORE.levelsN, a new
+ * one is made and the old trained pixels go in at their new places (tile by
+ * tile, journaled like trained ones). A kill part way loses nothing: the
+ * pixels not copied yet are trained again, to the same bits. */
+static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *hosts, int nranks) {
+  const char *path = m->o->store_path;
+  ds_store *w = NULL, *r = NULL;
+  DS_TRY(ds_store_resume(path, &w)); /* a killed run's journal is applied first */
+  DS_TRY(ds_store_close(w));
+  DS_TRY(ds_store_open(path, &r));
+  ds_map_rec *recs = NULL;
+  int64_t n = 0;
+  int rc = ds_store_read_map(r, &recs, &n);
+  ds_store_close(r);
+  if (rc != DS_OK) return rc;
+  char keep[4200];
+  snprintf(keep, sizeof keep, "%s.levels%d", path, old->refine_levels);
+  if (rename(path, keep) != 0) {
+    free(recs);
+    return ds_fail(DS_EIO, "%s: cannot keep the old map as %s: %s", path, keep, strerror(errno));
+  }
+  if (!m->o->quiet)
+    ds_log("%s: the map at %d refinement levels is kept as %s; its trained pixels go into the "
+           "map at %d levels", path, old->refine_levels, keep, m->sw->refine_levels);
+  rc = ms_create(m, hosts, nranks);
+  int64_t ostride[DS_MAX_AXES], acc = 1;
+  for (int a = old->naxes - 1; a >= 0; a--) ostride[a] = acc, acc *= old->axes[a].nvals;
+  int64_t *idx = ds_calloc((size_t)m->tile, sizeof *idx);
+  ds_map_rec *buf = ds_calloc((size_t)m->tile, sizeof *buf);
+  if (rc == DS_OK && (!idx || !buf)) rc = DS_ENOMEM;
+  int64_t nb = 0;
+  for (int64_t i = 0; rc == DS_OK && i < n; i++) {
+    if (recs[i].outcome == DS_MAP_UNSET || (recs[i].outcome & DS_MAP_INFERRED)) continue;
+    int64_t j = 0, r0 = i;
+    for (int a = 0; a < old->naxes; a++) {
+      int64_t c = r0 / ostride[a];
+      r0 %= ostride[a];
+      int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
+      j += c * (refined ? k : 1) * m->stride[a];
+    }
+    idx[nb] = j, buf[nb] = recs[i];
+    if (++nb == m->tile || i == n - 1) {
+      rc = ds_store_write_map(m->store, nb, idx, buf);
+      for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
+      nb = 0;
+    }
+  }
+  if (rc == DS_OK && nb > 0) {
+    rc = ds_store_write_map(m->store, nb, idx, buf);
+    for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
+  }
+  for (int64_t i = 0; i < m->N; i++)
+    if (m->out[i] < 5) m->count[m->out[i]]++;
+  free(idx);
+  free(buf);
+  free(recs);
+  return rc;
+}
+
+/* An existing store: resume it, or extend it when the sweep raised the levels. */
+static int ms_open(msched *m, const char *hosts, int nranks) {
+  ds_store *r = NULL;
+  char *text = NULL, h[32] = "", want[32];
+  DS_TRY(ds_store_open(m->o->store_path, &r));
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
+  int rc = DS_OK, is_map = ds_store_is_map(r);
+  if (ds_store_attr(r, "sweep_hash", h, sizeof h) != DS_OK) ds_clear_error();
+  if (is_map && strcmp(h, want)) rc = ds_store_sweep_text(r, &text);
+  ds_store_close(r);
+  if (rc != DS_OK) return rc;
+  if (!text) return ms_resume(m);
+  ds_sweep old;
+  int64_t k = 0;
+  if (ds_sweep_parse_flags(m->o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
+    k = ms_extends(&old, m->sw);
+    if (k > 1) rc = ms_extend(m, &old, k, hosts, nranks);
+    ds_sweep_free(&old);
+  } else {
+    ds_clear_error();
+  }
+  free(text);
+  return k > 1 ? rc : ms_resume(m); /* ms_resume says why another sweep cannot continue it */
+}
+
+static int ms_prepare(msched *m, const char *hosts, int nranks) {
+  const ds_sweep *sw = m->sw;
+  m->N = 1;
+  for (int a = sw->naxes - 1; a >= 0; a--) {
+    m->shape[a] = sw->axes[a].nvals;
+    m->stride[a] = m->N;
+    m->N *= m->shape[a];
+  }
+  m->tile = ds_map_tile_points(sw);
+  m->L = sw->refine_levels;
+  m->out = malloc((size_t)m->N);
+  if (!m->out)
+    return ds_fail(DS_ENOMEM, "out of memory: rank 0 keeps one byte per pixel, %lld bytes",
+                   (long long)m->N);
+  memset(m->out, DS_MAP_UNSET, (size_t)m->N);
+  struct stat st;
+  DS_TRY(lstat(m->o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
+  m->computed0 = m->computed;
+  if (ms_dense(m)) ms_level_units(m);
+  else DS_TRY(ms_make_level(m, 0));
+  ds_store_set_publish_every(m->store, m->o->publish_every);
+  ds_store_set_run(m->store, "running", (double)time(NULL), m->computed0);
+  if (!m->o->quiet)
+    ds_log("map: %lld pixels in tiles of %lld%s; %lld trained already", (long long)m->N,
+           (long long)m->tile, ms_dense(m) ? "" : ", refined", (long long)m->computed);
+  return ds_store_publish(m->store, 1);
+}
+
+static int ms_wrap_up(msched *m, double cpu, double wall) {
+  int complete = ms_finished(m) && !m->draining && !m->fatal;
+  char end[32];
+  ds_iso_time(end, sizeof end);
+  if (m->tty && !m->o->quiet) {
+    ms_progress(m, 1);
+    ds_console_bar_end();
+  }
+  if (!complete) ds_store_set_run(m->store, m->fatal ? "stopped" : "drained", (double)time(NULL), m->computed0);
+  if (ds_store_finish(m->store, complete ? end : NULL, m->prev_cpu + cpu, m->prev_wall + wall) != DS_OK)
+    ms_fatal(m);
+  if (ds_store_close(m->store) != DS_OK) ms_fatal(m);
+  m->store = NULL;
+  if (m->fatal) return ds_fail(DS_EIO, "%s", m->fatal_msg);
+  if (!m->o->quiet) {
+    ds_log("%s: %lld pixels trained in %.2f s (%.3g px/s; rank 0 CPU %.3f s): converged %lld, "
+           "catapult %lld, diverged %lld, failed %lld of %lld pixels", complete ? "finished" : "drained",
+           (long long)m->session_done, wall, m->session_done / (wall > 0 ? wall : 1e-9), cpu,
+           (long long)m->count[DS_OUT_CONVERGED], (long long)m->count[DS_OUT_CATAPULT],
+           (long long)m->count[DS_OUT_DIVERGED], (long long)m->count[DS_OUT_FAILED], (long long)m->N);
+    if (!complete) ds_log("drained: run the same command again to resume");
+  }
+  return DS_OK;
+}
+
+int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts) {
+  int rank, size, rc = DS_OK;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  msched m = {.sw = sw, .o = o};
+  if (rank == 0) {
+    m.tty = !o->quiet && ds_console_open_bar();
+    m.t0 = ds_now();
+    rc = ms_prepare(&m, hosts ? hosts : "", size);
+    m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
+    m.parked = ds_calloc((size_t)size, sizeof *m.parked);
+    if (rc == DS_OK && (!m.wunit || !m.parked)) rc = DS_ENOMEM;
+    if (rc != DS_OK && m.store) {
+      ds_store_close(m.store);
+      m.store = NULL;
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  int drained = 0;
+  if (rc == DS_OK && rank == 0) {
+    double cpu0 = ds_cpu_time();
+    m.t0 = m.last_prog = ds_now();
+    if (size == 1) ms_alone(&m);
+    else rc = ms_serve(&m, comm, size);
+    drained = !ms_finished(&m) && !m.fatal;
+    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.t0);
+    if (rc == DS_OK) rc = wrc;
+  } else if (rc == DS_OK) {
+    rc = ms_work(sw, comm);
+  } else if (rank != 0) {
+    rc = ds_fail(rc, "rank 0 could not start the map");
+  }
+  int all[2] = {rc, drained};
+  MPI_Bcast(all, 2, MPI_INT, 0, comm);
+  free(m.out);
+  free(m.pts);
+  free(m.wunit);
+  free(m.parked);
+  if (o->drained) *o->drained = all[0] == DS_OK && all[1];
+  return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
+}

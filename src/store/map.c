@@ -1,0 +1,949 @@
+/* map.c -- map stores (issue 13; docs/store.md, "Map stores").
+ *
+ * A map sweep's points record their outcome only (ds_map_rec, map.h). The
+ * store keeps them as five N-dimensional arrays over the grid axes under
+ * /map (outcome uint8, step uint16 or int32, measure / final_ratio /
+ * peak_ratio float32), chunked (~64 Ki pixels a chunk, square-ish),
+ * shuffle + deflate compressed and Fletcher32-checksummed, with HDF5 fill
+ * values for pixels nobody wrote (so a new map costs nothing on disk), and
+ * the axis coordinates as vectors /map/axes/<name>. /summary and /series
+ * stay empty; /grid has axis_names and axis_paths but no per-point
+ * axis_values.
+ *
+ * Durability is the store's (journal + publish): ds_store_write_map appends
+ * one MAP journal record per tile; a publish gathers the MAP records of the
+ * journal, groups them by chunk (a stable counting sort) and reads, updates
+ * and writes each touched chunk once. The writer keeps every pixel's outcome
+ * byte in memory (1 byte a pixel) for the "inferred never replaces trained"
+ * rule and for ds_store_read_map_outcomes.
+ *
+ * MAP record payload: int64 first index, int64 n, int64 nruns, nruns x
+ * (int64 start, int64 length) runs of consecutive indices, then n packed
+ * records of 17 bytes (u8 outcome, i32 step, f32 measure, f32 final_ratio,
+ * f32 peak_ratio), native byte order like the rest of the journal. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dynsweep/util.h"
+#include "store_priv.h"
+
+#define DS_MAP_NDSET 5
+static const char *const ds_map_dsets[DS_MAP_NDSET] = {"outcome", "step", "measure",
+                                                        "final_ratio", "peak_ratio"};
+#define DS_MAP_CHUNK_ELEMS 65536
+#define DS_MAP_DEFLATE 1
+#define DS_MAP_STEP16_UNKNOWN 65535
+#define DS_MAP_PACKED 17
+#define DS_MAP_OUTCODES "0=converged,1=diverged,2=catapult,3=failed; +64=inferred (not trained: " \
+                        "filled from a refinement cell's corners); 255=unset (not computed)"
+
+struct ds_map_state {
+  int naxes;
+  int64_t *shape, *nch;      /* values per axis; chunks per axis */
+  hsize_t *chunk;            /* chunk dims */
+  int64_t npix, nchunks, chunk_elems;
+  int64_t steps, tile_points;
+  int step16;                /* step stored as uint16 (65535 = unknown) */
+  int refine_levels, refine_axes[2];
+  const double *const *axis_vals; /* create only */
+  uint8_t *out;              /* writer: every pixel's outcome, published + journaled */
+  uint8_t *dirty;            /* writer: per chunk, touched since the last publish */
+  int64_t ndirty;
+  int64_t *bidx;             /* publish batch, journal order */
+  ds_map_rec *brec;
+  int64_t bn, bcap;
+};
+
+static int ds_map_trained(uint8_t o) { return o != DS_MAP_UNSET && !(o & DS_MAP_INFERRED); }
+/* Does a record with outcome nw replace a pixel whose outcome is old? */
+static int ds_map_takes(uint8_t old, uint8_t nw) { return !(nw & DS_MAP_INFERRED) || !ds_map_trained(old); }
+/* outcome codes 0..3: worker.h DS_OUT_CONVERGED .. DS_OUT_FAILED (the store room does not
+ * include worker.h) */
+#define DS_MAP_OUT_MAX 3
+static int ds_map_valid_rec(uint8_t o) { return (o & (uint8_t)~DS_MAP_INFERRED) <= DS_MAP_OUT_MAX; }
+static int ds_map_valid_px(uint8_t o) { return o == DS_MAP_UNSET || ds_map_valid_rec(o); }
+
+int ds_map_refuse(ds_store *s) {
+  return ds_fail(DS_EINPUT, "%s is a map store (%" PRId64 " points as arrays): use `dynsweep map` "
+                 "or h5py (/map/outcome, /map/measure, ...; docs/store.md, \"Map stores\")", s->path,
+                 s->map ? s->map->npix : (int64_t)0);
+}
+
+int ds_store_is_map(ds_store *s) { return s && s->map ? 1 : 0; }
+
+void ds_map_abort(ds_store *s) {
+  if (!s->map) return;
+  free(s->map->bidx);
+  free(s->map->brec);
+  s->map->bidx = NULL;
+  s->map->brec = NULL;
+  s->map->bn = s->map->bcap = 0;
+}
+
+void ds_map_free(ds_store *s) {
+  struct ds_map_state *m = s->map;
+  if (!m) return;
+  ds_map_abort(s);
+  free(m->shape), free(m->nch), free(m->chunk), free(m->out), free(m->dirty);
+  free(m);
+  s->map = NULL;
+}
+
+/* Chunk dims: start from the whole shape and halve the largest dimension
+ * until a chunk holds at most DS_MAP_CHUNK_ELEMS pixels (square-ish tiles of
+ * the image: 4096 x 4096 -> 256 x 256). */
+static void ds_map_chunks(struct ds_map_state *m) {
+  for (int a = 0; a < m->naxes; a++) m->chunk[a] = (hsize_t)m->shape[a];
+  for (;;) {
+    double prod = 1;
+    int big = 0;
+    for (int a = 0; a < m->naxes; a++) {
+      prod *= (double)m->chunk[a];
+      if (m->chunk[a] > m->chunk[big]) big = a;
+    }
+    if (prod <= DS_MAP_CHUNK_ELEMS || m->chunk[big] <= 1) break;
+    m->chunk[big] = (m->chunk[big] + 1) / 2;
+  }
+  m->nchunks = 1;
+  m->chunk_elems = 1;
+  for (int a = 0; a < m->naxes; a++) {
+    m->nch[a] = (m->shape[a] + (int64_t)m->chunk[a] - 1) / (int64_t)m->chunk[a];
+    m->nchunks *= m->nch[a];
+    m->chunk_elems *= (int64_t)m->chunk[a];
+  }
+}
+
+static struct ds_map_state *ds_map_new(int naxes) {
+  struct ds_map_state *m = ds_calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->naxes = naxes;
+  m->shape = ds_calloc((size_t)naxes, sizeof *m->shape);
+  m->nch = ds_calloc((size_t)naxes, sizeof *m->nch);
+  m->chunk = ds_calloc((size_t)naxes, sizeof *m->chunk);
+  m->refine_axes[0] = m->refine_axes[1] = -1;
+  if (!m->shape || !m->nch || !m->chunk) {
+    free(m->shape), free(m->nch), free(m->chunk), free(m);
+    return NULL;
+  }
+  return m;
+}
+
+static int64_t ds_map_chunk_of(const struct ds_map_state *m, int64_t idx) {
+  int64_t c = 0, mul = 1;
+  for (int a = m->naxes - 1; a >= 0; a--) {
+    int64_t x = idx % m->shape[a];
+    idx /= m->shape[a];
+    c += x / (int64_t)m->chunk[a] * mul;
+    mul *= m->nch[a];
+  }
+  return c;
+}
+
+static void ds_map_mark(struct ds_map_state *m, int64_t idx) {
+  if (!m->dirty) return;
+  int64_t c = ds_map_chunk_of(m, idx);
+  if (!m->dirty[c]) {
+    m->dirty[c] = 1;
+    m->ndirty++;
+  }
+}
+
+/* ---- create -------------------------------------------------------------------- */
+
+int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_map_meta *mm,
+                        ds_store **out) {
+  *out = NULL;
+  if (!path || !path[0]) return ds_fail(DS_EINPUT, "store path is empty");
+  if (!meta || !mm || mm->naxes < 1 || mm->naxes > 32 || meta->naxes != mm->naxes || !mm->shape ||
+      !mm->axis_vals || meta->point_axis_vals)
+    return ds_fail(DS_EINTERNAL, "%s: ds_store_create_map: inconsistent map metadata", path);
+  double prod = 1;
+  int64_t npix = 1;
+  for (int a = 0; a < mm->naxes; a++) {
+    if (mm->shape[a] < 1 || !mm->axis_vals[a])
+      return ds_fail(DS_EINTERNAL, "%s: ds_store_create_map: axis %d has no values", path, a);
+    prod *= (double)mm->shape[a];
+    npix *= mm->shape[a];
+  }
+  if (prod > 9e15 || npix != meta->npoints)
+    return ds_fail(DS_EINTERNAL, "%s: ds_store_create_map: npoints %" PRId64 " is not the product "
+                   "of the shape (%.0f)", path, meta->npoints, prod);
+  if (mm->refine_levels < 0 ||
+      (mm->refine_levels > 0 &&
+       (mm->refine_axes[0] < 0 || mm->refine_axes[0] >= mm->naxes || mm->refine_axes[1] < -1 ||
+        mm->refine_axes[1] >= mm->naxes || mm->refine_axes[0] == mm->refine_axes[1])))
+    return ds_fail(DS_EINTERNAL, "%s: ds_store_create_map: bad refinement axes", path);
+  struct ds_map_state *m = ds_map_new(mm->naxes);
+  if (!m) return DS_ENOMEM;
+  for (int a = 0; a < mm->naxes; a++) m->shape[a] = mm->shape[a];
+  m->npix = npix;
+  m->steps = mm->steps;
+  m->tile_points = mm->tile_points;
+  m->step16 = mm->steps > 0 && mm->steps < DS_MAP_STEP16_UNKNOWN;
+  m->refine_levels = mm->refine_levels;
+  if (mm->refine_levels > 0) {
+    m->refine_axes[0] = mm->refine_axes[0];
+    m->refine_axes[1] = mm->refine_axes[1];
+  }
+  m->axis_vals = mm->axis_vals;
+  ds_map_chunks(m);
+  m->out = malloc((size_t)npix);
+  m->dirty = ds_calloc((size_t)m->nchunks, 1);
+  if (!m->out || !m->dirty) {
+    free(m->out), free(m->dirty), free(m->shape), free(m->nch), free(m->chunk), free(m);
+    return DS_ENOMEM;
+  }
+  memset(m->out, DS_MAP_UNSET, (size_t)npix);
+  ds_store_meta m2 = *meta;
+  m2.npoints = 0; /* no summary rows, no /grid/axis_values */
+  m2.point_axis_vals = NULL;
+  return ds_store_create_with(path, &m2, NULL, m, out); /* takes m */
+}
+
+static hid_t ds_map_ftype(const struct ds_map_state *m, int k) {
+  return k == 0 ? H5T_STD_U8LE : k == 1 ? (m->step16 ? H5T_STD_U16LE : H5T_STD_I32LE) : H5T_IEEE_F32LE;
+}
+
+static hid_t ds_map_mtype(const struct ds_map_state *m, int k) {
+  return k == 0 ? H5T_NATIVE_UINT8 : k == 1 ? (m->step16 ? H5T_NATIVE_UINT16 : H5T_NATIVE_INT32)
+                                            : H5T_NATIVE_FLOAT;
+}
+
+static size_t ds_map_esize(const struct ds_map_state *m, int k) {
+  return k == 0 ? 1 : k == 1 ? (m->step16 ? 2 : 4) : 4;
+}
+
+/* fill value of dataset k, in its memory type */
+static void ds_map_fill(const struct ds_map_state *m, int k, void *v) {
+  if (k == 0) *(uint8_t *)v = DS_MAP_UNSET;
+  else if (k == 1 && m->step16) *(uint16_t *)v = DS_MAP_STEP16_UNKNOWN;
+  else if (k == 1) *(int32_t *)v = -1;
+  else *(float *)v = NAN;
+}
+
+static int ds_map_put_arr(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hsize_t n,
+                          const void *v) {
+  if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0) return -1;
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hid_t a = sp >= 0 ? H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int ok = a >= 0 && H5Awrite(a, mtype, v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? 0 : -1;
+}
+
+/* fixed-length string attribute: kept in the (checksummed) object header */
+static int ds_map_put_fixed_str(hid_t loc, const char *name, const char *v) {
+  hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), a = -1;
+  int ok = t >= 0 && sp >= 0 && H5Tset_size(t, strlen(v) + 1) >= 0 &&
+           H5Tset_cset(t, H5T_CSET_UTF8) >= 0 &&
+           (a = H5Acreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
+           H5Awrite(a, t, v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  return ok ? 0 : -1;
+}
+
+static void ds_map_dset_name(const char *axis, char *buf, size_t n) {
+  snprintf(buf, n, "map/axes/%s", axis);
+  for (char *p = buf + 9; *p; p++)
+    if (*p == '/') *p = '_';
+}
+
+int ds_map_create_layout(ds_store *s, const ds_store_meta *meta) {
+  struct ds_map_state *m = s->map;
+  if (H5Ldelete(s->file, "grid/axis_values", H5P_DEFAULT) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot drop /grid/axis_values");
+  if (ds_store_put_str(s->file, "store_kind", "map") < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
+  hid_t g = H5Gcreate2(s->file, "map", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t ax = g >= 0 ? H5Gcreate2(g, "axes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int32_t ra[2] = {m->refine_axes[0], m->refine_axes[1]};
+  hsize_t na = (hsize_t)m->naxes;
+  int ok = ax >= 0 && ds_store_put_i32(g, "naxes", m->naxes) >= 0 &&
+           ds_map_put_arr(g, "shape", H5T_STD_I64LE, H5T_NATIVE_INT64, na, m->shape) >= 0 &&
+           ds_store_put_i64(g, "npoints", m->npix) >= 0 &&
+           ds_store_put_i64(g, "steps", m->steps) >= 0 &&
+           ds_store_put_i64(g, "tile_points", m->tile_points) >= 0 &&
+           ds_store_put_i32(g, "refine_levels", m->refine_levels) >= 0 &&
+           ds_map_put_arr(g, "refine_axes", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, ra) >= 0 &&
+           ds_store_put_i64(g, "step_unknown", m->step16 ? DS_MAP_STEP16_UNKNOWN : -1) >= 0 &&
+           ds_map_put_fixed_str(g, "outcome_codes", DS_MAP_OUTCODES) >= 0;
+  if (ax >= 0) H5Gclose(ax);
+  hsize_t *dims = ds_calloc(na, sizeof *dims);
+  ok = ok && dims;
+  for (int a = 0; ok && a < m->naxes; a++) dims[a] = (hsize_t)m->shape[a];
+  for (int k = 0; ok && k < DS_MAP_NDSET; k++) {
+    unsigned char fill[8];
+    ds_map_fill(m, k, fill);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), sp = H5Screate_simple(m->naxes, dims, NULL), d = -1;
+    ok = dcpl >= 0 && sp >= 0 && H5Pset_chunk(dcpl, m->naxes, m->chunk) >= 0 &&
+         H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DS_MAP_DEFLATE) >= 0 &&
+         H5Pset_fletcher32(dcpl) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+         H5Pset_fill_value(dcpl, ds_map_mtype(m, k), fill) >= 0 &&
+         (d = H5Dcreate2(g, ds_map_dsets[k], ds_map_ftype(m, k), sp, H5P_DEFAULT, dcpl,
+                         H5P_DEFAULT)) >= 0;
+    if (d >= 0) H5Dclose(d);
+    if (sp >= 0) H5Sclose(sp);
+    if (dcpl >= 0) H5Pclose(dcpl);
+  }
+  free(dims);
+  for (int a = 0; ok && a < m->naxes; a++) {
+    char name[600];
+    ds_map_dset_name(meta->axis_names[a], name, sizeof name);
+    hsize_t n = (hsize_t)m->shape[a], chunk = n < 4096 ? n : 4096;
+    hid_t sp = H5Screate_simple(1, &n, NULL), dcpl = ds_store_dcpl_sum(1, &chunk), d = -1;
+    ok = sp >= 0 && dcpl >= 0 &&
+         (d = H5Dcreate2(s->file, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
+         H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->axis_vals[a]) >= 0;
+    if (d >= 0) H5Dclose(d);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (sp >= 0) H5Sclose(sp);
+  }
+  if (g >= 0) H5Gclose(g);
+  m->axis_vals = NULL;
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot create /map");
+}
+
+/* ---- open ------------------------------------------------------------------------ */
+
+static int ds_map_get_arr(hid_t loc, const char *name, hid_t mtype, hsize_t n, void *v) {
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+  int ok = sp >= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)n && H5Aread(a, mtype, v) >= 0;
+  if (sp >= 0) H5Sclose(sp);
+  if (a >= 0) H5Aclose(a);
+  return ok ? 0 : -1;
+}
+
+int ds_map_open(ds_store *s) {
+  if (s->map) return DS_OK; /* a writer reopening after a publish keeps its state */
+  htri_t ex = H5Lexists(s->file, "map", H5P_DEFAULT);
+  if (ex < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot look up /map");
+  if (!ex) return DS_OK;
+  hid_t g = H5Gopen2(s->file, "map", H5P_DEFAULT);
+  int64_t na = 0, v = 0;
+  if (g < 0 || ds_store_get_i64(g, "naxes", &na) < 0 || na < 1 || na > 32) {
+    if (g >= 0) H5Gclose(g);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /map: the file is damaged");
+  }
+  struct ds_map_state *m = ds_map_new((int)na);
+  if (!m) {
+    H5Gclose(g);
+    return DS_ENOMEM;
+  }
+  int32_t ra[2] = {-1, -1};
+  int ok = ds_map_get_arr(g, "shape", H5T_NATIVE_INT64, (hsize_t)na, m->shape) >= 0 &&
+           ds_map_get_arr(g, "refine_axes", H5T_NATIVE_INT32, 2, ra) >= 0;
+  if (ok && ds_store_get_i64(g, "steps", &v) >= 0) m->steps = v;
+  if (ok && ds_store_get_i64(g, "tile_points", &v) >= 0) m->tile_points = v;
+  if (ok && ds_store_get_i64(g, "refine_levels", &v) >= 0) m->refine_levels = (int)v;
+  m->refine_axes[0] = ra[0];
+  m->refine_axes[1] = ra[1];
+  double prod = 1;
+  m->npix = 1;
+  for (int a = 0; ok && a < m->naxes; a++) {
+    ok = m->shape[a] >= 1;
+    prod *= (double)m->shape[a];
+    m->npix *= m->shape[a];
+  }
+  ok = ok && prod <= 9e15;
+  /* the step type and chunking as the file has them */
+  hid_t d = ok ? H5Dopen2(g, "step", H5P_DEFAULT) : -1;
+  hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+  hid_t dcpl = d >= 0 ? H5Dget_create_plist(d) : -1;
+  ok = ok && t >= 0 && dcpl >= 0 && H5Pget_chunk(dcpl, m->naxes, m->chunk) == m->naxes;
+  if (ok) m->step16 = H5Tget_size(t) == 2;
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (t >= 0) H5Tclose(t);
+  if (d >= 0) H5Dclose(d);
+  H5Gclose(g);
+  for (int a = 0; ok && a < m->naxes; a++) ok = m->chunk[a] >= 1;
+  if (!ok) {
+    s->map = m;
+    ds_map_free(s);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /map (shape, step, chunks): the file is "
+                           "damaged; 'dynsweep verify %s' lists what", s->path);
+  }
+  m->nchunks = m->chunk_elems = 1;
+  for (int a = 0; a < m->naxes; a++) {
+    m->nch[a] = (m->shape[a] + (int64_t)m->chunk[a] - 1) / (int64_t)m->chunk[a];
+    m->nchunks *= m->nch[a];
+    m->chunk_elems *= (int64_t)m->chunk[a];
+  }
+  s->map = m;
+  return DS_OK;
+}
+
+int ds_store_map_info(ds_store *s, int *naxes, int64_t **shape, int *refine_levels,
+                      int refine_axes[2]) {
+  if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
+  struct ds_map_state *m = s->map;
+  if (shape) {
+    *shape = malloc((size_t)m->naxes * sizeof **shape);
+    if (!*shape) return DS_ENOMEM;
+    memcpy(*shape, m->shape, (size_t)m->naxes * sizeof **shape);
+  }
+  if (naxes) *naxes = m->naxes;
+  if (refine_levels) *refine_levels = m->refine_levels;
+  if (refine_axes) refine_axes[0] = m->refine_axes[0], refine_axes[1] = m->refine_axes[1];
+  return DS_OK;
+}
+
+int ds_store_read_map_axes(ds_store *s, int *naxes, char ***names, double ***vals) {
+  if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
+  struct ds_map_state *m = s->map;
+  hid_t d = H5Dopen2(s->file, "grid/axis_names", H5P_DEFAULT);
+  char **nm = NULL;
+  int64_t n = 0;
+  int ok = d >= 0 && ds_store_get_strs_dset(d, &nm, &n) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (!ok || n != m->naxes) {
+    ds_store_free_strs(nm, n);
+    return ds_store_h5fail(DS_EIO, s->path, "cannot read /grid/axis_names of the map");
+  }
+  double **v = ds_calloc((size_t)n, sizeof *v);
+  for (int a = 0; v && ok && a < m->naxes; a++) {
+    char name[600];
+    ds_map_dset_name(nm[a], name, sizeof name);
+    v[a] = malloc((size_t)m->shape[a] * sizeof **v);
+    hid_t ad = H5Dopen2(s->file, name, H5P_DEFAULT);
+    hid_t sp = ad >= 0 ? H5Dget_space(ad) : -1;
+    ok = v[a] && sp >= 0 && H5Sget_simple_extent_npoints(sp) == m->shape[a] &&
+         H5Dread(ad, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v[a]) >= 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (ad >= 0) H5Dclose(ad);
+  }
+  if (!v || !ok) {
+    for (int a = 0; v && a < m->naxes; a++) free(v[a]);
+    free(v);
+    ds_store_free_strs(nm, n);
+    return v ? ds_store_h5fail(DS_EIO, s->path, "cannot read the map's axis values /map/axes")
+             : DS_ENOMEM;
+  }
+  *naxes = m->naxes;
+  *names = nm;
+  *vals = v;
+  return DS_OK;
+}
+
+/* ---- journal records --------------------------------------------------------------- */
+
+static void ds_map_pack(unsigned char *b, const ds_map_rec *r) {
+  b[0] = r->outcome;
+  memcpy(b + 1, &r->step, 4);
+  memcpy(b + 5, &r->measure, 4);
+  memcpy(b + 9, &r->final_ratio, 4);
+  memcpy(b + 13, &r->peak_ratio, 4);
+}
+
+static void ds_map_unpack(const unsigned char *b, ds_map_rec *r) {
+  memset(r, 0, sizeof *r);
+  r->outcome = b[0];
+  memcpy(&r->step, b + 1, 4);
+  memcpy(&r->measure, b + 5, 4);
+  memcpy(&r->final_ratio, b + 9, 4);
+  memcpy(&r->peak_ratio, b + 13, 4);
+}
+
+typedef int (*ds_map_fn)(void *arg, int64_t idx, const ds_map_rec *r);
+
+/* Decodes a MAP record and calls fn for each of its pixels. */
+static int ds_map_decode(ds_store *s, const char *p, size_t len, ds_map_fn fn, void *arg) {
+  int64_t h[3];
+  struct ds_map_state *m = s->map;
+  if (len < sizeof h) goto bad;
+  memcpy(h, p, sizeof h);
+  int64_t n = h[1], nruns = h[2];
+  if (n < 0 || nruns < 0 || nruns > n || (uint64_t)n > len / DS_MAP_PACKED ||
+      len != sizeof h + (size_t)nruns * 16 + (size_t)n * DS_MAP_PACKED)
+    goto bad;
+  const char *runs = p + sizeof h;
+  const unsigned char *recs = (const unsigned char *)runs + nruns * 16;
+  int64_t k = 0;
+  for (int64_t r = 0; r < nruns; r++) {
+    int64_t rs[2];
+    memcpy(rs, runs + r * 16, sizeof rs);
+    if (rs[0] < 0 || rs[1] < 1 || rs[1] > n - k || rs[0] > m->npix - rs[1]) goto bad;
+    for (int64_t i = 0; i < rs[1]; i++, k++) {
+      ds_map_rec rec;
+      ds_map_unpack(recs + k * DS_MAP_PACKED, &rec);
+      if (!ds_map_valid_rec(rec.outcome)) goto bad;
+      DS_TRY(fn(arg, rs[0] + i, &rec));
+    }
+  }
+  if (k != n) goto bad;
+  return DS_OK;
+bad:
+  return ds_fail(DS_EIO, "%s: corrupt map journal record (%zu bytes)", s->jpath ? s->jpath : s->path,
+                 len);
+}
+
+int ds_store_write_map(ds_store *s, int64_t n, const int64_t *idx, const ds_map_rec *recs) {
+  if (!s->writable) return ds_fail(DS_EINTERNAL, "%s: store is open read-only", s->path);
+  if (!s->map) return ds_fail(DS_EINTERNAL, "%s: not a map store", s->path);
+  struct ds_map_state *m = s->map;
+  if (n < 0 || (n > 0 && (!idx || !recs)))
+    return ds_fail(DS_EINTERNAL, "%s: ds_store_write_map: bad arguments", s->path);
+  for (int64_t i = 0; i < n; i++) {
+    if (idx[i] < 0 || idx[i] >= m->npix || (i > 0 && idx[i] <= idx[i - 1]))
+      return ds_fail(DS_EINTERNAL, "%s: ds_store_write_map: index %" PRId64 " (record %" PRId64
+                     ") is out of range or not ascending", s->path, idx[i], i);
+    if (!ds_map_valid_rec(recs[i].outcome) ||
+        (m->step16 && (recs[i].step < -1 || recs[i].step >= DS_MAP_STEP16_UNKNOWN)))
+      return ds_fail(DS_EINTERNAL, "%s: ds_store_write_map: pixel %" PRId64 ": outcome %u / step "
+                     "%" PRId32 " out of range", s->path, idx[i], recs[i].outcome, recs[i].step);
+  }
+  /* keep what takes: an inferred record never replaces a trained pixel */
+  int64_t keep = 0, nruns = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (ds_map_takes(m->out[idx[i]], recs[i].outcome)) {
+      if (!keep || idx[i] != idx[i - 1] + 1 || !ds_map_takes(m->out[idx[i - 1]], recs[i - 1].outcome))
+        nruns++;
+      keep++;
+    }
+  if (!keep) return DS_OK;
+  size_t len = 24 + (size_t)nruns * 16 + (size_t)keep * DS_MAP_PACKED;
+  char *buf = malloc(len);
+  if (!buf) return DS_ENOMEM;
+  int64_t *hdr = (int64_t *)(void *)buf, r = -1, k = 0, first = -1;
+  unsigned char *rp = (unsigned char *)buf + 24 + nruns * 16;
+  for (int64_t i = 0; i < n; i++) {
+    if (!ds_map_takes(m->out[idx[i]], recs[i].outcome)) continue;
+    if (first < 0) first = idx[i];
+    int64_t rs[2];
+    if (r >= 0) memcpy(rs, buf + 24 + r * 16, sizeof rs);
+    if (r >= 0 && idx[i] == rs[0] + rs[1]) {
+      rs[1]++;
+    } else {
+      r++;
+      rs[0] = idx[i];
+      rs[1] = 1;
+    }
+    memcpy(buf + 24 + r * 16, rs, sizeof rs);
+    ds_map_pack(rp + k++ * DS_MAP_PACKED, &recs[i]);
+  }
+  int64_t h[3] = {first, keep, r + 1};
+  memcpy(hdr, h, sizeof h);
+  if (r + 1 != nruns) { /* runs merged across a dropped record: close the gap */
+    memmove(buf + 24 + (r + 1) * 16, rp, (size_t)keep * DS_MAP_PACKED);
+    len = 24 + (size_t)(r + 1) * 16 + (size_t)keep * DS_MAP_PACKED;
+  }
+  int rc = ds_journal_append(s, DS_JR_MAP, buf, len, NULL, 0);
+  free(buf);
+  if (rc != DS_OK) return rc;
+  for (int64_t i = 0; i < n; i++)
+    if (ds_map_takes(m->out[idx[i]], recs[i].outcome)) {
+      m->out[idx[i]] = recs[i].outcome;
+      ds_map_mark(m, idx[i]);
+    }
+  return DS_OK;
+}
+
+/* ---- resume ------------------------------------------------------------------------- */
+
+static int ds_map_fold_cb(void *arg, int64_t idx, const ds_map_rec *r) {
+  struct ds_map_state *m = arg;
+  if (ds_map_takes(m->out[idx], r->outcome)) {
+    m->out[idx] = r->outcome;
+    ds_map_mark(m, idx);
+  }
+  return DS_OK;
+}
+
+int ds_map_fold(ds_store *s, const char *p, size_t len) {
+  return ds_map_decode(s, p, len, ds_map_fold_cb, s->map);
+}
+
+/* dataset k of /map, opened with a chunk cache that holds a few chunks */
+static hid_t ds_map_open_dset(ds_store *s, int k) {
+  struct ds_map_state *m = s->map;
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+  size_t cb = (size_t)m->chunk_elems * ds_map_esize(m, k);
+  if (dapl >= 0) H5Pset_chunk_cache(dapl, 12421, cb * 4 > (1u << 20) ? cb * 4 : (1u << 20), 1.0);
+  char name[32];
+  snprintf(name, sizeof name, "map/%s", ds_map_dsets[k]);
+  hid_t d = H5Dopen2(s->file, name, dapl >= 0 ? dapl : H5P_DEFAULT);
+  if (dapl >= 0) H5Pclose(dapl);
+  return d;
+}
+
+/* Reads dataset k whole into buf (npix elements of its memory type). */
+static int ds_map_read_all(ds_store *s, int k, void *buf) {
+  hid_t d = ds_map_open_dset(s, k);
+  int ok = d >= 0 && H5Dread(d, ds_map_mtype(s->map, k), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+  if (d >= 0) H5Dclose(d);
+  return ok ? DS_OK : ds_store_h5fail(DS_EIO, s->path, "cannot read /map/%s", ds_map_dsets[k]);
+}
+
+int ds_map_load_writer(ds_store *s) {
+  struct ds_map_state *m = s->map;
+  free(m->out);
+  free(m->dirty);
+  m->out = malloc((size_t)m->npix);
+  m->dirty = ds_calloc((size_t)m->nchunks, 1);
+  m->ndirty = 0;
+  if (!m->out || !m->dirty) return DS_ENOMEM;
+  return ds_map_read_all(s, 0, m->out);
+}
+
+/* ---- publish ----------------------------------------------------------------------- */
+
+static int ds_map_collect_cb(void *arg, int64_t idx, const ds_map_rec *r) {
+  struct ds_map_state *m = arg;
+  if (m->bn == m->bcap) {
+    int64_t cap = m->bcap ? 2 * m->bcap : 65536;
+    int64_t *ni = realloc(m->bidx, (size_t)cap * sizeof *ni);
+    if (ni) m->bidx = ni;
+    ds_map_rec *nr = ni ? realloc(m->brec, (size_t)cap * sizeof *nr) : NULL;
+    if (!ni || !nr) return ds_fail(DS_ENOMEM, "out of memory gathering %" PRId64 " map records", cap);
+    m->brec = nr;
+    m->bcap = cap;
+  }
+  m->bidx[m->bn] = idx;
+  m->brec[m->bn++] = *r;
+  return DS_OK;
+}
+
+int ds_map_collect(ds_store *s, const char *p, size_t len) {
+  if (!s->map) return ds_fail(DS_EIO, "%s: a map record in the journal of a row store", s->jpath);
+  return ds_map_decode(s, p, len, ds_map_collect_cb, s->map);
+}
+
+/* Offset of pixel idx inside the chunk block starting at st with dims cnt. */
+static int64_t ds_map_local(const struct ds_map_state *m, int64_t idx, const hsize_t *st,
+                            const hsize_t *cnt) {
+  int64_t off = 0, mul = 1;
+  for (int a = m->naxes - 1; a >= 0; a--) {
+    int64_t x = idx % m->shape[a];
+    idx /= m->shape[a];
+    off += (x - (int64_t)st[a]) * mul;
+    mul *= (int64_t)cnt[a];
+  }
+  return off;
+}
+
+/* The pixels of chunk c: start st and dims cnt (clipped at the edges); returns
+ * their count. */
+static int64_t ds_map_chunk_box(const struct ds_map_state *m, int64_t c, hsize_t *st, hsize_t *cnt) {
+  int64_t elems = 1;
+  for (int a = m->naxes - 1; a >= 0; a--) {
+    int64_t cc = c % m->nch[a];
+    c /= m->nch[a];
+    st[a] = (hsize_t)cc * m->chunk[a];
+    cnt[a] = (hsize_t)m->shape[a] - st[a] < m->chunk[a] ? (hsize_t)m->shape[a] - st[a] : m->chunk[a];
+    elems *= (int64_t)cnt[a];
+  }
+  return elems;
+}
+
+/* Applies the gathered records: grouped by chunk (stable, so journal order
+ * holds within a chunk), each touched chunk read, updated and written once. */
+int ds_map_flush(ds_store *s) {
+  struct ds_map_state *m = s->map;
+  if (!m || !m->bn) return DS_OK;
+  int64_t n = m->bn, nc = m->nchunks;
+  int64_t *cid = malloc((size_t)n * sizeof *cid), *start = ds_calloc((size_t)nc + 1, sizeof *start);
+  int64_t *order = malloc((size_t)n * sizeof *order);
+  void *buf[DS_MAP_NDSET] = {NULL};
+  hid_t d[DS_MAP_NDSET] = {-1, -1, -1, -1, -1};
+  hsize_t *st = ds_calloc((size_t)m->naxes, sizeof *st), *cnt = ds_calloc((size_t)m->naxes, sizeof *cnt);
+  int rc = cid && start && order && st && cnt ? DS_OK : DS_ENOMEM;
+  for (int k = 0; rc == DS_OK && k < DS_MAP_NDSET; k++) {
+    buf[k] = malloc((size_t)m->chunk_elems * ds_map_esize(m, k));
+    if (!buf[k]) rc = DS_ENOMEM;
+    else if ((d[k] = ds_map_open_dset(s, k)) < 0)
+      rc = ds_store_h5fail(DS_EIO, s->tmppath, "cannot open /map/%s", ds_map_dsets[k]);
+  }
+  if (rc == DS_OK) {
+    for (int64_t i = 0; i < n; i++) {
+      cid[i] = ds_map_chunk_of(m, m->bidx[i]);
+      start[cid[i] + 1]++;
+    }
+    for (int64_t c = 0; c < nc; c++) start[c + 1] += start[c];
+    int64_t *pos = malloc((size_t)nc * sizeof *pos);
+    if (!pos) rc = DS_ENOMEM;
+    else {
+      memcpy(pos, start, (size_t)nc * sizeof *pos);
+      for (int64_t i = 0; i < n; i++) order[pos[cid[i]]++] = i;
+      free(pos);
+    }
+  }
+  hid_t fs = rc == DS_OK ? H5Dget_space(d[0]) : -1;
+  for (int64_t c = 0; rc == DS_OK && c < nc; c++) {
+    if (start[c] == start[c + 1]) continue;
+    int64_t elems = ds_map_chunk_box(m, c, st, cnt);
+    hid_t ms = H5Screate_simple(m->naxes, cnt, NULL);
+    int ok = ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, st, NULL, cnt, NULL) >= 0;
+    for (int k = 0; ok && k < DS_MAP_NDSET; k++)
+      ok = H5Dread(d[k], ds_map_mtype(m, k), ms, fs, H5P_DEFAULT, buf[k]) >= 0;
+    if (ok) {
+      uint8_t *o = buf[0];
+      float *me = buf[2], *fr = buf[3], *pr = buf[4];
+      for (int64_t j = start[c]; j < start[c + 1]; j++) {
+        int64_t i = order[j], off = ds_map_local(m, m->bidx[i], st, cnt);
+        const ds_map_rec *r = &m->brec[i];
+        if (off < 0 || off >= elems || !ds_map_takes(o[off], r->outcome)) continue;
+        o[off] = r->outcome;
+        if (m->step16) ((uint16_t *)buf[1])[off] = r->step < 0 ? DS_MAP_STEP16_UNKNOWN : (uint16_t)r->step;
+        else ((int32_t *)buf[1])[off] = r->step;
+        me[off] = r->measure;
+        fr[off] = r->final_ratio;
+        pr[off] = r->peak_ratio;
+      }
+    }
+    for (int k = 0; ok && k < DS_MAP_NDSET; k++)
+      ok = H5Dwrite(d[k], ds_map_mtype(m, k), ms, fs, H5P_DEFAULT, buf[k]) >= 0;
+    if (ms >= 0) H5Sclose(ms);
+    if (!ok) rc = ds_store_h5fail(DS_EIO, s->tmppath, "cannot update a chunk of /map");
+  }
+  if (fs >= 0) H5Sclose(fs);
+  for (int k = 0; k < DS_MAP_NDSET; k++) {
+    if (d[k] >= 0 && H5Dclose(d[k]) < 0 && rc == DS_OK)
+      rc = ds_store_h5fail(DS_EIO, s->tmppath, "cannot write /map/%s", ds_map_dsets[k]);
+    free(buf[k]);
+  }
+  free(cid), free(start), free(order), free(st), free(cnt);
+  ds_map_abort(s);
+  if (rc == DS_OK && m->dirty) {
+    memset(m->dirty, 0, (size_t)m->nchunks);
+    m->ndirty = 0;
+  }
+  return rc;
+}
+
+/* Extra bytes a publish may need beyond the old file and the journal: every
+ * touched chunk rewritten (at most its raw size) while its old copy is freed. */
+double ds_map_reserve(ds_store *s) {
+  struct ds_map_state *m = s->map;
+  if (!m) return 0;
+  int64_t nd = m->dirty ? m->ndirty : m->nchunks;
+  return (double)nd * (double)m->chunk_elems * 18.0 + 65536.0;
+}
+
+/* ---- readers ------------------------------------------------------------------------- */
+
+typedef struct {
+  ds_store *s;
+  ds_map_fn fn;
+  void *arg;
+} ds_map_jscan;
+
+static int ds_map_jscan_cb(void *arg, uint32_t type, const char *p, size_t len) {
+  ds_map_jscan *j = arg;
+  if (type != DS_JR_MAP) return DS_OK;
+  return ds_map_decode(j->s, p, len, j->fn, j->arg);
+}
+
+/* The journaled records not yet published: a writer's own journal, or for a
+ * reader the journal of a running writer when it belongs to this file's
+ * generation. A torn tail or a damaged record ends the scan quietly. */
+static int ds_map_journal(ds_store *s, ds_map_fn fn, void *arg) {
+  ds_map_jscan j = {s, fn, arg};
+  if (s->writable) {
+    if (s->jfd < 0) return DS_OK;
+    return ds_journal_scan(s->jfd, ds_map_jscan_cb, &j, NULL, NULL);
+  }
+  char jpath[4200], uuid[40] = "";
+  int64_t gen = 0;
+  snprintf(jpath, sizeof jpath, "%s.journal", s->path);
+  int fd = open(jpath, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return DS_OK;
+  ds_journal_hdr h;
+  if (ds_journal_read_hdr(fd, &h) == 0 && h.row_size == sizeof(ds_summary_row) &&
+      ds_store_get_text(s->file, "store_uuid", uuid, sizeof uuid) >= 0 &&
+      ds_store_get_i64(s->file, "generation", &gen) >= 0 && strtoull(uuid, NULL, 16) == h.uuid &&
+      h.base_gen == gen) {
+    ds_journal_scan(fd, ds_map_jscan_cb, &j, NULL, NULL);
+    ds_clear_error(); /* what the writer has not finished writing is not there yet */
+  }
+  H5Eclear2(H5E_DEFAULT);
+  close(fd);
+  return DS_OK;
+}
+
+int ds_store_read_map_outcomes(ds_store *s, uint8_t **out, int64_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
+  struct ds_map_state *m = s->map;
+  uint8_t *o = malloc((size_t)m->npix);
+  if (!o) return DS_ENOMEM;
+  int rc;
+  if (s->writable && m->out) {
+    memcpy(o, m->out, (size_t)m->npix);
+    rc = DS_OK;
+  } else {
+    struct ds_map_state tmp = *m; /* fold into o, not into a writer's state */
+    tmp.out = o;
+    tmp.dirty = NULL;
+    rc = ds_map_read_all(s, 0, o);
+    if (rc == DS_OK) rc = ds_map_journal(s, ds_map_fold_cb, &tmp);
+  }
+  if (rc != DS_OK) {
+    free(o);
+    return rc;
+  }
+  *out = o;
+  *n = m->npix;
+  return DS_OK;
+}
+
+static int ds_map_rec_cb(void *arg, int64_t idx, const ds_map_rec *r) {
+  ds_map_rec *v = arg;
+  if (ds_map_takes(v[idx].outcome, r->outcome)) v[idx] = *r;
+  return DS_OK;
+}
+
+int ds_store_read_map(ds_store *s, ds_map_rec **recs, int64_t *n) {
+  *recs = NULL;
+  *n = 0;
+  if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
+  struct ds_map_state *m = s->map;
+  size_t np = (size_t)m->npix;
+  ds_map_rec *v = ds_calloc(np, sizeof *v);
+  void *tmp = malloc(np * 4);
+  int rc = v && tmp ? DS_OK : DS_ENOMEM;
+  for (int k = 0; rc == DS_OK && k < DS_MAP_NDSET; k++) {
+    rc = ds_map_read_all(s, k, tmp);
+    if (rc != DS_OK) break;
+    for (size_t i = 0; i < np; i++) {
+      if (k == 0) v[i].outcome = ((uint8_t *)tmp)[i];
+      else if (k == 1 && m->step16) {
+        uint16_t x = ((uint16_t *)tmp)[i];
+        v[i].step = x == DS_MAP_STEP16_UNKNOWN ? -1 : x;
+      } else if (k == 1) v[i].step = ((int32_t *)tmp)[i];
+      else if (k == 2) v[i].measure = ((float *)tmp)[i];
+      else if (k == 3) v[i].final_ratio = ((float *)tmp)[i];
+      else v[i].peak_ratio = ((float *)tmp)[i];
+    }
+  }
+  free(tmp);
+  if (rc == DS_OK) rc = ds_map_journal(s, ds_map_rec_cb, v);
+  if (rc != DS_OK) {
+    free(v);
+    return rc;
+  }
+  *recs = v;
+  *n = m->npix;
+  return DS_OK;
+}
+
+/* ---- verify ------------------------------------------------------------------------- */
+
+#define ds_map_damaged(nd, out, ...) (fprintf(out, "damaged: "), fprintf(out, __VA_ARGS__), \
+                                      fputc('\n', out), (*(nd))++)
+
+static const char *ds_map_why(char *buf, size_t n) {
+  ds_store_h5fail(DS_EIO, "", "x");
+  const char *msg = ds_errmsg(), *h = strstr(msg, "(HDF5: ");
+  if (h) snprintf(buf, n, "%.*s", (int)strcspn(h + 7, ")"), h + 7);
+  else snprintf(buf, n, "read error");
+  ds_clear_error();
+  return buf;
+}
+
+/* Every chunk of every /map dataset is read (Fletcher32 checked by HDF5);
+ * shapes against /map's shape and the axes; outcome bytes valid; steps in
+ * range; the axis vectors readable and of the right length. */
+void ds_map_verify(ds_store *s, FILE *out, int64_t *ndamaged, int64_t *nread) {
+  struct ds_map_state *m = s->map;
+  char why[256];
+  int na = 0;
+  char **names = NULL;
+  double **vals = NULL;
+  if (ds_store_read_map_axes(s, &na, &names, &vals) != DS_OK) {
+    ds_map_damaged(ndamaged, out, "the map's axes cannot be read: %s", ds_errmsg());
+    ds_clear_error();
+  } else {
+    for (int a = 0; a < na; a++) {
+      for (int64_t i = 0; i < m->shape[a]; i++)
+        if (!isfinite(vals[a][i])) {
+          ds_map_damaged(ndamaged, out, "/map/axes/%s[%" PRId64 "] is not finite", names[a], i);
+          break;
+        }
+      free(vals[a]);
+    }
+    free(vals);
+    ds_store_free_strs(names, na);
+    *nread += na;
+  }
+  hsize_t *st = ds_calloc((size_t)m->naxes, sizeof *st), *cnt = ds_calloc((size_t)m->naxes, sizeof *cnt);
+  hsize_t *dims = ds_calloc((size_t)m->naxes, sizeof *dims);
+  void *buf = malloc((size_t)m->chunk_elems * 4);
+  if (!st || !cnt || !dims || !buf) {
+    free(st), free(cnt), free(dims), free(buf);
+    ds_map_damaged(ndamaged, out, "out of memory checking /map");
+    return;
+  }
+  for (int k = 0; k < DS_MAP_NDSET; k++) {
+    hid_t d = ds_map_open_dset(s, k), fs = d >= 0 ? H5Dget_space(d) : -1;
+    (*nread)++;
+    if (fs < 0 || H5Sget_simple_extent_ndims(fs) != m->naxes) {
+      ds_map_damaged(ndamaged, out, "/map/%s cannot be opened or has the wrong rank: %s",
+                     ds_map_dsets[k], ds_map_why(why, sizeof why));
+      if (fs >= 0) H5Sclose(fs);
+      if (d >= 0) H5Dclose(d);
+      continue;
+    }
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    int shape_ok = 1;
+    for (int a = 0; a < m->naxes; a++) shape_ok = shape_ok && (int64_t)dims[a] == m->shape[a];
+    if (!shape_ok) {
+      ds_map_damaged(ndamaged, out, "/map/%s does not have the map's shape", ds_map_dsets[k]);
+      H5Sclose(fs);
+      H5Dclose(d);
+      continue;
+    }
+    int64_t bad_chunks = 0, bad_vals = 0, first_bad = -1;
+    for (int64_t c = 0; c < m->nchunks; c++) {
+      int64_t elems = ds_map_chunk_box(m, c, st, cnt);
+      hid_t ms = H5Screate_simple(m->naxes, cnt, NULL);
+      int ok = ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, st, NULL, cnt, NULL) >= 0 &&
+               H5Dread(d, ds_map_mtype(m, k), ms, fs, H5P_DEFAULT, buf) >= 0;
+      if (ms >= 0) H5Sclose(ms);
+      if (!ok) {
+        if (bad_chunks++ < 8) {
+          char where[256];
+          size_t o = 0;
+          for (int a = 0; a < m->naxes && o < sizeof where; a++)
+            o += (size_t)snprintf(where + o, sizeof where - o, "%s%llu-%llu", a ? ", " : "",
+                                  (unsigned long long)st[a], (unsigned long long)(st[a] + cnt[a] - 1));
+          ds_map_damaged(ndamaged, out, "/map/%s chunk of pixels [%s] cannot be read: %s",
+                         ds_map_dsets[k], where, ds_map_why(why, sizeof why));
+        } else {
+          (*ndamaged)++;
+        }
+        H5Eclear2(H5E_DEFAULT);
+        continue;
+      }
+      for (int64_t i = 0; i < elems; i++) {
+        int bad = 0;
+        if (k == 0) bad = !ds_map_valid_px(((uint8_t *)buf)[i]);
+        else if (k == 1 && !m->step16) bad = ((int32_t *)buf)[i] < -1;
+        else if (k == 1 && m->steps > 0) {
+          uint16_t x = ((uint16_t *)buf)[i];
+          bad = x != DS_MAP_STEP16_UNKNOWN && x > m->steps;
+        }
+        if (bad && !bad_vals++) first_bad = c;
+      }
+    }
+    if (bad_chunks > 8)
+      fprintf(out, "damaged: /map/%s: %" PRId64 " more damaged chunk(s) not listed\n",
+              ds_map_dsets[k], bad_chunks - 8);
+    if (bad_vals)
+      ds_map_damaged(ndamaged, out, "/map/%s holds %" PRId64 " value(s) out of range (first in "
+                     "chunk %" PRId64 ")", ds_map_dsets[k], bad_vals, first_bad);
+    H5Sclose(fs);
+    H5Dclose(d);
+  }
+  free(st), free(cnt), free(dims), free(buf);
+  H5Eclear2(H5E_DEFAULT);
+}

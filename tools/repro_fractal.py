@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""repro_fractal.py -- the trainability-fractal reproduction (issue 13;
+docs/repro/fractal.md): a dense map of the study's lr_in x lr_out map, then an
+adaptive zoom sequence, each window a tenth of the last (in log10 units along
+both axes) and centred on a boundary pixel of the one before, with the
+box-counting dimension of the boundary in every window.
+
+  tools/repro_fractal.py DIR [--sweep sweeps/repro/fractal_tanh.yaml]
+      [--dense 1024] [--coarse 65] [--levels 6] [--windows 3] [--steps 1000]
+      [--ranks 2] [--dynsweep build/dynsweep] [--set KEY=VALUE ...]
+
+Writes DIR/dense.h5, DIR/zoom1.h5 ..., a PNG of each (dynsweep map) and
+DIR/fractal.txt, one line per map: window, pixels, trained share, dimension
+and fit. Every store is resumable: run the same command again after a kill.
+The boundary: 2x2 pixel blocks whose outcomes are not all converged-or-
+catapult or all diverged (the sign of the study's measure), on the full
+reconstructed map (refined maps: trained and inferred pixels)."""
+import argparse
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import dynsweep  # noqa: E402
+from dynsweep import maps  # noqa: E402
+
+AX_IN, AX_OUT = "optimizer.lr_in", "optimizer.lr_out"
+
+
+def run(a, store, extra):
+    cmd = ["mpirun", "--oversubscribe", "-n", str(a.ranks), a.dynsweep, "run", a.sweep, "-o",
+           store, "--quiet", "--set", "train.steps=%d" % a.steps]
+    for s in a.set or []:
+        cmd += ["--set", s]
+    cmd += extra
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run(cmd, check=True, env=env)
+
+
+def axis_set(name, lo, hi, num):
+    return ["--set", "grid.%s={start: %.17g, stop: %.17g, num: %d, spacing: log}"
+            % (name, 10 ** lo, 10 ** hi, num)]
+
+
+def analyse(store):
+    """(outcome map with rows = lr_in, sign map, trained share, Fit or None, coords)"""
+    m = dynsweep.open(store).map()
+    o = m["outcome"]
+    if m["axes"].index(AX_IN) > m["axes"].index(AX_OUT):
+        o = o.T
+    sign = np.where(o < 0, np.nan, np.where(o == 1, 1.0, -1.0))  # diverged +, else -
+    b = maps.boundary(sign)
+    fit = maps.box_counting(b) if b.any() else None
+    return o, sign, float(m["computed"].mean()), fit, m["coords"]
+
+
+def centre(sign, lo_in, hi_in, lo_out, hi_out):
+    """log10 (lr_in, lr_out) of the boundary block nearest the window's centre"""
+    b = maps.boundary(sign)
+    idx = np.argwhere(b)
+    if not len(idx):
+        raise SystemExit("repro_fractal: no boundary in the window; widen it")
+    n_in, n_out = sign.shape
+    c = np.array([(n_in - 1) / 2.0, (n_out - 1) / 2.0])
+    i, j = idx[np.argmin(((idx + 0.5 - c) ** 2).sum(axis=1))]
+    return (lo_in + (i + 0.5) * (hi_in - lo_in) / (n_in - 1),
+            lo_out + (j + 0.5) * (hi_out - lo_out) / (n_out - 1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("--sweep", default=os.path.join(HERE, "..", "sweeps", "repro", "fractal_tanh.yaml"))
+    ap.add_argument("--dense", type=int, default=1024)
+    ap.add_argument("--coarse", type=int, default=65)
+    ap.add_argument("--levels", type=int, default=6)
+    ap.add_argument("--windows", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--range", default="0,7,0,4",
+                    help="log10 lr_in lo,hi, lr_out lo,hi of the dense map (default 0,7,0,4)")
+    ap.add_argument("--dynsweep", default=os.path.join(HERE, "..", "build", "dynsweep"))
+    ap.add_argument("--set", action="append", help="KEY=VALUE passed to dynsweep run")
+    a = ap.parse_args()
+    os.makedirs(a.dir, exist_ok=True)
+    lo_in, hi_in, lo_out, hi_out = [float(v) for v in a.range.split(",")]
+    lines = ["%-6s %-22s %-22s %9s %8s %9s %s" % ("map", "log10 lr_in", "log10 lr_out", "pixels",
+                                                  "trained", "dimension", "fit (boxes, R^2)")]
+
+    def record(name, store, n):
+        o, sign, share, fit, _ = analyse(store)
+        dim = "%.3f" % fit.dimension if fit else "-"
+        fr = ("%d..%d px, %.3f" % (fit.fit_sizes[0], fit.fit_sizes[-1], fit.r2)) if fit else "no boundary"
+        lines.append("%-6s %-22s %-22s %9d %7.2f%% %9s %s" % (
+            name, "%.4g..%.4g" % (lo_in, hi_in), "%.4g..%.4g" % (lo_out, hi_out), n * n,
+            100 * share, dim, fr))
+        subprocess.run([a.dynsweep, "map", store, "-o", os.path.join(a.dir, name + ".png"),
+                        "--axes", "%s,%s" % (AX_OUT, AX_IN), "--metric", "outcome"], check=True,
+                       stdout=subprocess.DEVNULL)
+        print(lines[-1], flush=True)
+        return sign
+
+    print(lines[0], flush=True)
+    store = os.path.join(a.dir, "dense.h5")
+    run(a, store, axis_set(AX_IN, lo_in, hi_in, a.dense) + axis_set(AX_OUT, lo_out, hi_out, a.dense))
+    sign = record("dense", store, a.dense)
+    n = (a.coarse - 1) * 2 ** a.levels + 1
+    for w in range(1, a.windows + 1):
+        cin, cout = centre(sign, lo_in, hi_in, lo_out, hi_out)
+        win_in, win_out = (hi_in - lo_in) / 10, (hi_out - lo_out) / 10
+        lo_in, hi_in = cin - win_in / 2, cin + win_in / 2
+        lo_out, hi_out = cout - win_out / 2, cout + win_out / 2
+        store = os.path.join(a.dir, "zoom%d.h5" % w)
+        run(a, store, axis_set(AX_IN, lo_in, hi_in, a.coarse) + axis_set(AX_OUT, lo_out, hi_out, a.coarse)
+            + ["--set", "grid.refine={levels: %d}" % a.levels])
+        sign = record("zoom%d" % w, store, n)
+    with open(os.path.join(a.dir, "fractal.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
