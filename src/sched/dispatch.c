@@ -129,8 +129,10 @@ void sc_tick(sched *s) {
  * exponential back-off from 50 us to at most 20 ms. Before sleeping, the
  * journal gets its group commit (fsync at most every 0.5 s, ds_store_commit).
  * Returns 0 after ~0.25 s without a message, so the
- * caller can do its periodic sc_work. */
-static int wait_message(sched *s, MPI_Comm comm, MPI_Status *st) {
+ * caller can do its periodic work. *fatal != 0: no commit; a failed commit
+ * sets it (the caller records the error). Rank 0 of a map sweep waits here
+ * too (mapsched.c). */
+int sc_wait_message(ds_store *store, int *fatal, MPI_Comm comm, MPI_Status *st) {
   /* the longest nap follows the message rate: a quarter of the typical gap
    * between messages (points of a few ms: naps of ~0.1-1 ms, so a worker
    * does not wait for rank 0 to wake up), 20 ms for long points */
@@ -146,7 +148,7 @@ static int wait_message(sched *s, MPI_Comm comm, MPI_Status *st) {
       last_msg = now;
       return 1;
     }
-    if (!s->fatal && ds_store_commit(s->store) != DS_OK) sc_set_fatal(s); /* group commit */
+    if (!*fatal && ds_store_commit(store) != DS_OK) *fatal = 1; /* group commit */
     if (ds_now() - t0 > 0.25) return 0;
     ds_sleep(nap);
     nap = nap * 2 < cap ? nap * 2 : cap;
@@ -308,7 +310,9 @@ int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
   if (!s->parked) sc_set_fatal(s); /* no sc_work goes out, so nobody is parked */
   while (active > 0) {
     MPI_Status st;
-    int got = wait_message(s, comm, &st);
+    int failed = s->fatal;
+    int got = sc_wait_message(s->store, &failed, comm, &st);
+    if (failed && !s->fatal) sc_set_fatal(s);
     double t_msg = ds_now();
     sc_tick(s);
     double dt_tick = ds_now() - t_msg;

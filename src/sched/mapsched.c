@@ -238,7 +238,6 @@ static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, i
     ds_clear_error();
     return;
   }
-  int64_t ok = 0;
   for (int64_t i = 0; i < count; i++) {
     if (ds_sweep_point(sw, idx[i], &pts[i]) != DS_OK) {
       ds_clear_error();
@@ -261,14 +260,11 @@ static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, i
     /* a run of one point goes through the tile too: a point's bits must not
      * depend on its neighbours (the tile trainer's are batch-independent) */
     if (ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
-        ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK) {
-      ok += b - a;
+        ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK)
       continue;
-    }
     ds_clear_error();
     for (int64_t i = a; i < b; i++) ms_one(sw, &pts[i], team, &recs[i]);
   }
-  (void)ok;
   free(pts);
 }
 
@@ -385,28 +381,21 @@ static void ms_tick(msched *m) {
 
 static int ms_serve(msched *m, MPI_Comm comm, int size) {
   int active = size - 1;
-  double nap = 50e-6;
   while (active > 0) {
-    int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
-    if (!flag) {
-      static double last_tick;
-      if (ds_now() - last_tick > 0.25) ms_tick(m), last_tick = ds_now();
-      if (!m->fatal && ds_store_commit(m->store) != DS_OK) ms_fatal(m);
-      if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) {
-        ds_warn("%lld tile(s) still running %.0f s after the drain signal; ending the job",
-                (long long)m->inflight, m->o->drain_timeout);
-        ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
-        ds_store_close(m->store);
-        m->store = NULL;
-        MPI_Abort(comm, DS_EXIT_DRAINED);
-      }
-      ds_sleep(nap);
-      nap = nap * 2 < 2e-3 ? nap * 2 : 2e-3;
-      continue;
+    int failed = m->fatal;
+    int got = sc_wait_message(m->store, &failed, comm, &st);
+    if (failed && !m->fatal) ms_fatal(m);
+    ms_tick(m); /* drain signal, publish, progress: also while results stream in */
+    if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) {
+      ds_warn("%lld tile(s) still running %.0f s after the drain signal; ending the job",
+              (long long)m->inflight, m->o->drain_timeout);
+      ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
+      ds_store_close(m->store);
+      m->store = NULL;
+      MPI_Abort(comm, DS_EXIT_DRAINED);
     }
-    nap = 50e-6;
+    if (!got) continue;
     int src = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
       int dummy;
@@ -589,25 +578,23 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
   ds_map_rec *buf = ds_calloc((size_t)m->tile, sizeof *buf);
   if (rc == DS_OK && (!idx || !buf)) rc = DS_ENOMEM;
   int64_t nb = 0;
-  for (int64_t i = 0; rc == DS_OK && i < n; i++) {
-    if (recs[i].outcome == DS_MAP_UNSET || (recs[i].outcome & DS_MAP_INFERRED)) continue;
-    int64_t j = 0, r0 = i;
-    for (int a = 0; a < old->naxes; a++) {
-      int64_t c = r0 / ostride[a];
-      r0 %= ostride[a];
-      int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
-      j += c * (refined ? k : 1) * m->stride[a];
+  for (int64_t i = 0; rc == DS_OK && i <= n; i++) {
+    if (i < n && (recs[i].outcome == DS_MAP_UNSET || (recs[i].outcome & DS_MAP_INFERRED))) continue;
+    if (i < n) {
+      int64_t j = 0, r0 = i;
+      for (int a = 0; a < old->naxes; a++) {
+        int64_t c = r0 / ostride[a];
+        r0 %= ostride[a];
+        int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
+        j += c * (refined ? k : 1) * m->stride[a];
+      }
+      idx[nb] = j, buf[nb++] = recs[i];
     }
-    idx[nb] = j, buf[nb] = recs[i];
-    if (++nb == m->tile || i == n - 1) {
+    if (nb == m->tile || (i == n && nb > 0)) { /* a full tile, or the last one */
       rc = ds_store_write_map(m->store, nb, idx, buf);
       for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
       nb = 0;
     }
-  }
-  if (rc == DS_OK && nb > 0) {
-    rc = ds_store_write_map(m->store, nb, idx, buf);
-    for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
   }
   for (int64_t i = 0; i < m->N; i++)
     if (m->out[i] < 5) m->count[m->out[i]]++;

@@ -141,6 +141,7 @@ void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int
 void sc_init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
                   const char *resume, size_t resume_len);
 char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len);
+int sc_wait_message(ds_store *store, int *fatal, MPI_Comm comm, MPI_Status *st);
 int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
 void sc_serve_alone(sched *s);
 int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
