@@ -10,7 +10,8 @@
 #     can guard); every such try must exit 3, and on this code almost every
 #     try is ours (before the fix, tries up to ~10 ms were not).
 #  2. A worker stopped (SIGSTOP) during start-up, then SIGUSR1 to mpirun:
-#     rank 0's watchdog ends the job with exit 3 after --drain-timeout + 5 s.
+#     rank 0's watchdog exits 3 after --drain-timeout + 5 s, and mpirun
+#     ends the job with exit 3.
 #  3. SIGTERM to a lone run and to mpirun's whole process group: the store
 #     drains ("drained"; mpirun itself exits 1, Open MPI's abort path, which
 #     the Slurm templates correct from `status --state`); the store is
@@ -60,27 +61,60 @@ check "early SIGUSR1: every try that reached our code drained with exit 3 ($g3 o
 check "early SIGUSR1: at 1-8 ms the process is guarded in most tries ($g of 30; unguarded $u)" test "$g" -ge 24
 
 # ---- 2. a worker stopped during start-up, then SIGUSR1: bounded
-rm -f "$T/stop.h5"*
-t0=$(date +%s%N)
-start_bg "$T/stop.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/stop.h5" --drain-timeout 1 -q
-w=
-for i in $(seq 1 2000); do
+# What dynsweep bounds is its own ranks: rank 0's watchdog exits 3 at
+# --drain-timeout + 5 s whatever the others do. Ending the job after that is
+# mpirun's (it kills the rest when a rank exits non-zero); Open MPI has known
+# races where it does not (open-mpi/ompi#3380, #4543), and one CI run saw
+# mpirun outlive rank 0 by a minute. So rank 0's exit is asserted on its
+# own, with what every process of the job was doing if mpirun lingers, and a
+# try where only mpirun hung is repeated once (both must not hang).
+rank_pid() { # RANK: pid of that rank in session SID, or nothing
+  local q
   for q in $(pgrep -s "$SID" 2>/dev/null); do
-    if grep -qz '^OMPI_COMM_WORLD_RANK=2$' "/proc/$q/environ" 2>/dev/null; then w=$q; break; fi
+    if grep -qz "^OMPI_COMM_WORLD_RANK=$1\$" "/proc/$q/environ" 2>/dev/null; then echo "$q"; return; fi
   done
-  [ -n "$w" ] && break
-  sleep 0.002
-done
-check "found rank 2 during start-up" test -n "$w"
-[ -n "$w" ] && kill -STOP "$w"
-sleep 0.5
-kill -USR1 "$SID"
-for i in $(seq 1 600); do bg_running || break; sleep 0.1; done
-el=$(( ($(date +%s%N) - t0) / 1000000 ))
-if bg_running; then kill_session "$SID"; fi
-wait_bg
-check "stopped worker + SIGUSR1: the job ended with exit 3 (rc $RC) within 30 s (${el} ms)" \
-  test "$RC" -eq 3 -a "$el" -lt 30000
+}
+stopped_try() { # sets W R0 R0_MS EL RC
+  rm -f "$T/stop.h5"* "$T/stop.log"
+  local t0 i
+  t0=$(date +%s%N)
+  start_bg "$T/stop.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/stop.h5" --drain-timeout 1 -q
+  W= R0=
+  for i in $(seq 1 2000); do W=$(rank_pid 2); [ -n "$W" ] && break; sleep 0.002; done
+  [ -n "$W" ] && kill -STOP "$W"
+  for i in $(seq 1 200); do R0=$(rank_pid 0); [ -n "$R0" ] && break; sleep 0.01; done
+  sleep 0.5
+  kill -USR1 "$SID"
+  local ts=$(date +%s%N)
+  R0_MS=-1
+  for i in $(seq 1 600); do
+    if [ "$R0_MS" -lt 0 ] && { [ -z "$R0" ] || ! kill -0 "$R0" 2>/dev/null ||
+         [ "$(awk '{print $3}' "/proc/$R0/stat" 2>/dev/null)" = Z ]; }; then
+      R0_MS=$(( ($(date +%s%N) - ts) / 1000000 ))
+    fi
+    bg_running || break
+    [ "$R0_MS" -ge 0 ] && [ $(( ($(date +%s%N) - ts) / 1000000 - R0_MS )) -gt 30000 ] && break
+    sleep 0.1
+  done
+  EL=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if bg_running; then
+    echo "mpirun still running ${EL} ms after start (rank 0 left after ${R0_MS} ms); the job's processes:"
+    ps -o pid=,stat=,wchan:24=,args= -s "$SID" | cut -c1-150 || true
+    echo "its log:"; cat "$T/stop.log"
+    kill_session "$SID"
+  fi
+  wait_bg
+}
+stopped_try
+if [ "$R0_MS" -ge 0 ] && [ "$R0_MS" -lt 30000 ] && [ "$RC" -ne 3 ] &&
+   grep -q "drain watchdog" "$T/stop.log"; then
+  echo "note: rank 0 left by its watchdog but mpirun did not end the job (rc $RC); once more"
+  stopped_try
+fi
+check "found rank 2 during start-up" test -n "$W"
+check "stopped worker + SIGUSR1: rank 0 left within 30 s of the signal (${R0_MS} ms)" \
+  test "$R0_MS" -ge 0 -a "$R0_MS" -lt 30000
+check "... and the job ended with exit 3 (rc $RC; ${EL} ms from the start)" test "$RC" -eq 3
 check "... the watchdog said why" grep -q "drain watchdog: still alive after the drain timeout" "$T/stop.log"
 
 # ---- 3. SIGTERM: a lone run, and mpirun's whole process group
