@@ -44,4 +44,20 @@ for v in linear; do
   share=$(awk 'NR == 1 {print $4}' "$T/$v.txt")
   check "$v: trained $share of the pixels (<= 15%)" awk -v s="$share" 'BEGIN { exit !(s <= 0.15) }'
 done
+# the image's lr axis says what its values are (eta * lambda_0), also when
+# lr_units comes from --set (the store keeps it under overrides:)
+"$DYNSWEEP" map "$T/linear.h5" -o "$T/map.png" --metric outcome >/dev/null
+lab() { "$PY" -c "import numpy as np, sys; z = np.load(sys.argv[1]); print(z['xlabel'], '|', z['ylabel'])" "$1"; }
+l=$(lab "$T/map.npz")
+check "dynsweep map labels the lr axis 'lr = eta * lambda_0' ($l)" grep -q "lr = eta \* lambda_0" <<<"$l"
+sed 's/lr_units: lambda0/lr_units: absolute/' "$sweep" > "$T/abs.yaml"
+drun 2 "$T/abs.yaml" -o "$T/set.h5" --quiet --set 'grid.width=[16]' --set 'grid.lr={start: 0.5, stop: 6, num: 5}' \
+  --set optimizer.lr_units=lambda0
+"$DYNSWEEP" map "$T/set.h5" -o "$T/set.png" --metric outcome >/dev/null
+l=$(lab "$T/set.npz")
+check "... also when lr_units: lambda0 came from --set ($l)" grep -q "lr = eta \* lambda_0" <<<"$l"
+drun 2 "$T/abs.yaml" -o "$T/abs.h5" --quiet --set 'grid.width=[16]' --set 'grid.lr={start: 0.01, stop: 0.1, num: 5}'
+"$DYNSWEEP" map "$T/abs.h5" -o "$T/abs.png" --metric outcome >/dev/null
+l=$(lab "$T/abs.npz")
+check "... and plain 'lr' for absolute learning rates ($l)" test "${l%% |*}" = lr -o "${l##*| }" = lr
 report

@@ -321,7 +321,18 @@ class Store:
         """Base value of an option from the stored sweep file (not the axis values)."""
         if not isinstance(self.sweep, dict):
             return default
-        v = _yaml_get(self.sweep, ALIASES.get(dotted, dotted))
+        path = ALIASES.get(dotted, dotted)
+        v = _yaml_get(self.sweep, path)
+        ov = self.sweep.get("overrides")  # `--set`, applied over the file (docs/sweep-spec.md)
+        if isinstance(ov, dict):
+            inv = {p: a for a, p in ALIASES.items()}
+            parts = path.split(".")
+            for k in range(len(parts), 0, -1):  # the key itself, then the groups holding it
+                head = ".".join(parts[:k])
+                key = head if head in ov else inv.get(head) if inv.get(head) in ov else None
+                if key is not None:
+                    v = ov[key] if k == len(parts) else _yaml_get(ov[key], ".".join(parts[k:]))
+                    break
         return default if v is None else v
 
     def column(self, name):
