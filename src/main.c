@@ -478,13 +478,26 @@ static int cmd_status(int argc, char **argv) {
   double jmtime = 0;
   int rc = ds_store_open(path, &s);
   /* a map store (issue 13): its pixels' outcome bytes, journal folded in */
-  int64_t mc[6] = {0}; /* converged diverged catapult failed, inferred, unset */
-  int is_map = rc == DS_OK && ds_store_is_map(s);
+  /* converged diverged catapult failed (trained or inferred), trained, inferred, unset */
+  int64_t mc[7] = {0};
+  int is_map = rc == DS_OK && ds_store_is_map(s), refined = 0;
   if (is_map) {
     uint8_t *o = NULL;
+    int nax = 0, lev = 0, rax[2] = {-1, -1};
+    int64_t *shape = NULL;
     rc = ds_store_read_map_outcomes(s, &o, &n);
-    for (int64_t i = 0; rc == DS_OK && i < n; i++)
-      mc[o[i] == DS_MAP_UNSET ? 5 : o[i] & DS_MAP_INFERRED ? 4 : (o[i] & 3)]++;
+    if (rc == DS_OK) rc = ds_store_map_info(s, &nax, &shape, &lev, rax);
+    if (rc == DS_OK) rc = ds_map_fill_refined(o, nax, shape, lev, rax); /* as readers see it */
+    free(shape);
+    refined = lev > 0;
+    for (int64_t i = 0; rc == DS_OK && i < n; i++) {
+      if (o[i] == DS_MAP_UNSET) {
+        mc[6]++;
+        continue;
+      }
+      mc[o[i] & 3]++;
+      mc[o[i] & DS_MAP_INFERRED ? 5 : 4]++;
+    }
     free(o);
   } else if (rc == DS_OK) {
     rc = ds_store_read_summary_live(s, &rows, &n, &nrec, &jmtime);
@@ -494,9 +507,9 @@ static int cmd_status(int argc, char **argv) {
   for (int64_t i = 0; i < n && !is_map; i++)
     if (rows[i].status >= 0 && rows[i].status < 5) c[rows[i].status]++;
   free(rows);
-  if (is_map) { /* computed (trained or inferred) pixels count as done */
-    c[DS_ST_DONE] = n - mc[5];
-    c[DS_ST_PENDING] = mc[5];
+  if (is_map) { /* trained pixels make the speed; unknown ones are what is left */
+    c[DS_ST_DONE] = mc[4];
+    c[DS_ST_PENDING] = mc[6];
     struct stat jst;
     if (stat(jpath, &jst) == 0) jmtime = (double)jst.st_mtim.tv_sec + 1e-9 * jst.st_mtim.tv_nsec;
   }
@@ -514,7 +527,7 @@ static int cmd_status(int argc, char **argv) {
   clock_gettime(CLOCK_REALTIME, &ts);
   double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
   int64_t fin = c[DS_ST_DONE] + c[DS_ST_DIVERGED] + c[DS_ST_FAILED];
-  int64_t left = n - fin;
+  int64_t left = is_map ? mc[6] : n - fin;
   char ago[32];
   fmt_secs(ago, sizeof ago, now - last);
   /* live or dead: the journal's writer lock, not the recorded state (a
@@ -554,10 +567,15 @@ static int cmd_status(int argc, char **argv) {
     printf("map:     ");
     for (int a = 0; shape && a < nax; a++) printf("%s%lld", a ? " x " : "", (long long)shape[a]);
     free(shape);
-    printf(" pixels; %lld of %lld computed (%.1f%%): %lld converged, %lld diverged, %lld catapult, "
-           "%lld failed trained, %lld inferred; %lld not computed\n", (long long)(n - mc[5]),
-           (long long)n, n ? 100.0 * (double)(n - mc[5]) / (double)n : 100.0, (long long)mc[0],
-           (long long)mc[1], (long long)mc[2], (long long)mc[3], (long long)mc[4], (long long)mc[5]);
+    printf(" pixels; %lld of %lld known (%.1f%%): %lld converged, %lld diverged, %lld catapult, %lld "
+           "failed\n", (long long)(n - mc[6]), (long long)n, n ? 100.0 * (double)(n - mc[6]) / (double)n : 100.0,
+           (long long)mc[0], (long long)mc[1], (long long)mc[2], (long long)mc[3]);
+    if (refined)
+      printf("         %lld trained (%.2f%% of the pixels), %lld inferred by the refinement, "
+             "%lld not known yet\n", (long long)mc[4], n ? 100.0 * (double)mc[4] / (double)n : 0.0,
+             (long long)mc[5], (long long)mc[6]);
+    else
+      printf("         %lld trained, %lld not computed yet\n", (long long)mc[4], (long long)mc[6]);
   } else
   printf("points:  %lld done, %lld %s, %lld diverged, %lld failed, %lld pending of %lld "
          "(%.1f%% finished)\n", (long long)c[DS_ST_DONE], (long long)c[DS_ST_RUNNING],
@@ -570,7 +588,7 @@ static int cmd_status(int argc, char **argv) {
     char eta[32];
     fmt_secs(eta, sizeof eta, left / rate);
     printf("speed:   %.3g points/s this session (%.0f points in %.0f s)", rate, made, span);
-    if (left > 0 && live) printf("; ETA %s", eta);
+    if (left > 0 && live && !refined) printf("; ETA %s", eta); /* refined: most are never trained */
     printf("\n");
   } else if (left > 0) {
     printf("speed:   no point finished yet this session\n");

@@ -73,11 +73,11 @@ check "the big PNG is not blank" "$PY" -c "import sys, matplotlib.image as mi; i
 check "dynsweep verify: OK on a map store" "$DYNSWEEP" verify "$S"
 grep -q "OK: map store of 7680 points" <("$DYNSWEEP" verify "$S") && ok "verify says map store" || bad "verify line"
 "$DYNSWEEP" status "$S" > "$T/st" 2>&1 || true
-grep -q "96 x 80\|80 x 96" "$T/st" && grep -q "7680 of 7680 computed" "$T/st" && ok "status: pixels computed" || { cat "$T/st"; bad "status on a map store"; }
+grep -q "96 x 80\|80 x 96" "$T/st" && grep -q "7680 of 7680 known" "$T/st" && ok "status: pixels computed" || { cat "$T/st"; bad "status on a map store"; }
 P=$T/p.h5
 check "a half-computed map store" "$MK" --make "$P" 64 64 --partial
 "$DYNSWEEP" status "$P" > "$T/st" 2>&1 || true
-grep -q "2048 of 4096 computed" "$T/st" && grep -q "2048 not computed" "$T/st" && ok "status: half computed" || { cat "$T/st"; bad "status partial"; }
+grep -q "2048 of 4096 known" "$T/st" && grep -q "2048 not computed" "$T/st" && ok "status: half computed" || { cat "$T/st"; bad "status partial"; }
 for sub in "ls" "show 0" "export --format csv" "phase --x lr_in --y lr_out"; do
   rc=$(code "$DYNSWEEP" $sub "$S")
   [ "$sub" = "show 0" ] && rc=$(code "$DYNSWEEP" show "$S" 0)

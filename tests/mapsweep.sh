@@ -51,8 +51,8 @@ drun 3 "$sweep" -o "$T/d3.h5" --quiet "${S[@]}" "${AX[@]}"
 r=$(mapcmp "$T/d1.h5" "$T/d3.h5")
 check "dense 33 x 33: -n 1 and -n 3 bitwise equal ($r)" test "$r" = "agree 1.000000 trained 1089 holes 0 same_trained 1"
 "$DYNSWEEP" status "$T/d3.h5" > "$T/st.txt"
-check "status: 1089 of 1089 computed, both outcomes" \
-  bash -c "grep -q '1089 of 1089 computed' '$T/st.txt' && ! grep -q ' 0 converged' '$T/st.txt' && ! grep -q ' 0 diverged' '$T/st.txt'"
+check "status: 1089 of 1089 known, both outcomes" \
+  bash -c "grep -q '1089 of 1089 known' '$T/st.txt' && ! grep -q ' 0 converged' '$T/st.txt' && ! grep -q ' 0 diverged' '$T/st.txt'"
 check "verify: the map store is intact" "$DYNSWEEP" verify "$T/d3.h5"
 
 # ---- refined: 9 x 9, 2 levels = 33 x 33 ----
@@ -65,6 +65,10 @@ check "refined: trained pixels bitwise as the dense map's" test "$same" = 1
 check "refined: trained $trained of 1089 pixels (< 60%)" test "$trained" -lt 653
 check "refined: agrees with the dense map on >= 99.5% of pixels ($agree)" \
   awk -v a="$agree" 'BEGIN { exit !(a >= 0.995) }'
+"$DYNSWEEP" status "$T/r.h5" > "$T/st.txt"
+inf=$(PYTHONPATH="$DS_SRC/python" "$PY" -c "import sys, dynsweep; m = dynsweep.open(sys.argv[1]).map(); print(int(m['inferred'].sum()))" "$T/r.h5")
+check "status of the refined map: all 1089 known, $trained trained and the $inf inferred pixels python fills" \
+  bash -c "grep -q '1089 of 1089 known' '$T/st.txt' && grep -q ' $trained trained (.*), $inf inferred by the refinement, 0 not known yet' '$T/st.txt'"
 ax 9
 drun 3 "$sweep" -o "$T/r3.h5" --quiet "${S[@]}" "${AX[@]}" --set 'grid.refine={levels: 2}'
 r=$(mapcmp "$T/r3.h5" "$T/r.h5")
@@ -91,7 +95,7 @@ ax 17
 wait_px() {
   done_px=0
   for i in $(seq 1 1200); do
-    done_px=$("$DYNSWEEP" status "$1" 2>/dev/null | sed -n 's/^map: .*; \([0-9]*\) of 289 computed.*/\1/p' || true)
+    done_px=$("$DYNSWEEP" status "$1" 2>/dev/null | sed -n 's/^map: .*; \([0-9]*\) of 289 known.*/\1/p' || true)
     [ "${done_px:-0}" -ge 40 ] && break
     bg_running || break
     sleep 0.05

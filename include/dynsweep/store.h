@@ -235,6 +235,12 @@ int ds_store_is_map(ds_store *s);
  * {-1, -1} for a dense map). Any output pointer may be NULL. */
 int ds_store_map_info(ds_store *s, int *naxes, int64_t **shape, int *refine_levels,
                       int refine_axes[2]);
+/* Fills a refined map's outcome bytes o (product of shape, row-major) with
+ * the pixels its refinement inferred (DS_MAP_INFERRED | the corners' class),
+ * as every reader does (python: dynsweep.maps.fill_refined); a no-op for
+ * levels <= 0. axes as ds_store_map_info's refine_axes. */
+int ds_map_fill_refined(uint8_t *o, int naxes, const int64_t *shape, int levels,
+                        const int axes[2]);
 /* The map's axis names and per-axis coordinate vectors (/map/axes/<name>):
  * names as ds_store_read_axes (naxes malloc'd strings in a malloc'd array),
  * vals a malloc'd array of naxes malloc'd vectors of shape[a] values. */

@@ -397,6 +397,48 @@ int ds_store_map_info(ds_store *s, int *naxes, int64_t **shape, int *refine_leve
   return DS_OK;
 }
 
+/* The refinement's inferred pixels, as python/dynsweep/maps.py fill_refined
+ * (and rank 0's ms_plane, mode 2) make them: from the coarsest cells down,
+ * every cell whose corners are known and agree gives its class, flagged
+ * DS_MAP_INFERRED, to its midpoints nobody trained. */
+int ds_map_fill_refined(uint8_t *o, int naxes, const int64_t *shape, int levels,
+                        const int axes[2]) {
+  if (levels <= 0) return DS_OK;
+  if (naxes < 1 || naxes > 32 || axes[0] < 0 || axes[0] >= naxes || axes[1] >= naxes)
+    return ds_fail(DS_EINTERNAL, "ds_map_fill_refined: bad axes");
+  int64_t stride[32], N = 1;
+  for (int a = naxes - 1; a >= 0; a--) stride[a] = N, N *= shape[a];
+  int ra = axes[0], rb = axes[1], two = rb >= 0;
+  int64_t na = shape[ra], nb = two ? shape[rb] : 1, sa = stride[ra], sb = two ? stride[rb] : 0;
+  int64_t nslice = N / (na * nb);
+  for (int64_t H = (int64_t)1 << levels; H >= 2; H /= 2) {
+    int64_t h = H / 2;
+    for (int64_t sl = 0; sl < nslice; sl++) {
+      int64_t base = 0, r = sl;
+      for (int a = naxes - 1; a >= 0; a--) {
+        if (a == ra || a == rb) continue;
+        base += (r % shape[a]) * stride[a];
+        r /= shape[a];
+      }
+      for (int64_t i = 0; i + H < na; i += H)
+        for (int64_t j = 0; two ? j + H < nb : j == 0; j += two ? H : 1) {
+          int64_t c00 = base + i * sa + j * sb, c10 = c00 + H * sa, c01 = c00 + H * sb,
+                  c11 = c10 + H * sb;
+          if (o[c00] == DS_MAP_UNSET || o[c10] == DS_MAP_UNSET || o[c01] == DS_MAP_UNSET ||
+              o[c11] == DS_MAP_UNSET)
+            continue;
+          uint8_t k = o[c00] & 0x3f;
+          if (k != (o[c10] & 0x3f) || k != (o[c01] & 0x3f) || k != (o[c11] & 0x3f)) continue;
+          int64_t mid[5] = {c00 + h * sa, c00 + h * sb, c00 + h * sa + h * sb, c10 + h * sb,
+                            c01 + h * sa};
+          for (int q = 0; q < (two ? 5 : 1); q++)
+            if (o[mid[q]] == DS_MAP_UNSET) o[mid[q]] = k | DS_MAP_INFERRED;
+        }
+    }
+  }
+  return DS_OK;
+}
+
 int ds_store_read_map_axes(ds_store *s, int *naxes, char ***names, double ***vals) {
   if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
   struct ds_map_state *m = s->map;
