@@ -141,4 +141,11 @@ check "a row sweep on a map store: exit 2, names both (got $rc)" \
   bash -c "[ $rc = 2 ] && grep -q 'is a map store, but .* is not a map sweep' '$T/err'"
 rc=$(code "$DYNSWEEP" ls "$T/d1.h5")
 check "ls on a map store: exit 2, says use dynsweep map (got $rc)" bash -c "[ $rc = 2 ] && grep -q 'map store' '$T/err'"
+# ---- issue 14: a map store records each rank's node (SLURMD_NODENAME) ----
+mpirun --oversubscribe -n 1 -x SLURMD_NODENAME=na "$DYNSWEEP" run "$DS_SRC/sweeps/repro/003_catapult_map.yaml" \
+  -o "$T/nodes.h5" -q --set 'grid.width=[16]' --set 'grid.lr={start: 0.5, stop: 6, num: 5}' : \
+  -n 2 -x SLURMD_NODENAME=nb "$DYNSWEEP" run "$DS_SRC/sweeps/repro/003_catapult_map.yaml" \
+  -o "$T/nodes.h5" -q --set 'grid.width=[16]' --set 'grid.lr={start: 0.5, stop: 6, num: 5}' 2>"$T/nodes.err" || true
+rn=$(h5dump -a rank_nodes "$T/nodes.h5" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p')
+check "map store: rank_nodes is na,nb,nb ($rn)" test "$rn" = na,nb,nb
 report

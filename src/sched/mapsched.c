@@ -682,7 +682,8 @@ static int ms_wrap_up(msched *m, double cpu, double wall) {
   return DS_OK;
 }
 
-int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts) {
+int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
+               const char *rank_nodes) {
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -691,6 +692,7 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
     m.tty = !o->quiet && ds_console_open_bar();
     m.t0 = ds_now();
     rc = ms_prepare(&m, hosts ? hosts : "", size);
+    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.store, rank_nodes);
     m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
     m.parked = ds_calloc((size_t)size, sizeof *m.parked);
     if (rc == DS_OK && (!m.wunit || !m.parked)) rc = DS_ENOMEM;

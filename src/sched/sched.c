@@ -84,7 +84,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   if (!s.node) MPI_Abort(comm, 1);
   char *hosts = gather_hosts(comm, rank, size, &rank_nodes, s.node);
   if (sw->map) { /* issue 13: outcome-only points in tiles (mapsched.c) */
-    int mrc = sc_run_map(sw, o, comm, hosts);
+    int mrc = sc_run_map(sw, o, comm, hosts, rank_nodes);
     free(hosts);
     free(rank_nodes);
     free(s.node);

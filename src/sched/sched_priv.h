@@ -147,5 +147,7 @@ void sc_serve_alone(sched *s);
 int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
 int sc_wrap_up(sched *s, int size, double cpu, double wall);
 /* mapsched.c: `dynsweep run` of a map sweep (collective) */
-int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts);
+/* rank_nodes: each rank's node, rank 0 first (root attribute rank_nodes) */
+int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
+               const char *rank_nodes);
 #endif
