@@ -2,12 +2,13 @@
 """repro_fractal.py -- the trainability-fractal reproduction (issue 13;
 docs/repro/fractal.md): a dense map of the study's lr_in x lr_out map, then an
 adaptive zoom sequence, each window a tenth of the last (in log10 units along
-both axes) and centred on a boundary pixel of the one before, with the
+both axes) and centred where the one before has the most boundary, with the
 box-counting dimension of the boundary in every window.
 
   tools/repro_fractal.py DIR [--sweep sweeps/repro/fractal_tanh.yaml]
       [--dense 1024] [--coarse 65] [--levels 6] [--windows 3] [--steps 1000]
       [--ranks 2] [--dynsweep build/dynsweep] [--set KEY=VALUE ...]
+      [--centre densest|nearest]
 
 Writes DIR/dense.h5, DIR/zoom1.h5 ..., a PNG of each (dynsweep map) and
 DIR/fractal.txt, one line per map: window, pixels, trained share, dimension
@@ -58,17 +59,33 @@ def analyse(store):
     return o, sign, float(m["computed"].mean()), fit, m["coords"]
 
 
-def centre(sign, lo_in, hi_in, lo_out, hi_out):
-    """log10 (lr_in, lr_out) of the boundary block nearest the window's centre"""
+def centre(sign, lo_in, hi_in, lo_out, hi_out, rule="densest"):
+    """log10 (lr_in, lr_out) of the next window's centre. nearest: the boundary
+    block nearest this window's centre. densest (default): the centre of the
+    next window's extent (a tenth of this one) that holds the most boundary
+    blocks, the nearest to this window's centre among equals; so a zoom follows
+    the boundary itself rather than an isolated island near the centre (which
+    nearest picked on the ReLU map: windows of scattered specks)."""
     b = maps.boundary(sign)
     idx = np.argwhere(b)
     if not len(idx):
         raise SystemExit("repro_fractal: no boundary in the window; widen it")
     n_in, n_out = sign.shape
     c = np.array([(n_in - 1) / 2.0, (n_out - 1) / 2.0])
-    i, j = idx[np.argmin(((idx + 0.5 - c) ** 2).sum(axis=1))]
-    return (lo_in + (i + 0.5) * (hi_in - lo_in) / (n_in - 1),
-            lo_out + (j + 0.5) * (hi_out - lo_out) / (n_out - 1))
+    if rule == "nearest":
+        i, j = idx[np.argmin(((idx + 0.5 - c) ** 2).sum(axis=1))]
+        fi, fj = i + 0.5, j + 0.5
+    else:
+        wi, wj = max(1, b.shape[0] // 10), max(1, b.shape[1] // 10)
+        cs = np.zeros((b.shape[0] + 1, b.shape[1] + 1))
+        cs[1:, 1:] = np.cumsum(np.cumsum(b, axis=0), axis=1)
+        cnt = cs[wi:, wj:] - cs[:-wi, wj:] - cs[wi:, :-wj] + cs[:-wi, :-wj]  # box sums, top-left (i, j)
+        ii, jj = np.nonzero(cnt == cnt.max())
+        fi, fj = ii + wi / 2.0, jj + wj / 2.0  # box centres, in block coordinates
+        k = np.argmin((fi - c[0]) ** 2 + (fj - c[1]) ** 2)
+        fi, fj = fi[k], fj[k]
+    return (lo_in + fi * (hi_in - lo_in) / (n_in - 1),
+            lo_out + fj * (hi_out - lo_out) / (n_out - 1))
 
 
 def main():
@@ -85,6 +102,8 @@ def main():
                     help="log10 lr_in lo,hi, lr_out lo,hi of the dense map (default 0,7,0,4)")
     ap.add_argument("--dynsweep", default=os.path.join(HERE, "..", "build", "dynsweep"))
     ap.add_argument("--set", action="append", help="KEY=VALUE passed to dynsweep run")
+    ap.add_argument("--centre", choices=("densest", "nearest"), default="densest",
+                    help="how the next window is centred (see centre())")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     lo_in, hi_in, lo_out, hi_out = [float(v) for v in a.range.split(",")]
@@ -110,7 +129,7 @@ def main():
     sign = record("dense", store, a.dense)
     n = (a.coarse - 1) * 2 ** a.levels + 1
     for w in range(1, a.windows + 1):
-        cin, cout = centre(sign, lo_in, hi_in, lo_out, hi_out)
+        cin, cout = centre(sign, lo_in, hi_in, lo_out, hi_out, a.centre)
         win_in, win_out = (hi_in - lo_in) / 10, (hi_out - lo_out) / 10
         lo_in, hi_in = cin - win_in / 2, cin + win_in / 2
         lo_out, hi_out = cout - win_out / 2, cout + win_out / 2
