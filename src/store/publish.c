@@ -65,7 +65,7 @@ static void ds_store_sync_dir(const char *path) {
 /* fsync a file HDF5 has closed; first give back the blocks ds_store_reserve
  * allocated past its end (fallocate KEEP_SIZE space stays allocated until the
  * file is truncated: a finished 34.5 MB store took 55.5 MB of disk). */
-static int ds_store_fsync_path(const char *path) {
+int ds_store_fsync_path(const char *path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st;
@@ -141,7 +141,7 @@ done:
  * claimed before HDF5 writes anything: bytes = a generous estimate of the
  * final file size. A file size limit (ulimit -f) that is too small and a
  * file system without room are reported here, cleanly. */
-static int ds_store_reserve(const char *tmp, double bytes) {
+int ds_store_reserve(const char *tmp, double bytes) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur)
     return ds_fail(DS_EIO, "%s: File too large: publishing needs about %.0f bytes but the file size "
@@ -309,6 +309,7 @@ int ds_store_publish(ds_store *s, int force) {
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
     unlink(s->tmppath);
+    ds_seg_abort(s);
     ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
                    "the journal keeps the rest", s->path);
     s->npoints = old_np;
@@ -317,6 +318,7 @@ int ds_store_publish(ds_store *s, int force) {
     return rc;
   }
   s->gen++;
+  if (s->segmented) ds_seg_committed(s);
   s->attrs_dirty = 0;
   s->dirty_lo = s->dirty_hi = 0;
   DS_TRY(ds_journal_reset(s));
@@ -427,6 +429,7 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     return rc;
   }
   s->map = map;
+  s->segmented = !map && ds_seg_wanted();
   rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
@@ -455,6 +458,11 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     ds_store_close_tmp(s);
     unlink(s->tmppath);
     if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
+    if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
+      char d[8300];
+      snprintf(d, sizeof d, "%s/%s", s->topdir, s->segdir);
+      rmdir(d);
+    }
     ds_store_release(s);
     return rc;
   }
@@ -504,6 +512,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     return rc;
   }
   unlink(s->tmppath); /* left by a writer killed while publishing */
+  ds_seg_gc(s);       /* and its segment files */
   ds_journal_hdr h;
   struct stat st;
   int valid = ds_journal_read_hdr(s->jfd, &h) == 0;
