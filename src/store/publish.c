@@ -203,6 +203,8 @@ static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
   if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
+  size_t head = type == DS_JR_CKPT || len < sizeof r ? 0 : sizeof r;
+  s->jtop += ds_journal_top_bytes(type, head, len - head);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
   memcpy(&r, p, sizeof r);
   r.reason[sizeof r.reason - 1] = 0;
@@ -297,8 +299,9 @@ int ds_store_publish(ds_store *s, int force) {
   s->ext_old_np = old_np;
   int rc = ds_store_copy(s->path, s->tmppath);
   struct stat pst;
+  /* format 5: the records' series go to a segment (reserved by segments.c) */
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
-                2.0 * (double)(s->jend - DS_JOURNAL_HDR) + 262144.0;
+                2.0 * (double)(s->segmented ? s->jtop : s->jend - DS_JOURNAL_HDR) + 262144.0;
   need += ds_map_reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +

@@ -62,6 +62,7 @@ struct ds_store {
   int64_t gen;               /* generation of the published file */
   int64_t jend;              /* logical end of the journal (bytes) */
   int64_t jrecs;             /* records since the last publish */
+  int64_t jtop;              /* format 5: what they add to the top file (ds_journal_top_bytes) */
   int jsync;                 /* appended since the last fsync */
   double last_sync;          /* ds_now() of the last journal fsync (group commit) */
   /* the group commit's fdatasync runs on a thread of its own (publish.c), so
@@ -185,6 +186,7 @@ typedef struct {
 } ds_journal_hdr;
 /* Reads and checks the header of an open journal; -1 if invalid/short. */
 int ds_journal_read_hdr(int fd, ds_journal_hdr *h);
+int64_t ds_journal_top_bytes(uint32_t type, size_t alen, size_t blen);
 /* Truncates the journal to a new header (fsync'ed). */
 int ds_journal_reset(ds_store *s);
 /* Appends one record at s->jend (two buffers: a + b), no fsync. */
