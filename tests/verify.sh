@@ -183,6 +183,13 @@ check "... saying what was found and what was expected" grep -q "found format \"
 check "... the h5py reader refuses too" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >/dev/null 2>&1"
 mv "$T/moved/$seg1" "$T/moved/v5.h5.seg/$seg1"
 check "segment back: verify passes" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 0
+# the campaign over a segment file (2 flips per region: superblock, step and
+# value chunks, global heap, metadata of the largest segment)
+rc=0
+"$PY" "$DS_SRC/tests/corrupt_campaign.py" "$D" "$T/v5.h5" --per-region 2 --segment >"$T/campaign5.txt" 2>&1 || rc=$?
+sed -n '/^region/,$p' "$T/campaign5.txt"
+check "segment campaign: every flip detected or harmless, no reader silently wrong" test "$rc" -eq 0 ||
+  grep -E "MISSED|SILENTLY" "$T/campaign5.txt" >&2
 # a flipped bit in a segment's /value chunk: Fletcher32, through the VDS
 big=$("$PY" "$DS_SRC/tests/seg_files.py" --listed "$T/moved/v5.h5" | head -1)
 flip "$T/moved/v5.h5.seg/$big" "$(chunk_off "$T/moved/v5.h5.seg/$big" value 0)" 3

@@ -528,6 +528,15 @@ static void ds_seg_unlink_all(ds_store *s, const ds_seg *g, int64_t n) {
   }
 }
 
+/* A publish without new records: the segments stay, nothing is retired (the
+ * previous publish's retired segments are deleted once this one is in place). */
+int ds_seg_publish_none(ds_store *s) {
+  s->nmade = 0;
+  if (ds_seg_put_list(s->series, "retired", NULL, 0) < 0)
+    return ds_store_h5fail(DS_EIO, s->path, "cannot write /series attributes");
+  return DS_OK;
+}
+
 /* A publish failed: the files it made are referenced by nothing. */
 void ds_seg_abort(ds_store *s) {
   ds_seg_unlink_all(s, s->made, s->nmade);

@@ -133,6 +133,7 @@ int ds_seg_load(ds_store *s);  /* every open of a format-5 file: list + checks *
 void ds_seg_close(ds_store *s);
 void ds_seg_free(ds_store *s);
 int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double *val, int64_t nval);
+int ds_seg_publish_none(ds_store *s);
 void ds_seg_abort(ds_store *s);
 void ds_seg_committed(ds_store *s);
 void ds_seg_gc(ds_store *s);

@@ -612,21 +612,22 @@ int ds_store_h5_end(ds_store *s) {
            ds_store_write_strs_dset(s->series, ds_store_series_dsets[i], (const char *const *)kv[i],
                                     b->nk) >= 0;
     }
-    if (ok && s->segmented && b->nstep > 0) { /* format 5: a new segment, the VDS anew */
+    int rc = DS_OK;
+    if (ok && s->segmented) { /* format 5: a new segment, the VDS anew */
       for (int i = 4; i < 6; i++) {
         H5Dclose(b->d[i]);
         b->d[i] = -1;
       }
-      int rc = ds_seg_publish(s, b->step, b->nstep, b->val, b->nval);
-      if (rc != DS_OK) {
-        H5Tclose(str);
-        H5Tclose(it);
-        ds_store_h5_abort(s);
-        return rc;
-      }
-    } else if (ok && !s->segmented) {
+      rc = b->nstep > 0 ? ds_seg_publish(s, b->step, b->nstep, b->val, b->nval) : ds_seg_publish_none(s);
+    } else if (ok) {
       ok = ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
            ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0;
+    }
+    if (rc != DS_OK) {
+      H5Tclose(str);
+      H5Tclose(it);
+      ds_store_h5_abort(s);
+      return rc;
     }
     ok = ok && ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
     if (str >= 0) H5Tclose(str);
