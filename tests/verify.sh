@@ -162,6 +162,20 @@ nseg=$(ls "$T/v5.h5.seg" | wc -l)
 check "format 5: store written with $nseg segment file(s) (>= 2)" test "$nseg" -ge 2
 check "format 5: verify passes (exit 0)" test "$(code "$D" verify "$T/v5.h5")" -eq 0
 check "format 5: the same points as format 4, bit for bit" same_points "$T/s.h5" "$T/v5.h5"
+# readers while a format-5 sweep publishes (and merges) every 0.05 s: ls and
+# the h5py reader never fail, and every finished point is complete
+start_bg "$T/live.log" -n 3 env DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=60000 \
+  "$D" run "$DS_SRC/tests/sweeps/durability.yaml" -o "$T/live.h5" -q --publish-every 0.05
+live_ok=0 live_bad=0
+while bg_running; do
+  [ -e "$T/live.h5" ] || { sleep 0.05; continue; }
+  if "$D" ls "$T/live.h5" >/dev/null 2>>"$T/live.err" && deep_check "$T/live.h5" >>"$T/live.err" 2>&1; then
+    live_ok=$((live_ok + 1)); else live_bad=$((live_bad + 1)); fi
+done
+wait_bg
+check "format 5: readers during the run: $live_ok reads ok, $live_bad failed (run exit $RC)" \
+  test "$live_bad" = 0 -a "$RC" = 0 -a "$live_ok" -ge 1
+[ "$live_bad" = 0 ] || tail -5 "$T/live.err" >&2
 mkdir -p "$T/moved" && cp -r "$T/v5.h5" "$T/v5.h5.seg" "$T/moved/"
 check "format 5: a copy of STORE + STORE.seg/ elsewhere verifies, from another cwd" \
   bash -c "cd / && '$D' verify '$T/moved/v5.h5' >/dev/null"
