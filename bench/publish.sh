@@ -6,7 +6,10 @@
 #   --big        also the 10 GB store (needs ~25 GB free on DIR's file system
 #                and ~7 minutes on a 2-core VM; a benchmark, not for CI)
 #   --sizes      store sizes in MB (default "100 1000", with --big "100 1000 10000")
-#   --repeats N  measured publishes per store (default 3)
+#   --repeats N  measured publishes per store (default 5)
+#   --formats F  store formats to measure (default "4 5": format 4, the one-file
+#                store whose publish copies it -- main's publish, unchanged --
+#                and format 5, DYNSWEEP_STORE_SEGMENTS=1: segment files + VDS)
 #   --dir DIR    where the stores are built (default a fresh /tmp/ds-publish.XXXX;
 #                every store is removed as soon as it is measured)
 #   --real       also the same with the real `mpirun -n 3 dynsweep run` (slower:
@@ -33,7 +36,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DS_BUILD:-$ROOT/build}
-SIZES="" BIG=0 REPEATS=3 DIR="" REAL=0
+SIZES="" BIG=0 REPEATS=5 DIR="" REAL=0 FORMATS="4 5"
 while [ $# -gt 0 ]; do
   case $1 in
     --big) BIG=1 ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
     --repeats) REPEATS=$2; shift ;;
     --dir) DIR=$2; shift ;;
     --real) REAL=1 ;;
+    --formats) FORMATS=$2; shift ;;
     -h|--help) sed -n '2,/^set /p' "$0" | grep '^#'; exit 0 ;;
     *) echo "bench/publish.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -50,7 +54,7 @@ done
 KEEP=1
 if [ -z "$DIR" ]; then DIR=$(mktemp -d /tmp/ds-publish.XXXX); KEEP=0; fi
 mkdir -p "$DIR"
-cleanup() { rm -f "$DIR"/s*.h5 "$DIR"/s*.h5.tmp "$DIR"/s*.h5.journal "$DIR"/r*.h5*; [ $KEEP -eq 1 ] || rm -rf "$DIR"; }
+cleanup() { rm -rf "$DIR"/s*.h5 "$DIR"/s*.h5.tmp "$DIR"/s*.h5.journal "$DIR"/s*.h5.seg "$DIR"/r*.h5*; [ $KEEP -eq 1 ] || rm -rf "$DIR"; }
 trap cleanup EXIT
 
 if [ ! -f "$BUILD/libds_store.a" ] || [ ! -f "$BUILD/libds_util.a" ]; then
@@ -72,10 +76,13 @@ for mb in $SIZES; do
   if [ "$avail" -lt "$need" ]; then
     echo "   skipping $mb MB: needs ~$need MB free on $DIR, $avail MB there"; continue
   fi
-  rm -f "$DIR/s$mb.h5"
-  echo "   -- $mb MB store (uptime: $(uptime | sed 's/.*load/load/'))"
-  "$BIN" "$DIR/s$mb.h5" "$mb" "$REPEATS" | tee -a "$RES" | sed 's/^/      /'
-  rm -f "$DIR/s$mb.h5" "$DIR/s$mb.h5.tmp" "$DIR/s$mb.h5.journal"
+  for fmt in $FORMATS; do
+    rm -rf "$DIR/s$mb.h5" "$DIR/s$mb.h5.seg"
+    echo "   -- $mb MB store, format $fmt (uptime: $(uptime | sed 's/.*load/load/'))"
+    seg=""; [ "$fmt" = 5 ] && seg=1
+    DYNSWEEP_STORE_SEGMENTS=$seg "$BIN" "$DIR/s$mb.h5" "$mb" "$REPEATS" | tee -a "$RES" | sed 's/^/      /'
+    rm -rf "$DIR/s$mb.h5" "$DIR/s$mb.h5.tmp" "$DIR/s$mb.h5.journal" "$DIR/s$mb.h5.seg"
+  done
 done
 echo "   uptime after: $(uptime)"
 /usr/bin/python3 - "$RES" <<'EOF'
@@ -84,11 +91,11 @@ rows = [l.split("\t") for l in open(sys.argv[1]) if l.startswith("M\t")]
 by = {}
 for r in rows:
     size = float(r[1])
-    key = round(size / 1e8) / 10  # GB, one decimal, groups the repeats of a store
+    key = (int(r[10]), round(size / 1e8) / 10)  # format, GB (one decimal): a store's repeats
     by.setdefault(key, []).append([float(x) for x in r[1:]])
 print()
-print("store GB | publishes | publish s (min-max) | copy / apply / fsync+rename s (median) | MB/s | "
-      "peak extra bytes (% of store) | fs free drop | interval s | share of run")
+print("format | store GB | publishes | publish s (min-max) | copy / apply / fsync+rename s (median) | MB/s | "
+      "peak extra bytes (% of store) | fs free drop | interval s | share of run | segment files")
 for key in sorted(by):
     v = by[key]
     size = statistics.median(x[0] for x in v)
@@ -101,9 +108,9 @@ for key in sorted(by):
     dropp = max(100 * x[6] / x[0] for x in v)
     interval = max(2.0, 100 * med)
     share = med / (interval + med)
-    print("%8.2f | %9d | %6.3f (%.3f-%.3f) | %.3f / %.3f / %.3f | %5.0f | %.0f (%.1f%%) | %.0f (%.0f%%) | %7.1f | %.2f%%"
-          % (size / 1e9, len(v), med, min(ts), max(ts), cp, ap, sy, size / med / 1e6, peak,
-             peakp, drop, dropp, interval, 100 * share))
+    print("%6d | %8.2f | %9d | %6.3f (%.3f-%.3f) | %.3f / %.3f / %.3f | %5.0f | %.0f (%.1f%%) | %.0f (%.0f%%) | %7.1f | %.2f%% | %s"
+          % (key[0], size / 1e9, len(v), med, min(ts), max(ts), cp, ap, sy, size / med / 1e6, peak,
+             peakp, drop, dropp, interval, 100 * share, "-".join(sorted({"%d" % x[10] for x in v}))))
 EOF
 
 [ $REAL -eq 1 ] || exit 0

@@ -9,16 +9,17 @@
  * REPEATS times: journals ONE more point (~1.8 MB), fsyncs the journal and
  * times ds_store_publish(s, 1) -- the publish a running sweep makes after a
  * point finished. Meanwhile a thread samples, every ~1 ms, the allocated
- * bytes (st_blocks * 512) of STORE.tmp, STORE and STORE.journal, and the
+ * bytes (st_blocks * 512) of STORE.tmp, STORE, STORE.journal and the files
+ * of STORE.seg/ (format 5, DYNSWEEP_STORE_SEGMENTS=1), and the
  * free bytes of the file system (statvfs: noisy, other processes write too).
  *
  * One line per measured publish on stdout, tab-separated:
  *   M <store_bytes_before> <publish_s> <copy_s> <apply_s> <sync_s>
- *     <peak_extra_bytes> <fs_drop_bytes> <new_bytes> <samples>
+ *     <peak_extra_bytes> <fs_drop_bytes> <new_bytes> <samples> <format> <segment files>
  * where publish_s = copy_s (copy + fallocate) + apply_s (HDF5 open, journal
  * applied, attributes, digests, close) + sync_s (fsync, rename, dir fsync)
  * (+ journal reset and reopening the handles), peak_extra_bytes = the
- * largest (tmp + store + journal) seen minus (store + journal) before the
+ * largest (tmp + store + journal + segments) seen minus the same before the
  * publish, fs_drop_bytes = the largest drop of the file system's free bytes.
  * Lines starting with "#" are progress. bench/publish.sh drives it. */
 #define _GNU_SOURCE
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -41,7 +43,7 @@
 #define STEPS 5000 /* records per series */
 #define NAX 1
 
-static char g_tmp[4200], g_store[4200], g_jour[4200], g_dir[4200];
+static char g_tmp[4200], g_store[4200], g_jour[4200], g_dir[4200], g_seg[4200];
 static atomic_int g_run, g_stop;
 static double g_base, g_peak, g_fs0, g_fsdrop;
 static long g_samples;
@@ -49,6 +51,34 @@ static long g_samples;
 static double blocks(const char *p) {
   struct stat st;
   return stat(p, &st) == 0 ? 512.0 * (double)st.st_blocks : 0.0;
+}
+
+/* allocated (blocks) or apparent (size) bytes of the files in the segment
+ * directory of a format-5 store (0 for format 4) */
+static double seg_bytes(int apparent) {
+  DIR *d = opendir(g_seg);
+  double t = 0;
+  if (!d) return 0;
+  struct dirent *e;
+  char p[8500];
+  struct stat st;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      snprintf(p, sizeof p, "%s/%s", g_seg, e->d_name);
+      if (stat(p, &st) == 0) t += apparent ? (double)st.st_size : 512.0 * (double)st.st_blocks;
+    }
+  closedir(d);
+  return t;
+}
+
+static int seg_files(void) {
+  DIR *d = opendir(g_seg);
+  int n = 0;
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
 }
 
 static double fs_free(void) {
@@ -63,8 +93,8 @@ static void *sampler(void *arg) {
     if (atomic_load(&g_run)) {
       /* tmp first: a rename between the two stats counts the new file twice
        * (an over-estimate by at most the new data), never misses the copy */
-      double t = blocks(g_tmp), s = blocks(g_store), j = blocks(g_jour);
-      double x = t + s + j - g_base;
+      double t = blocks(g_tmp), s = blocks(g_store), j = blocks(g_jour), g = seg_bytes(0);
+      double x = t + s + j + g - g_base;
       if (x > g_peak) g_peak = x;
       double d = g_fs0 - fs_free();
       if (d > g_fsdrop) g_fsdrop = d;
@@ -140,6 +170,7 @@ int main(int argc, char **argv) {
   snprintf(g_store, sizeof g_store, "%s", path);
   snprintf(g_tmp, sizeof g_tmp, "%s.tmp", path);
   snprintf(g_jour, sizeof g_jour, "%s.journal", path);
+  snprintf(g_seg, sizeof g_seg, "%s.seg", path);
   snprintf(g_dir, sizeof g_dir, "%s", path);
   char *sl = strrchr(g_dir, '/');
   if (sl) *sl = 0; else snprintf(g_dir, sizeof g_dir, ".");
@@ -217,10 +248,10 @@ int main(int argc, char **argv) {
     if (ds_store_sync(s) != DS_OK) return die("sync");
     struct stat st;
     stat(path, &st);
-    double before = (double)st.st_size;
+    double before = (double)st.st_size + seg_bytes(1);
     double jb = blocks(g_jour);
     sync(); /* the fill's dirty pages are not this publish's to write */
-    g_base = blocks(g_store) + jb;
+    g_base = blocks(g_store) + jb + seg_bytes(0);
     g_peak = 0;
     g_fs0 = fs_free();
     g_fsdrop = 0;
@@ -236,8 +267,9 @@ int main(int argc, char **argv) {
     if (rc != DS_OK) return die("publish");
     ds_store_get_stats(s, &b);
     double copy = b.copy_s - a.copy_s, sy = b.sync_s - a.sync_s, tot = p1 - p0;
-    printf("M\t%.0f\t%.4f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\t%.0f\t%ld\n", before, tot, copy,
-           tot - copy - sy, sy, g_peak, g_fsdrop, per_point, g_samples);
+    printf("M\t%.0f\t%.4f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\t%.0f\t%ld\t%d\t%d\n", before, tot, copy,
+           tot - copy - sy, sy, g_peak, g_fsdrop, per_point, g_samples, seg_files() ? 5 : 4,
+           seg_files());
     fflush(stdout);
   }
   atomic_store(&g_stop, 1);

@@ -5,7 +5,12 @@ that `dynsweep verify` flags it and that the readers (ls, status, show,
 export; h5py) either give exactly the original answer or fail -- never
 silently different data.
 
-usage: corrupt_campaign.py DYNSWEEP STORE [--per-region N] [--regions a,b]
+usage: corrupt_campaign.py DYNSWEEP STORE [--per-region N] [--regions a,b] [--segment]
+
+--segment (a format-5 store, docs/store.md "Segments"): the flips go into
+its largest segment file instead of STORE (regions: superblock, segment
+step / value chunks, global heap, metadata); each flip works on a copy of
+STORE and its whole segment directory.
 Prints one line per flip and a table of counts per region; exit 1 if any
 flip was missed (data differ and verify passed) or a reader silently
 returned different data.
@@ -33,7 +38,8 @@ def regions(path):
             reg = ("checkpoint" if name.startswith("checkpoints/") else
                    {"summary": "summary", "grid/axis_values": "grid",
                     "series/index": "series index", "series/step": "series step",
-                    "series/value": "series value"}.get(name))
+                    "series/value": "series value", "step": "segment step",
+                    "value": "segment value"}.get(name))
             if reg is None:
                 return
             if obj.chunks:
@@ -66,7 +72,7 @@ def pick(per_region, regs, size, only):
         if only and name not in only:
             continue
         offs = sorted(set(offs))
-        k = min(per_region * (2 if name in ("metadata", "series value") else 1), len(offs))
+        k = min(per_region * (2 if name in ("metadata", "series value", "segment value") else 1), len(offs))
         for i in range(k):
             flips.append((name, int(offs[int((i + 0.5) * len(offs) / k)]), i % 8))
     return flips
@@ -119,6 +125,18 @@ def readers(dyn, path, npoints):
     return res
 
 
+def largest_segment(store):
+    """(segment directory name, file name) of a format-5 store's largest segment."""
+    with h5py.File(store, "r") as f:
+        g = f["series"]
+        d = g.attrs["segment_dir"]
+        d = d.decode() if isinstance(d, bytes) else str(d)
+        u = f.attrs["store_uuid"]
+        u = u.decode() if isinstance(u, bytes) else str(u)
+        x = max(g.attrs["segments"], key=lambda x: int(x[3]))
+        return d, "%s-%d-%d.h5" % (u, int(x[0]), int(x[1]))
+
+
 def main():
     if sys.argv[1] == "--content":
         print(content(sys.argv[2]))
@@ -128,7 +146,9 @@ def main():
     only = set(sys.argv[sys.argv.index("--regions") + 1].split(",")) if "--regions" in sys.argv else None
     with h5py.File(store, "r") as f:
         npoints = len(f["summary"])
-    regs, size = regions(store)
+    seg = largest_segment(store) if "--segment" in sys.argv else None
+    target = os.path.join(os.path.dirname(os.path.abspath(store)), *seg) if seg else store
+    regs, size = regions(target)
     flips = pick(per, regs, size, only)
     ref_content = content(store)
     ref = readers(dyn, store, npoints)
@@ -136,9 +156,15 @@ def main():
     counts, bad = {}, 0
     try:
         for name, off, bit in flips:
-            p = os.path.join(tmp, "s.h5")
+            p = os.path.join(tmp, os.path.basename(store) if seg else "s.h5")
             shutil.copyfile(store, p)
-            with open(p, "r+b") as fh:
+            q = p
+            if seg:  # the store and its segments; the flip in the segment
+                shutil.rmtree(os.path.join(tmp, seg[0]), ignore_errors=True)
+                shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(store)), seg[0]),
+                                os.path.join(tmp, seg[0]))
+                q = os.path.join(tmp, *seg)
+            with open(q, "r+b") as fh:
                 fh.seek(off)
                 b = fh.read(1)[0]
                 fh.seek(off)

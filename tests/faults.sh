@@ -19,21 +19,29 @@ can_mount=0
 mkdir -p "$T/probe"
 if mount -t tmpfs -o size=64k tmpfs "$T/probe" 2>/dev/null; then can_mount=1; umount "$T/probe"; fi
 
+# after_fault WHAT STORE PATTERN: the run before (exit code in $rc) failed
+# with one clear error matching PATTERN; what it published (if anything)
+# opens with h5dump, ls and verify, and holds every finished point complete
+after_fault() {
+  local st=$2
+  check "$1: non-zero exit (got $rc)" test "$rc" -ne 0 -a "$rc" -ne 3
+  msg=$(one_error || true)
+  echo "  message: $msg"
+  check "... one clear error: $3" bash -c 'echo "$0" | grep -qE "$1"' "$msg" "$3"
+  if [ -e "$st" ]; then
+    check "... store opens with h5dump" bash -c "h5dump -H '$st' >/dev/null"
+    check "... ls works, verify passes" bash -c "'$DYNSWEEP' ls '$st' >/dev/null && '$DYNSWEEP' verify '$st' >/dev/null"
+    check "... finished points complete" deep_check "$st" "$T/ref.h5"
+  fi
+}
+
 # ---- disk full: a 1 MiB tmpfs -------------------------------------------------
 if [ "$can_mount" = 1 ]; then
   mkdir -p "$T/full"
   mount -t tmpfs -o size=1m tmpfs "$T/full" && mounted+=("$T/full")
   rc=$(code drun 2 "$sweep" -o "$T/full/s.h5" -q --publish-every 0.3)
-  check "disk full (tmpfs): non-zero exit (got $rc)" test "$rc" -ne 0 -a "$rc" -ne 3
-  msg=$(one_error || true)
-  echo "  message: $msg"
-  check "... one clear error: no space left" bash -c "echo '$msg' | grep -q 'No space left on device'"
+  after_fault "disk full (tmpfs)" "$T/full/s.h5" "No space left on device"
   check "... the message says the store is intact / how to resume" bash -c "echo '$msg' | grep -qE 'intact|keeps its last published state'"
-  if [ -e "$T/full/s.h5" ]; then
-    check "... store opens with h5dump" bash -c "h5dump -H '$T/full/s.h5' >/dev/null"
-    check "... ls works" bash -c "'$DYNSWEEP' ls '$T/full/s.h5' >/dev/null"
-    check "... finished points complete" deep_check "$T/full/s.h5" "$T/ref.h5"
-  fi
   mount -o remount,size=64m "$T/full"
   check "... after making room, the run resumes and completes" test "$(code drun 2 "$sweep" -o "$T/full/s.h5" -q)" -eq 0
   check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/full/s.h5"
@@ -46,14 +54,7 @@ fi
 # TCP instead of shared memory between the ranks for the same reason)
 rc=$(code mpirun --oversubscribe --mca btl self,tcp -n 2 bash -c \
   "ulimit -f 400; exec '$DYNSWEEP' run '$sweep' -o '$T/lim.h5' -q --publish-every 0.3")
-check "file size limit: non-zero exit (got $rc)" test "$rc" -ne 0 -a "$rc" -ne 3
-msg=$(one_error || true)
-echo "  message: $msg"
-check "... one clear error: file too large" bash -c "echo '$msg' | grep -q 'File too large'"
-if [ -e "$T/lim.h5" ]; then
-  check "... store opens with h5dump" bash -c "h5dump -H '$T/lim.h5' >/dev/null"
-  check "... finished points complete" deep_check "$T/lim.h5" "$T/ref.h5"
-fi
+after_fault "file size limit" "$T/lim.h5" "File too large"
 check "... without the limit the run resumes and completes" test "$(code drun 2 "$sweep" -o "$T/lim.h5" -q)" -eq 0
 check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/lim.h5"
 
@@ -196,4 +197,31 @@ check "diverging points recorded as diverged ($ndiv), the others done ($ndone)" 
 p=$(awk '$7 == "diverged" {print $1; exit}' "$T/ls")
 "$DYNSWEEP" show "$T/ref.h5" "$p" --series loss >"$T/show"
 check "... with the reason (point $p)" grep -q "diverged, .*loss above train.diverge_above at step" "$T/show"
+# ---- format 5 (segment files): disk full and file size limit while segments are written ----
+# A publish every 0.05 s and a small merge cap (DYNSWEEP_SEG_CAP), so the
+# fault hits segment writes and merges; nothing half-written is left: after
+# the resume the store verifies and holds no segment file it does not list.
+seg5=(env DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=150000)
+seg_garbage() { "$PY" "$DS_SRC/tests/seg_files.py" "$1" | awk '{print $3}'; }
+if [ "$can_mount" = 1 ]; then
+  mkdir -p "$T/full5"
+  mount -t tmpfs -o size=1m tmpfs "$T/full5" && mounted+=("$T/full5")
+  rc=$(code "${seg5[@]}" mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/full5/s.h5" -q --publish-every 0.05)
+  after_fault "format 5, disk full (tmpfs)" "$T/full5/s.h5" "keeps its last published state.*No space left on device"
+  mount -o remount,size=64m "$T/full5"
+  check "... after making room, the run resumes and completes" \
+    test "$(code "${seg5[@]}" mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/full5/s.h5" -q)" -eq 0
+  check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/full5/s.h5"
+  [ "$HAVE_H5PY" = 1 ] && check "... no unlisted segment file left" test "$(seg_garbage "$T/full5/s.h5")" = 0
+fi
+# (a merge cap of 1 MB, so merged segments outgrow the 350 KiB limit; the top
+# file stays far below it)
+rc=$(code "${seg5[@]}" DYNSWEEP_SEG_CAP=1000000 mpirun --oversubscribe --mca btl self,tcp -n 2 bash -c \
+  "ulimit -f 350; exec '$DYNSWEEP' run '$sweep' -o '$T/lim5.h5' -q --publish-every 0.05")
+after_fault "format 5, file size limit" "$T/lim5.h5" "keeps its last published state.*lim5.h5.seg/.*File too large"
+check "... without the limit the run resumes and completes" \
+  test "$(code "${seg5[@]}" mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$sweep" -o "$T/lim5.h5" -q)" -eq 0
+check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/lim5.h5"
+[ "$HAVE_H5PY" = 1 ] && check "... no unlisted segment file left" test "$(seg_garbage "$T/lim5.h5")" = 0
+
 report

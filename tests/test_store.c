@@ -235,7 +235,8 @@ static void test_roundtrip(const char *path) {
 
   char buf[256];
   struct { const char *name, *want; } attrs[] = {
-      {"format", "dynsweep-store"}, {"format_version", "4"}, {"sweep_name", "test-sweep"},
+      {"format", "dynsweep-store"}, {"format_version", getenv("DYNSWEEP_STORE_SEGMENTS") ? "5" : "4"},
+      {"sweep_name", "test-sweep"},
       {"sweep_hash", "0123456789abcdef"}, {"hosts", "node1,node2"}, {"nranks", "4"},
       {"start_time", "2024-01-02T03:04:05Z"}, {"end_time", "2024-01-02T04:00:00Z"},
       {"blas_kernel", "Haswell"},
@@ -633,6 +634,21 @@ int main(int argc, char **argv) {
   test_size(dir);
   test_journal(dir);
   if (argc <= 1) unlink(path);
+  /* format 5 (segment files, a merge cap small enough to merge here): the
+   * round trip (several publishes, a rewritten point) and the journal replays */
+  char dir5[4200], path5[4300], cmd[4400];
+  snprintf(dir5, sizeof dir5, "%s/f5", dir);
+  snprintf(path5, sizeof path5, "%s/store.h5", dir5);
+  if (mkdir(dir5, 0755) == 0) {
+    setenv("DYNSWEEP_STORE_SEGMENTS", "1", 1);
+    setenv("DYNSWEEP_SEG_CAP", "4000", 1);
+    test_roundtrip(path5);
+    test_journal(dir5);
+    unsetenv("DYNSWEEP_STORE_SEGMENTS");
+    unsetenv("DYNSWEEP_SEG_CAP");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir5);
+    CHECK(system(cmd) == 0, "remove %s", dir5);
+  }
   rmdir(dir);
   return ds_check_report("test_store");
 }

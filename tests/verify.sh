@@ -153,4 +153,64 @@ check "verify: foreign journal is a warning" test "$(code "$D" verify "$T/f.h5")
 check "... says it belongs to another store" grep -q "^warning: .*f.h5.journal belongs to another store" "$T/out"
 resumed f "ignoring .*f.h5.journal (it belongs to another store): its [0-9]* record(s), of points 0.* are not applied; kept as .*f.h5.journal.ignored"
 check "... the copy is kept" test -s "$T/f.h5.journal.ignored"
+# ---- format 5: segment files (docs/store.md, "Segments") -----------------------------
+# A VDS whose source file is missing reads fill values without an error: the
+# readers check every segment at open. Many publishes, a small merge cap.
+seg_env=(env DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=60000)
+"${seg_env[@]}" mpirun --oversubscribe -n 2 "$D" run "$small" -o "$T/v5.h5" -q --publish-every 0.01
+nseg=$(ls "$T/v5.h5.seg" | wc -l)
+check "format 5: store written with $nseg segment file(s) (>= 2)" test "$nseg" -ge 2
+check "format 5: verify passes (exit 0)" test "$(code "$D" verify "$T/v5.h5")" -eq 0
+check "format 5: the same points as format 4, bit for bit" same_points "$T/s.h5" "$T/v5.h5"
+# readers while a format-5 sweep publishes (and merges) every 0.05 s: ls and
+# the h5py reader never fail, and every finished point is complete
+start_bg "$T/live.log" -n 3 env DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=60000 \
+  "$D" run "$DS_SRC/tests/sweeps/durability.yaml" -o "$T/live.h5" -q --publish-every 0.05
+live_ok=0 live_bad=0
+while bg_running; do
+  [ -e "$T/live.h5" ] || { sleep 0.05; continue; }
+  if "$D" ls "$T/live.h5" >/dev/null 2>>"$T/live.err" && deep_check "$T/live.h5" >>"$T/live.err" 2>&1; then
+    live_ok=$((live_ok + 1)); else live_bad=$((live_bad + 1)); fi
+done
+wait_bg
+check "format 5: readers during the run: $live_ok reads ok, $live_bad failed (run exit $RC)" \
+  test "$live_bad" = 0 -a "$RC" = 0 -a "$live_ok" -ge 1
+[ "$live_bad" = 0 ] || tail -5 "$T/live.err" >&2
+mkdir -p "$T/moved" && cp -r "$T/v5.h5" "$T/v5.h5.seg" "$T/moved/"
+check "format 5: a copy of STORE + STORE.seg/ elsewhere verifies, from another cwd" \
+  bash -c "cd / && '$D' verify '$T/moved/v5.h5' >/dev/null"
+check "... h5dump reads /series/value through the VDS from another cwd" \
+  bash -c "cd / && h5dump -d /series/value -c 2 '$T/moved/v5.h5' | grep -q '(0): [0-9]'"
+check "... h5py reads every point equal to the original" same_points "$T/s.h5" "$T/moved/v5.h5"
+seg1=$("$PY" "$DS_SRC/tests/seg_files.py" --listed "$T/moved/v5.h5" | tail -1)
+mv "$T/moved/v5.h5.seg/$seg1" "$T/moved/$seg1"
+check "missing segment: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the segment and saying it is missing" grep -q "segment [0-9]* of .*$seg1: No such file" "$T/out"
+check "... ls exits 1" test "$(code "$D" ls "$T/moved/v5.h5")" -eq 1
+check "... show exits 1, naming the segment" bash -c "[ \$(cd / && '$D' show '$T/moved/v5.h5' 0 >/dev/null 2>'$T/err'; echo \$?) = 1 ] && grep -q 'is missing or damaged' '$T/err'"
+check "... the h5py reader (dynsweep.store) refuses too" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >'$T/out' 2>&1 && grep -q 'StoreError: .*is missing or damaged' '$T/out'"
+# a foreign segment under the right name: another format-5 store's
+"${seg_env[@]}" mpirun --oversubscribe -n 1 "$D" run "$small" -o "$T/w5.h5" -q --publish-every 0.01
+cp "$(ls -S "$T"/w5.h5.seg/*.h5 | head -1)" "$T/moved/v5.h5.seg/$seg1"
+check "foreign segment: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... saying what was found and what was expected" grep -q "found format \"dynsweep-segment\", store [0-9a-f]*.*expected a dynsweep-segment of store" "$T/out"
+check "... the h5py reader refuses too" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >/dev/null 2>&1"
+mv "$T/moved/$seg1" "$T/moved/v5.h5.seg/$seg1"
+check "segment back: verify passes" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 0
+# the campaign over a segment file (2 flips per region: superblock, step and
+# value chunks, global heap, metadata of the largest segment)
+rc=0
+"$PY" "$DS_SRC/tests/corrupt_campaign.py" "$D" "$T/v5.h5" --per-region 2 --segment >"$T/campaign5.txt" 2>&1 || rc=$?
+sed -n '/^region/,$p' "$T/campaign5.txt"
+check "segment campaign: every flip detected or harmless, no reader silently wrong" test "$rc" -eq 0 ||
+  grep -E "MISSED|SILENTLY" "$T/campaign5.txt" >&2
+# a flipped bit in a segment's /value chunk: Fletcher32, through the VDS
+big=$("$PY" "$DS_SRC/tests/seg_files.py" --listed "$T/moved/v5.h5" | head -1)
+flip "$T/moved/v5.h5.seg/$big" "$(chunk_off "$T/moved/v5.h5.seg/$big" value 0)" 3
+check "damaged segment chunk: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the points and the checksum" grep -q "^damaged: point.*Fletcher32" "$T/out"
+check "... h5py fails on it (no silent data)" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >/dev/null 2>&1"
+truncate -s 2000 "$T/moved/v5.h5.seg/$big"
+check "truncated segment: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... cannot open it as HDF5" grep -q "cannot open it as HDF5" "$T/out"
 report

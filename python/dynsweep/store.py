@@ -40,8 +40,10 @@ except ImportError:  # pragma: no cover - decoding falls back to numeric codes
 
 # 1: docs/store.md as first written; 2: the crash-safe store (same layout plus run
 # bookkeeping attributes and /checkpoints); 3: the series of all points in
-# sweep-wide tables under /series instead of one group per point under /points.
-KNOWN_FORMAT_VERSIONS = (1, 2, 3, 4)
+# sweep-wide tables under /series instead of one group per point under /points;
+# 4: checksums and digests; 5: /series/step and value are virtual datasets over
+# segment files in a directory next to the store (check_segments).
+KNOWN_FORMAT_VERSIONS = (1, 2, 3, 4, 5)
 STATUS_NAMES = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
 STATUS_CODES = {v: k for k, v in STATUS_NAMES.items()}
 ALIASES = {"width": "model.width", "depth": "model.depth", "lr": "optimizer.lr",
@@ -60,6 +62,7 @@ class _Series3:
 
     def __init__(self, f):
         g = f["series"]
+        check_segments(f)
         self.names = [_s(x) for x in g["names"].asstr()[...]]
         self.units = [_s(x) for x in g["units"].asstr()[...]]
         self.defs = [_s(x) for x in g["definitions"].asstr()[...]]
@@ -89,6 +92,43 @@ class _Series3:
                 val = val.reshape(n, nc)
             out.append((self.names[k], self.units[k], self.defs[k], step, val))
         return out
+
+
+def check_segments(f):
+    """Format 5: every segment file /series lists exists next to the store, belongs to it
+    and has the listed sizes, and /series/step and value map exactly those (a VDS whose
+    source is missing reads fill values without an error). Raises StoreError."""
+    if int(_s(f.attrs.get("format_version", 0))) < 5:
+        return
+    g = f["series"]
+    segdir = _s(g.attrs["segment_dir"])
+    segs = g.attrs["segments"] if "segments" in g.attrs else np.zeros((0, 4), np.int64)
+    uuid = _s(f.attrs["store_uuid"])
+    top = os.path.dirname(os.path.abspath(f.filename))
+    names = ["%s-%d-%d.h5" % (uuid, int(x[0]), int(x[1])) for x in segs]
+    for dname, col in (("step", 2), ("value", 3)):
+        d = g[dname]
+        srcs = d.virtual_sources() if d.is_virtual else []
+        got = [(s.file_name, s.dset_name) for s in srcs]
+        want = [(segdir + "/" + n, dname) for n in names]
+        if got != want:
+            raise StoreError("%s: /series/%s maps %s, /series lists %s (damaged?)"
+                             % (f.filename, dname, got, want))
+    for x, n in zip(segs, names):
+        p = os.path.join(top, segdir, n)
+        try:
+            with h5py.File(p, "r") as s:
+                ok = (_s(s.attrs.get("format", "")) == "dynsweep-segment"
+                      and _s(s.attrs.get("store_uuid", "")) == uuid
+                      and int(s.attrs.get("generation", -1)) == int(x[0])
+                      and int(s.attrs.get("k", -1)) == int(x[1])
+                      and s["step"].shape == (int(x[2]),) and s["value"].shape == (int(x[3]),))
+        except (OSError, KeyError) as e:
+            raise StoreError("%s: segment %s is missing or damaged: %s; a store is the file plus its "
+                             "directory %s/ (copy or move both)" % (f.filename, p, e, segdir))
+        if not ok:
+            raise StoreError("%s: segment %s does not belong to this store or has other sizes "
+                             "than /series lists" % (f.filename, p))
 
 
 def read_points(f, ids=None, names=None):
@@ -182,7 +222,7 @@ class Store:
                 raise StoreError("%s: not a dynsweep store (format attribute %r)" % (self.path, fmt))
             ver = int(_s(f.attrs.get("format_version", 0)))
             if ver not in KNOWN_FORMAT_VERSIONS:
-                raise StoreError("%s: store format_version %d is not known (this reader: 1-4)"
+                raise StoreError("%s: store format_version %d is not known (this reader: 1-5)"
                                  % (self.path, ver))
             attrs = {k: _s(v) for k, v in f.attrs.items()}
             text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""

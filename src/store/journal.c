@@ -86,11 +86,18 @@ int ds_journal_reset(ds_store *s) {
     return ds_fail(DS_EIO, "%s: cannot reset the journal: %s", s->jpath, strerror(errno));
   s->jend = DS_JOURNAL_HDR;
   s->jrecs = 0;
+  s->jtop = 0;
   s->jsync = 0;
   return DS_OK;
 }
 
 /* ---- records ------------------------------------------------------------- */
+
+/* What a record adds to the top file of a format-5 store (its series go to a
+ * segment): the row, a checkpoint, a generous share for index rows. */
+int64_t ds_journal_top_bytes(uint32_t type, size_t alen, size_t blen) {
+  return (int64_t)alen + (type == DS_JR_RESULT ? (int64_t)blen / 16 + 4096 : (int64_t)blen);
+}
 
 int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, const void *b,
                       size_t blen) {
@@ -137,6 +144,7 @@ int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, co
   }
   s->jend += (int64_t)total;
   s->jrecs++;
+  s->jtop += ds_journal_top_bytes(type, alen, blen);
   s->jsync = 1;
   s->st.journal_bytes += (double)total;
   s->st.journal_records++;

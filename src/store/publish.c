@@ -65,7 +65,7 @@ static void ds_store_sync_dir(const char *path) {
 /* fsync a file HDF5 has closed; first give back the blocks ds_store_reserve
  * allocated past its end (fallocate KEEP_SIZE space stays allocated until the
  * file is truncated: a finished 34.5 MB store took 55.5 MB of disk). */
-static int ds_store_fsync_path(const char *path) {
+int ds_store_fsync_path(const char *path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st;
@@ -141,7 +141,7 @@ done:
  * claimed before HDF5 writes anything: bytes = a generous estimate of the
  * final file size. A file size limit (ulimit -f) that is too small and a
  * file system without room are reported here, cleanly. */
-static int ds_store_reserve(const char *tmp, double bytes) {
+int ds_store_reserve(const char *tmp, double bytes) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur)
     return ds_fail(DS_EIO, "%s: File too large: publishing needs about %.0f bytes but the file size "
@@ -203,6 +203,8 @@ static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
   if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
+  size_t head = type == DS_JR_CKPT || len < sizeof r ? 0 : sizeof r;
+  s->jtop += ds_journal_top_bytes(type, head, len - head);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
   memcpy(&r, p, sizeof r);
   r.reason[sizeof r.reason - 1] = 0;
@@ -297,8 +299,9 @@ int ds_store_publish(ds_store *s, int force) {
   s->ext_old_np = old_np;
   int rc = ds_store_copy(s->path, s->tmppath);
   struct stat pst;
+  /* format 5: the records' series go to a segment (reserved by segments.c) */
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
-                2.0 * (double)(s->jend - DS_JOURNAL_HDR) + 262144.0;
+                2.0 * (double)(s->segmented ? s->jtop : s->jend - DS_JOURNAL_HDR) + 262144.0;
   need += ds_map_reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
@@ -309,6 +312,7 @@ int ds_store_publish(ds_store *s, int force) {
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
     unlink(s->tmppath);
+    ds_seg_abort(s);
     ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
                    "the journal keeps the rest", s->path);
     s->npoints = old_np;
@@ -317,6 +321,7 @@ int ds_store_publish(ds_store *s, int force) {
     return rc;
   }
   s->gen++;
+  if (s->segmented) ds_seg_committed(s);
   s->attrs_dirty = 0;
   s->dirty_lo = s->dirty_hi = 0;
   DS_TRY(ds_journal_reset(s));
@@ -328,7 +333,10 @@ int ds_store_publish(ds_store *s, int force) {
   s->st.publish_s += cost;
   s->st.last_publish_s = cost;
   if (stat(s->path, &st) == 0) s->st.file_bytes = (double)st.st_size;
-  double gap = 100 * cost > s->publish_every ? 100 * cost : s->publish_every;
+  /* DYNSWEEP_PUBLISH_FACTOR (tests: 0 publishes every --publish-every) */
+  const char *fe = getenv("DYNSWEEP_PUBLISH_FACTOR");
+  double factor = fe && fe[0] ? atof(fe) : 100.0;
+  double gap = factor * cost > s->publish_every ? factor * cost : s->publish_every;
   s->next_publish = ds_now() + gap;
   return DS_OK;
 }
@@ -427,6 +435,7 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     return rc;
   }
   s->map = map;
+  s->segmented = !map && ds_seg_wanted();
   rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
@@ -455,6 +464,11 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     ds_store_close_tmp(s);
     unlink(s->tmppath);
     if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
+    if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
+      char d[8300];
+      snprintf(d, sizeof d, "%s/%s", s->topdir, s->segdir);
+      rmdir(d);
+    }
     ds_store_release(s);
     return rc;
   }
@@ -504,6 +518,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     return rc;
   }
   unlink(s->tmppath); /* left by a writer killed while publishing */
+  ds_seg_gc(s);       /* and its segment files */
   ds_journal_hdr h;
   struct stat st;
   int valid = ds_journal_read_hdr(s->jfd, &h) == 0;

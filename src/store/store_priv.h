@@ -9,7 +9,10 @@
 #include "dynsweep/store.h"
 
 #define DS_STORE_FORMAT "dynsweep-store"
-#define DS_STORE_FORMAT_VERSION 4
+#define DS_STORE_FORMAT_VERSION 5
+/* version 5: /series/step and value are virtual datasets over segment files
+ * in STORE.seg/ (segments.c); written when DYNSWEEP_STORE_SEGMENTS is set,
+ * else new stores are version 4 */
 /* Oldest format this dynsweep reads (read-only; resuming needs version 3). */
 #define DS_STORE_FORMAT_READ_MIN 1
 #define DS_STORE_FORMAT_RESUME_MIN 3
@@ -25,6 +28,10 @@ typedef struct {
   int64_t value_start; /* first value in /series/value (n * ncols values, row-major) */
 } ds_store_idx;
 #define DS_STORE_REASON_LEN 96
+
+typedef struct {
+  int64_t gen, k, nstep, nval; /* segment <uuid>-<gen>-<k>.h5: its records */
+} ds_seg;
 
 /* A reader has the file open read-only in file/summary/points. A writer
  * (writable = 1) has the *published* file open read-only there between
@@ -55,6 +62,7 @@ struct ds_store {
   int64_t gen;               /* generation of the published file */
   int64_t jend;              /* logical end of the journal (bytes) */
   int64_t jrecs;             /* records since the last publish */
+  int64_t jtop;              /* format 5: what they add to the top file (ds_journal_top_bytes) */
   int jsync;                 /* appended since the last fsync */
   double last_sync;          /* ds_now() of the last journal fsync (group commit) */
   /* the group commit's fdatasync runs on a thread of its own (publish.c), so
@@ -84,6 +92,15 @@ struct ds_store {
   const ds_store_meta *ext_meta;   /* extension being published */
   const ds_summary_row *ext_rows;
   ds_store_stats st;
+  /* format 5 (segments.c): /series/step and value over segment files */
+  int segmented;
+  char *topdir, *segdir;     /* STORE's directory; the segment directory's name in it */
+  ds_seg *segs, *ret;        /* segments of the open file, and those its publish retired */
+  int64_t nseg, nretired;
+  hid_t *segf;               /* the open segment files (reader check) */
+  int64_t nsegf;
+  ds_seg *nsegs, *nret, *made; /* publish in progress: new list, newly retired, files made */
+  int64_t nnseg, nnret, nmade;
   /* map stores (map.c): NULL for a row store */
   struct ds_map_state *map;
 };
@@ -107,6 +124,22 @@ int ds_store_check_meta(const char *path, const ds_store_meta *m, const ds_summa
 int ds_store_check_point(ds_store *s, const ds_summary_row *row, const ds_traj *traj);
 hid_t ds_store_fcpl(void); /* persistent free-space tracking */
 double ds_store_unix_now(void);
+
+/* segments.c (format 5) */
+int ds_seg_wanted(void);   /* DYNSWEEP_STORE_SEGMENTS set: new stores are format 5 */
+int ds_seg_set_dirs(ds_store *s, const char *segdir);
+int ds_seg_create(ds_store *s);
+int ds_seg_load(ds_store *s);  /* every open of a format-5 file: list + checks */
+void ds_seg_close(ds_store *s);
+void ds_seg_free(ds_store *s);
+int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double *val, int64_t nval);
+int ds_seg_publish_none(ds_store *s);
+void ds_seg_abort(ds_store *s);
+void ds_seg_committed(ds_store *s);
+void ds_seg_gc(ds_store *s);
+/* publish.c helpers shared with segments.c */
+int ds_store_reserve(const char *path, double bytes);
+int ds_store_fsync_path(const char *path);
 
 /* store_read.c */
 int ds_store_open_checked(const char *path, ds_store **out, int check_digests);
@@ -154,6 +187,7 @@ typedef struct {
 } ds_journal_hdr;
 /* Reads and checks the header of an open journal; -1 if invalid/short. */
 int ds_journal_read_hdr(int fd, ds_journal_hdr *h);
+int64_t ds_journal_top_bytes(uint32_t type, size_t alen, size_t blen);
 /* Truncates the journal to a new header (fsync'ed). */
 int ds_journal_reset(ds_store *s);
 /* Appends one record at s->jend (two buffers: a + b), no fsync. */

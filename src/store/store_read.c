@@ -100,6 +100,7 @@ static int ds_store_open_layout(ds_store *s, int tolerant) {
   if (s->version >= 3) {
     s->series = H5Gopen2(s->file, "series", H5P_DEFAULT);
     if (s->series < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /series");
+    DS_TRY(ds_seg_load(s));
   } else {
     s->points = H5Gopen2(s->file, "points", H5P_DEFAULT);
     if (s->points < 0) return ds_store_h5fail(DS_EINPUT, s->path, "store has no /points");
@@ -127,6 +128,7 @@ int ds_store_open_handles(ds_store *s) {
 }
 
 void ds_store_close_handles(ds_store *s) {
+  ds_seg_close(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);

@@ -23,7 +23,7 @@ static int ds_store_write_root_attrs(ds_store *s, const ds_store_meta *m) {
   snprintf(hash, sizeof hash, "%016" PRIx64, m->sweep_hash);
   hid_t f = s->file;
   if (ds_store_put_str(f, "format", DS_STORE_FORMAT) < 0 ||
-      ds_store_put_i32(f, "format_version", DS_STORE_FORMAT_VERSION) < 0 ||
+      ds_store_put_i32(f, "format_version", s->segmented ? 5 : 4) < 0 ||
       ds_store_put_str(f, "dynsweep_version", ds_store_nz(m->dynsweep_version)) < 0 ||
       ds_store_put_str(f, "sweep_name", ds_store_nz(m->sweep_name)) < 0 ||
       ds_store_put_str(f, "sweep_hash", hash) < 0 ||
@@ -248,8 +248,9 @@ int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary
   DS_TRY(ds_store_write_sweep(s, m, 0));
   DS_TRY(ds_store_write_grid(s, m, 0));
   DS_TRY(ds_store_write_summary(s, rows));
-  s->version = DS_STORE_FORMAT_VERSION;
+  s->version = s->segmented ? 5 : 4;
   DS_TRY(ds_store_create_series(s));
+  if (s->segmented) DS_TRY(ds_seg_create(s));
   hid_t c = H5Gcreate2(s->file, "checkpoints", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (c < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /checkpoints");
   H5Gclose(c);
@@ -611,10 +612,24 @@ int ds_store_h5_end(ds_store *s) {
            ds_store_write_strs_dset(s->series, ds_store_series_dsets[i], (const char *const *)kv[i],
                                     b->nk) >= 0;
     }
-    ok = ok &&
-         ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
-         ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0 &&
-         ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
+    int rc = DS_OK;
+    if (ok && s->segmented) { /* format 5: a new segment, the VDS anew */
+      for (int i = 4; i < 6; i++) {
+        H5Dclose(b->d[i]);
+        b->d[i] = -1;
+      }
+      rc = b->nstep > 0 ? ds_seg_publish(s, b->step, b->nstep, b->val, b->nval) : ds_seg_publish_none(s);
+    } else if (ok) {
+      ok = ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
+           ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0;
+    }
+    if (rc != DS_OK) {
+      H5Tclose(str);
+      H5Tclose(it);
+      ds_store_h5_abort(s);
+      return rc;
+    }
+    ok = ok && ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
     if (str >= 0) H5Tclose(str);
     if (it >= 0) H5Tclose(it);
     ds_store_h5_abort(s);
@@ -718,6 +733,7 @@ int ds_store_release(ds_store *s) {
   ds_store_h5_abort(s);
   ds_store_drop_cache(s);
   ds_map_free(s);
+  ds_seg_free(s);
   free(s->written);
   if (s->row_mem >= 0) H5Tclose(s->row_mem);
   if (s->file >= 0) bad = H5Fclose(s->file) < 0;
