@@ -307,8 +307,9 @@ static int cmd_plan(int argc, char **argv) {
     printf(" %10.4g %8.3g\n", p.cost * 1e-9, est.sec[i]);
   }
   if (!all && n > 41) printf("... (%lld more; --all lists every point)\n", (long long)(n - 41));
-  printf("total: %lld points, %.4g GFLOP, store about %.3g MB\n", (long long)n, total * 1e-9,
-         bytes * 1e-6);
+  printf("total: %lld points, %.4g GFLOP, store about %.3g MB (%s)\n", (long long)n, total * 1e-9,
+         bytes * 1e-6, bytes >= DS_STORE_SEGMENTS_BYTES ? "STORE plus segment files in STORE.seg/"
+                                                        : "one file");
   ds_estimate_print(stdout, &est, &pr);
   ds_estimate_free(&est);
   char hb[32];

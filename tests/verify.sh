@@ -213,4 +213,31 @@ check "... h5py fails on it (no silent data)" bash -c "! '$PY' '$DS_SRC/tests/st
 truncate -s 2000 "$T/moved/v5.h5.seg/$big"
 check "truncated segment: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
 check "... cannot open it as HDF5" grep -q "cannot open it as HDF5" "$T/out"
+# ---- the layout follows the plan: a store estimated at >= 256 MB gets
+# segments (format 5), a smaller one stays one file (format 4); the
+# environment's DYNSWEEP_STORE_SEGMENTS=0/1 overrides. The big sweep (400
+# points of 1.28 MB: 512 MB planned) is drained as soon as its store exists.
+sed 's/^name: .*/name: layout/' "$DS_SRC/bench/sweeps/long_series.yaml" > "$T/big.yaml"
+fmt() { h5dump -a format_version "$1" 2>/dev/null | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
+layout_run() { # STORE [env...]: start, drain once STORE exists; the exit code in RC
+  rm -rf "$1" "$1".*
+  start_bg "$T/layout.log" -n 2 env "${@:2}" "$D" run "$T/big.yaml" -o "$1" -q
+  for i in $(seq 1 600); do [ -e "$1" ] && break; bg_running || break; sleep 0.05; done
+  kill -USR1 "$SID" 2>/dev/null || true
+  for i in $(seq 1 600); do bg_running || break; sleep 0.1; done
+  bg_running && kill_session "$SID"
+  wait_bg
+}
+check "plan says a 512 MB store gets segment files" bash -c "'$D' plan '$T/big.yaml' | grep -q 'store about 512 MB (STORE plus segment files in STORE.seg/)'"
+layout_run "$T/auto.h5"
+check "512 MB planned: format $(fmt "$T/auto.h5") with STORE.seg/ (drained, exit $RC)" \
+  bash -c "[ '$(fmt "$T/auto.h5")' = 5 ] && [ -d '$T/auto.h5.seg' ] && [ $RC = 3 ]"
+check "... and it verifies" "$D" verify "$T/auto.h5"
+layout_run "$T/off.h5" DYNSWEEP_STORE_SEGMENTS=0
+check "... DYNSWEEP_STORE_SEGMENTS=0: one file, format $(fmt "$T/off.h5")" \
+  bash -c "[ '$(fmt "$T/off.h5")' = 4 ] && [ ! -e '$T/off.h5.seg' ]"
+rm -rf "$T/small5.h5"*
+drun 2 "$DS_SRC/tests/sweeps/small.yaml" -o "$T/small5.h5" -q
+check "a small sweep stays one file (format $(fmt "$T/small5.h5"))" \
+  bash -c "[ '$(fmt "$T/small5.h5")' = 4 ] && [ ! -e '$T/small5.h5.seg' ]"
 report

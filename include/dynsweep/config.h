@@ -297,6 +297,7 @@ typedef struct {
   int refine_levels;    /* grid.refine.levels: 0 = dense; else the refined axes hold the
                            full-resolution values ((num - 1) * 2^levels + 1 of them) */
   int refine_axes[2];   /* grid.refine.axes: the two refined axes (indices into axes) */
+  double store_bytes;   /* issue 14: the store's estimated size (row sweeps; 0 for maps) */
 } ds_sweep;
 
 typedef struct {

@@ -71,7 +71,17 @@ typedef struct {
   /* issue 11: the input files ("PATH\tSIZE\tHASH" lines) and their hash
    * (16 hex digits), root attributes inputs / inputs_hash; NULL = none */
   const char *inputs, *inputs_hash;
+  /* issue 14: 1 = trajectories in segment files (format 5, STORE.seg/: a
+   * publish costs what is new), 0 = one file (format 4: a publish copies the
+   * store); the environment's DYNSWEEP_STORE_SEGMENTS=1/0 overrides it */
+  int segments;
 } ds_store_meta;
+
+/* A row sweep whose store is estimated (plan) at this size or more gets the
+ * segment layout (format 5); smaller ones stay one file (format 4), which a
+ * user copies as one file and whose publish copy is cheap at that size
+ * (docs/store.md, "Segments (format 5)"). */
+#define DS_STORE_SEGMENTS_BYTES (256.0 * 1048576)
 
 typedef struct ds_store ds_store; /* opaque */
 

@@ -1498,6 +1498,7 @@ static int sw_check_points(sw_ctx *x) {
     DS_TRY(sw_check_combo(x, idx, &c));
     bytes += ds_point_store_bytes(&c) * s->replicas;
   }
+  s->store_bytes = bytes;
   if (bytes > SW_STORE_LIMIT)
     return sw_err(x, line, col,
                   "grid too large for the store: estimated %.1f GiB (limit 64 GiB); record fewer "

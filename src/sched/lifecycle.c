@@ -60,7 +60,8 @@ static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
       .library_versions = s->o->library_versions ? s->o->library_versions : "",
       .hosts = hosts, .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks,
       .naxes = na, .axis_names = names, .axis_paths = paths, .npoints = s->n,
-      .point_axis_vals = vals, .inputs = inputs, .inputs_hash = inputs ? ihash : NULL};
+      .point_axis_vals = vals, .inputs = inputs, .inputs_hash = inputs ? ihash : NULL,
+      .segments = sw->store_bytes >= DS_STORE_SEGMENTS_BYTES};
   if (rc == DS_OK && !s->store) rc = ds_store_create(s->o->store_path, &m, s->rows, &s->store);
   else if (rc == DS_OK) rc = ds_store_extend(s->store, &m, s->rows);
   free(names);

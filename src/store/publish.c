@@ -435,7 +435,7 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     return rc;
   }
   s->map = map;
-  s->segmented = !map && ds_seg_wanted();
+  s->segmented = !map && ds_seg_wanted(meta->segments);
   rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);

@@ -40,9 +40,10 @@
 #define DS_SEG_CAP_FRAC 0.04
 #define DS_SEG_BLOCK (1 << 20) /* elements per read/write of a merge */
 
-int ds_seg_wanted(void) {
+int ds_seg_wanted(int dflt) {
   const char *e = getenv("DYNSWEEP_STORE_SEGMENTS");
-  return e && e[0] && strcmp(e, "0") != 0;
+  if (!e || !e[0]) return dflt != 0;
+  return strcmp(e, "0") != 0;
 }
 
 static double ds_seg_bytes(const ds_seg *g) { return 8.0 * (double)(g->nstep + g->nval); }

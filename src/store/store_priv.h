@@ -126,7 +126,7 @@ hid_t ds_store_fcpl(void); /* persistent free-space tracking */
 double ds_store_unix_now(void);
 
 /* segments.c (format 5) */
-int ds_seg_wanted(void);   /* DYNSWEEP_STORE_SEGMENTS set: new stores are format 5 */
+int ds_seg_wanted(int dflt); /* DYNSWEEP_STORE_SEGMENTS=1/0 if set, else dflt: format 5 or 4 */   /* DYNSWEEP_STORE_SEGMENTS set: new stores are format 5 */
 int ds_seg_set_dirs(ds_store *s, const char *segdir);
 int ds_seg_create(ds_store *s);
 int ds_seg_load(ds_store *s);  /* every open of a format-5 file: list + checks */
