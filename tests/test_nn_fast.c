@@ -15,6 +15,7 @@
 
 #include "../src/nn/layers.h"
 #include "check.h"
+#include "dynsweep/nn.h"
 #include "dynsweep/util.h"
 
 static double *rnd(ds_rng *r, size_t count) {
@@ -144,10 +145,141 @@ static void test_elementwise(void) {
         cases);
 }
 
+/* The LIBXSMM path (issue 13): against the OpenBLAS path to rounding (its
+ * kernels order a few products differently), and bitwise independent of the
+ * block of samples an element falls in: every column of Z and dA, and dW and
+ * db (sums over the samples), are the same whether the product runs over n
+ * samples (several blocks and a remainder) or is rebuilt from a prefix. */
+static double rel_diff(const double *a, const double *b, size_t cnt) {
+  double num = 0.0, den = 0.0;
+  for (size_t k = 0; k < cnt; k++) {
+    num = fmax(num, fabs(a[k] - b[k]));
+    den = fmax(den, fabs(b[k]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+static void test_xsmm(void) {
+  if (!ds_nn_xsmm_enabled()) {
+    printf("LIBXSMM path off (not built with libxsmm or DYNSWEEP_NN_GEMM=openblas): skipped\n");
+    return;
+  }
+  ds_rng r;
+  ds_rng_init(&r, 14, 0, 0, DS_STREAM_TEST);
+  static const int ds_[] = {1, 3, 4, 8, 13, 16, 32, 64, 100, 128};
+  static const int nx[] = {1, 63, 64, 65, 200, 1000};
+  long cases = 0, bad = 0, taken = 0;
+  double worst = 0.0;
+  for (size_t a = 0; a < sizeof ds_ / sizeof *ds_; a++)
+    for (size_t b = 0; b < sizeof ds_ / sizeof *ds_; b++)
+      for (size_t q = 0; q < sizeof nx / sizeof *nx; q++) {
+        int din = ds_[a], dout = ds_[b], n = nx[q];
+        taken += ds_nn_xsmm_nn(dout, din) || ds_nn_xsmm_nt(dout, din);
+        size_t zn = (size_t)dout * n, an = (size_t)din * n;
+        double *W = rnd(&r, (size_t)dout * din), *X = rnd(&r, an), *bias = rnd(&r, dout),
+               *dZ = rnd(&r, zn), *Zin = rnd(&r, an);
+        double *Z = malloc(zn * 8), *A = malloc(zn * 8), *Zo = malloc(zn * 8), *Ao = malloc(zn * 8);
+        double *dA = malloc(an * 8), *dAo = malloc(an * 8), *dW = malloc((size_t)dout * din * 8),
+               *dWo = malloc((size_t)dout * din * 8), *db = malloc(din * 8), *dbo = malloc(din * 8);
+        ds_nn_set_xsmm(0);
+        ds_nn_linear_forward_relu(Zo, Ao, W, bias, X, dout, din, n, 1.0);
+        ds_nn_linear_backward_relu(dAo, dWo, dZ, W, X, Zin, dbo, dout, din, n, 1.0);
+        ds_nn_set_xsmm(1);
+        ds_nn_linear_forward_relu(Z, A, W, bias, X, dout, din, n, 1.0);
+        ds_nn_linear_backward_relu(dA, dW, dZ, W, X, Zin, db, dout, din, n, 1.0);
+        double e = fmax(fmax(rel_diff(Z, Zo, zn), rel_diff(A, Ao, zn)),
+                        fmax(rel_diff(dA, dAo, an), rel_diff(dW, dWo, (size_t)dout * din)));
+        e = fmax(e, rel_diff(db, dbo, din));
+        worst = fmax(worst, e);
+        int ok = e < 1e-13;
+        /* prefix: the first m samples alone give the same columns bitwise */
+        int m = n > 1 ? n / 2 + 1 : 1;
+        ds_nn_linear_forward_relu(Zo, Ao, W, bias, X, dout, din, m, 1.0);
+        ok &= !memcmp(Zo, Z, (size_t)dout * m * 8) && !memcmp(Ao, A, (size_t)dout * m * 8);
+        /* the same again: deterministic */
+        ds_nn_linear_backward_relu(dAo, dWo, dZ, W, X, Zin, dbo, dout, din, n, 1.0);
+        ok &= !memcmp(dAo, dA, an * 8) && !memcmp(dWo, dW, (size_t)dout * din * 8) &&
+              !memcmp(dbo, db, din * 8);
+        /* dW over blocks == one kernel over all samples: == plain sequential
+         * fma sums when LIBXSMM took the product (its kernels add in order) */
+        if (ds_nn_xsmm_nt(dout, din)) {
+          for (int i = 0; i < dout; i++)
+            for (int k = 0; k < din; k++) {
+              double s = 0.0;
+              for (int j = 0; j < n; j++) s = fma(dZ[i + (size_t)j * dout], X[k + (size_t)j * din], s);
+              if (s != dW[i + (size_t)k * dout]) ok = 0;
+            }
+        }
+        if (!ok && bad++ < 10)
+          fprintf(stderr, "xsmm path: din %d dout %d n %d: rel diff %.3g or not blockwise equal\n",
+                  din, dout, n, e);
+        cases++;
+        free(W), free(X), free(bias), free(dZ), free(Zin), free(Z), free(A), free(Zo), free(Ao);
+        free(dA), free(dAo), free(dW), free(dWo), free(db), free(dbo);
+      }
+  printf("LIBXSMM path: %ld of %ld shapes take it, largest relative difference to OpenBLAS %.3g\n",
+         taken, cases, worst);
+  CHECK(taken > 100, "LIBXSMM taken in %ld shapes", taken);
+  CHECK(bad == 0, "LIBXSMM path: %ld of %ld shapes differ beyond rounding or by block", bad,
+        cases);
+}
+
+/* Blocks of samples through the whole net (mlp.c): the loss and gradient are
+ * bitwise those of the unblocked step, for every n, ReLU / linear, with and
+ * without biases, a fixed output layer, narrow and uneven layers. */
+static void test_sample_blocks(void) {
+  if (!ds_nn_xsmm_enabled()) return;
+  ds_rng r;
+  ds_rng_init(&r, 15, 0, 0, DS_STREAM_TEST);
+  static const int ns_[] = {257, 300, 512, 777, 1000, 4096};
+  static const int nets[][5] = {{16, 16, 16, 0, 0}, {4, 16, 1, 0, 0}, {8, 32, 16, 4, 0},
+                                {64, 64, 64, 64, 64}, {3, 13, 7, 0, 0}, {16, 1, 0, 0, 0}};
+  long cases = 0, bad = 0, blocked = 0;
+  for (size_t t = 0; t < sizeof nets / sizeof *nets; t++)
+    for (int act = 0; act < 2; act++)
+      for (int bias = 0; bias < 2; bias++)
+        for (int fixed = 0; fixed < 2; fixed++)
+          for (size_t q = 0; q < sizeof ns_ / sizeof *ns_; q++) {
+            int dims[5], depth = 0;
+            for (int l = 0; l < 5 && nets[t][l]; l++) dims[l] = nets[t][l], depth = l;
+            int n = ns_[q];
+            ds_mlp m;
+            if (ds_mlp_setup(&m, act ? DS_ACT_RELU : DS_ACT_LINEAR, bias, depth, dims,
+                             DS_PARAM_STANDARD, !fixed) != DS_OK)
+              continue;
+            ds_mlp_work w;
+            ds_mlp_work_init(&m, n, &w);
+            double *th = rnd(&r, m.nparams), *X = rnd(&r, (size_t)dims[0] * n),
+                   *Y = rnd(&r, (size_t)dims[depth] * n);
+            double *g0 = malloc(m.nparams * 8), *g1 = malloc(m.nparams * 8);
+            for (size_t k = 0; k < m.nparams; k++) th[k] *= 0.5;
+            ds_mlp_set_sample_block(0);
+            double l0 = ds_mlp_loss_grad(&m, th, X, Y, 0.5 / n, g0, &w);
+            ds_mlp_set_sample_block(1);
+            double l1 = ds_mlp_loss_grad(&m, th, X, Y, 0.5 / n, g1, &w);
+            int ok = l0 == l1 && !memcmp(g0, g1, m.nparams * 8);
+            if (!ok && bad++ < 10)
+              fprintf(stderr, "sample blocks differ: net %zu act %d bias %d fixed %d n %d: "
+                      "loss %.17g vs %.17g\n", t, act, bias, fixed, n, l0, l1);
+            blocked += n > DS_NN_SAMPLE_BLOCK;
+            cases++;
+            free(th), free(X), free(Y), free(g0), free(g1);
+            ds_mlp_work_free(&w);
+            ds_mlp_free(&m);
+          }
+  CHECK(cases > 100, "%ld nets", cases);
+  CHECK(bad == 0, "blocks of samples: %ld of %ld steps not bitwise the unblocked step", bad, cases);
+}
+
 int main(void) {
   printf("OpenBLAS kernel: %s\n", ds_blas_kernel());
+  int xs = ds_nn_xsmm_enabled();
+  ds_nn_set_xsmm(0); /* the OpenBLAS fast paths against their plain formulation */
   test_forward();
   test_backward_dA();
   test_elementwise();
+  ds_nn_set_xsmm(xs);
+  test_xsmm();
+  test_sample_blocks();
   return ds_check_report("test_nn_fast");
 }

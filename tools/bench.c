@@ -12,6 +12,14 @@
  *   dynsweep-bench [--csv FILE] [--quick]
  *   dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]
  *   dynsweep-bench --shapes W N
+ *   dynsweep-bench --compare DIR --single
+ *
+ * --single (with --compare): the single-point grid of issue 13 (widths 16,
+ * 64, 256 x n = 256, 1024, 4096 x depth 2, 4 x linear / ReLU + bias), each case
+ * timed twice in the same process, repetitions alternating: "before"
+ * (OpenBLAS for every product, no blocks of samples: the code before issue
+ * 13, bit for bit) and "after" (LIBXSMM per shape, blocks of samples); the
+ * "before" figures are the b_* columns of cases.csv (bench/single.sh).
  *
  * --compare DIR: the C half of bench/run.sh's comparison with PyTorch. For
  * every case of the grid (deep linear / deep ReLU nets, widths 4..2048,
@@ -33,6 +41,7 @@
  *
  * OPENBLAS_CORETYPE=Prescott dynsweep-bench shows the generic kernel. */
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +51,7 @@
 #include "dynsweep/nn.h"
 #include "dynsweep/optim.h"
 #include "dynsweep/util.h"
+#include "../src/nn/layers.h" /* ds_nn_set_xsmm, ds_mlp_set_sample_block (--single) */
 
 typedef struct {
   const char *name;
@@ -146,8 +156,19 @@ static int add_case(cmp_case *c, int nc, int max, int act, int depth, int width,
 
 /* The case grid: every width of issue 7 with a depth/n subset chosen so the
  * whole comparison (both sides) stays within a few minutes. */
+static int g_single = 0; /* --single: issue 13's grid, before / after in one run */
+
 static int compare_cases(int quick, cmp_case *c, int max) {
   int nc = 0;
+  if (g_single) {
+    static const int w[] = {16, 64, 256}, ns[] = {256, 1024, 4096}, dp[] = {2, 4};
+    for (int a = 0; a < 2; a++)
+      for (int wi = 0; wi < 3; wi++)
+        for (int di = 0; di < 2; di++)
+          for (int ni = 0; ni < 3; ni++)
+            nc = add_case(c, nc, max, a ? DS_ACT_RELU : DS_ACT_LINEAR, dp[di], w[wi], ns[ni]);
+    return nc;
+  }
   for (int a = 0; a < 2; a++) {
     int act = a ? DS_ACT_RELU : DS_ACT_LINEAR;
     if (quick) {
@@ -244,13 +265,27 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   /* timed repetitions (at least 2) of the same k steps from theta0. Process
    * CPU time is the primary clock: other jobs on a shared machine take wall
    * time but not our CPU time (one thread); wall time is kept too. */
-  int reps = 0, same = 1;
-  double total = 0.0, best = 1e300, wall = 0.0;
-  while (reps < 2 || total < budget) {
+  int reps = 0, same = 1, breps = 0;
+  double total = 0.0, best = 1e300, wall = 0.0, btotal = 0.0, bbest = 1e300, blast = 0.0;
+  if (g_single) { /* warm-up of the "before" variant too */
+    ds_nn_set_xsmm(0), ds_mlp_set_sample_block(0);
+    memcpy(theta, theta0, P * sizeof *theta);
+    train_k(&m, theta, grad, &data, c, lr, 1, &work, &f2, &l2);
+  }
+  for (int it = 0; reps < 2 || total < budget || (g_single && breps < 2); it++) {
+    int before = g_single && it % 2 == 0; /* --single: alternate, "before" first */
+    if (g_single) ds_nn_set_xsmm(!before), ds_mlp_set_sample_block(!before);
     memcpy(theta, theta0, P * sizeof *theta);
     double w0 = ds_now(), t0 = cpu_now();
     train_k(&m, theta, grad, &data, c, lr, k, &work, &f2, &l2);
     double dt = cpu_now() - t0;
+    if (before) {
+      btotal += dt;
+      bbest = dt < bbest ? dt : bbest;
+      blast = l2;
+      breps++;
+      continue;
+    }
     wall += ds_now() - w0;
     if (reps == 0) first = f2, last = l2;
     else same &= f2 == first && l2 == last;
@@ -264,12 +299,20 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   printf("%3d %-6s %4s %5d %5d %5d %6d %5d %12.1f %9.1f %7.1f%% %22.15e%s\n", id, net,
          cc->bias ? "yes" : "no", L, w, n, k, reps, sps, gflops, 100.0 * gflops / dgemm_ref, last,
          same ? "" : "  (reps differ!)");
+  double bsps = breps ? (double)k * breps / btotal : 0, bgfl = breps ? flops * (k / bbest) * 1e-9 : 0;
+  if (g_single)
+    printf("    before: %12.1f steps/s %9.1f GFLOP/s %7.1f%%  (loss at step k %.15e, rel diff %.2e)\n",
+           bsps, bgfl, 100.0 * bgfl / dgemm_ref, blast, fabs(blast - last) / fabs(last));
   fflush(stdout);
   fprintf(csv,
           "%d,%s,%d,%d,%d,%d,%d,%d,%zu,%.17g,%.17g,%d,%.6g,case_%03d.bin,%d,%.6g,%.6g,%.6g,%.6g,"
-          "%.17g,%.17g,%d,%.4g,%.6g\n",
+          "%.17g,%.17g,%d,%.4g,%.6g",
           id, net, cc->bias, L, w, w, w, n, P, lr, c, k, flops, id, reps, sps, best_sps, gflops,
           gflops / dgemm_ref, first, last, same, t_setup, wall_sps);
+  if (g_single)
+    fprintf(csv, ",%d,%.6g,%.6g,%.6g,%.6g,%.17g", breps, bsps, breps ? k / bbest : 0.0, bgfl,
+            bgfl / dgemm_ref, blast);
+  fprintf(csv, "\n");
   free(theta0);
   free(theta);
   free(grad);
@@ -349,7 +392,9 @@ static int bench_compare(const char *dir, int quick, double g1024, double g2048)
   if (!csv) return ds_fail(DS_EIO, "bench: cannot write %s", path);
   fprintf(csv, "id,net,bias,depth,width,d_in,d_out,n,nparams,lr,c,k,flops_step,file,c_reps,"
                "c_steps_per_s,c_best_steps_per_s,c_gflops,c_frac_dgemm,c_loss_first,c_loss_last,"
-               "c_reps_bitwise_equal,c_setup_s,c_wall_steps_per_s\n");
+               "c_reps_bitwise_equal,c_setup_s,c_wall_steps_per_s%s\n",
+          g_single ? ",b_reps,b_steps_per_s,b_best_steps_per_s,b_gflops,b_frac_dgemm,b_loss_last"
+                   : "");
   cmp_case all[128], cases[128];
   int na = compare_cases(quick, all, 128), nc = 0;
   for (int i = 0; i < na; i++)
@@ -361,7 +406,7 @@ static int bench_compare(const char *dir, int quick, double g1024, double g2048)
          "width", "n", "k", "reps", "steps/s", "GFLOP/s", "% DGEMM", "loss at step k");
   int rc = DS_OK;
   for (int i = 0; i < nc && rc == DS_OK; i++)
-    rc = compare_one(&cases[i], i, dir, quick ? 0.1 : 0.3, ref, csv);
+    rc = compare_one(&cases[i], i, dir, quick ? 0.1 : g_single ? 0.5 : 0.3, ref, csv);
   if (fclose(csv) != 0 && rc == DS_OK) rc = ds_fail(DS_EIO, "bench: cannot write %s", path);
   if (rc == DS_OK) printf("wrote %s/cases.csv and %s/env.csv\n", dir, dir);
   return rc;
@@ -379,6 +424,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc)
       g_only_act = strcmp(argv[++i], "relu") == 0 ? DS_ACT_RELU : DS_ACT_LINEAR;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--single") == 0) g_single = 1;
     else if (strcmp(argv[i], "--shapes") == 0 && i + 2 < argc) {
       shapes_w = atoi(argv[++i]);
       shapes_n = atoi(argv[++i]);

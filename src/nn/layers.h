@@ -26,6 +26,14 @@ void ds_nn_linear_forward_relu(double *Z, double *A, const double *W, const doub
  *   Z (d x n, in place), b (d) -> A (d x n) */
 void ds_nn_bias_add_relu(double *Z, double *A, const double *b, int d, int n);
 
+/* LIBXSMM for small GEMMs (layers.c): on unless DYNSWEEP_NN_GEMM=openblas or
+ * built without libxsmm; the choice per product is by shape only. */
+#define DS_NN_XSMM_NB 64 /* samples per kernel call */
+int ds_nn_xsmm_enabled(void);
+void ds_nn_set_xsmm(int on); /* benchmarks and tests: 0 = OpenBLAS as before */
+int ds_nn_xsmm_nn(int m, int k); /* C (m x n) = A (m x k) B: LIBXSMM? */
+int ds_nn_xsmm_nt(int m, int k); /* C (m x k) = A B^T summed over samples: LIBXSMM? */
+
 /* dA = W^T dZ of small layers (dout <= 15, din <= 64) is an NN GEMM on a
  * transposed copy of W (see layers.c). */
 #define DS_NN_TN_MAX_DOUT 15
@@ -36,6 +44,33 @@ void ds_nn_bias_add_relu(double *Z, double *A, const double *b, int d, int n);
  * The bias gradient is done by ds_nn_bias_backward or fused in ds_nn_relu_backward. */
 void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const double *W,
                            const double *A, int dout, int din, int n, double alpha);
+
+/* ds_nn_linear_backward (dA not NULL) then ds_nn_relu_backward(dA, Zin, db):
+ * the same bits; with LIBXSMM the mask and the bias row sums run on each block
+ * of samples right after its dA (blocking over samples).
+ *   Zin (din x n): the pre-activation of the layer below; db (din) or NULL */
+void ds_nn_linear_backward_relu(double *dA, double *dW, const double *dZ, const double *W,
+                                const double *A, const double *Zin, double *db, int dout,
+                                int din, int n, double alpha);
+
+/* Blocks of samples through the whole net (mlp.c): the LIBXSMM products of one
+ * block, each returning 0 (nothing usable written) when LIBXSMM has no kernel.
+ *   forward: Z = W Ain (+ b, A = relu(Z) when given), as ds_nn_linear_forward_relu;
+ *   dw: dW = dZ A^T (first) or dW += dZ A^T, the products added in sample order,
+ *       so a sum over blocks is bitwise the sum over all samples;
+ *   backward_act: dA = W^T dZ, then dA *= [Zin > 0] (Zin not NULL) and the row
+ *       sums into db (not NULL), carried on from db unless first
+ *       (dout din <= 4096). */
+#define DS_NN_SAMPLE_BLOCK 256
+void ds_mlp_set_sample_block(int on); /* mlp.c: 0 = off (tests, benchmarks) */
+int ds_nn_xsmm_forward(double *Z, double *A, const double *b, const double *W, const double *Ain,
+                       int dout, int din, int n);
+int ds_nn_xsmm_dw(double *dW, const double *dZ, const double *A, int dout, int din, int n,
+                  int first);
+int ds_nn_xsmm_backward_act(double *dA, const double *dZ, const double *W, const double *Zin,
+                            double *db, int dout, int din, int n, int first);
+/* ds_nn_bias_backward on a block; first = 0 carries on from db */
+void ds_nn_bias_backward_blk(double *db, const double *dZ, int d, int n, int first);
 
 /* Z = b 1^T
  *   b (d) -> Z (d x n) */

@@ -194,20 +194,99 @@ void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, doubl
       memset(dW, 0, (size_t)dout * din * sizeof *dW);
       dW = NULL;
     }
+    double *db = l > 1 && m->bias ? grad + m->b_off[l - 2] : NULL;
+    if (relu && l > 1) { /* dW_l, dA_{l-1} -> dZ_{l-1}, db_{l-1}, per block of samples */
+      ds_nn_linear_backward_relu(dA, dW, dZ, theta + m->w_off[l - 1], w->A[l - 1], w->Z[l - 1],
+                                 db, dout, din, n, ds_nn_alpha(m, l));
+      dZ = dA;
+      continue;
+    }
     /* dW_l = alpha_l dZ_l A_{l-1}^T; dA_{l-1} = alpha_l W_l^T dZ_l */
     ds_nn_linear_backward(dA, dW, dZ, theta + m->w_off[l - 1], w->A[l - 1], dout, din, n,
                           ds_nn_alpha(m, l));
     if (l == 1) break;
-    double *db = m->bias ? grad + m->b_off[l - 2] : NULL;
-    if (relu) ds_nn_relu_backward(dA, w->Z[l - 1], db, din, n); /* dZ_{l-1}, db_{l-1} */
-    else if (m->act == DS_ACT_TANH) ds_nn_tanh_backward(dA, w->A[l - 1], db, din, n, m->gain);
+    if (m->act == DS_ACT_TANH) ds_nn_tanh_backward(dA, w->A[l - 1], db, din, n, m->gain);
     else if (db) ds_nn_bias_backward(db, dA, din, n);
     dZ = dA;
   }
 }
 
+/* ---- blocks of samples (issue 13) -------------------------------------------
+ * When every product of the net goes to LIBXSMM (ReLU or linear, alpha = 1,
+ * small layers) and n > DS_NN_SAMPLE_BLOCK, the whole step (forward, the
+ * loss gradient, backward) runs over blocks of DS_NN_SAMPLE_BLOCK samples,
+ * so a block's activations and cotangents stay in L1/L2 from the forward
+ * pass to the weight gradient instead of streaming n samples per layer.
+ * Bitwise the same as the unblocked step: every column of Z, A, dF, dA is
+ * computed by the same kernels, the sums over samples (dW by LIBXSMM's
+ * in-order kernels with beta = 1, db by carried row sums) add in sample
+ * order whatever the block size, and the loss value is evaluated on the
+ * whole F afterwards (the gradient dL/dF is per column for every loss).
+ * DYNSWEEP_NN_BLOCK=0 (read once) or ds_mlp_set_sample_block(0) turns it off. */
+static int g_block = -1;
+
+void ds_mlp_set_sample_block(int on) { g_block = on ? 1 : 0; }
+
+static int blocked_ok(const ds_mlp *m, int n) {
+  if (g_block < 0) {
+    const char *e = getenv("DYNSWEEP_NN_BLOCK");
+    g_block = !(e && !strcmp(e, "0"));
+  }
+  if (!g_block || n <= DS_NN_SAMPLE_BLOCK || !ds_nn_xsmm_enabled()) return 0;
+  if (m->act != DS_ACT_RELU && m->act != DS_ACT_LINEAR) return 0;
+  for (int l = 1; l <= m->depth; l++) {
+    int dout = m->dims[l], din = m->dims[l - 1];
+    if (ds_nn_alpha(m, l) != 1.0 || !ds_nn_xsmm_nn(dout, din) || !ds_nn_xsmm_nt(dout, din))
+      return 0;
+    if (l > 1 && (!ds_nn_xsmm_nn(din, dout) || (size_t)dout * din > 4096)) return 0;
+  }
+  return 1;
+}
+
+static int loss_grad_blocked(const ds_mlp *m, const double *theta, const double *X,
+                             const double *Y, const ds_loss *lo, double *grad, ds_mlp_work *w) {
+  int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU, dL = m->dims[L];
+  w->A[0] = (double *)X;
+  if (!m->train_output) {
+    memset(grad + m->w_off[L - 1], 0, (size_t)dL * m->dims[L - 1] * sizeof *grad);
+    if (m->bias) memset(grad + m->b_off[L - 1], 0, (size_t)dL * sizeof *grad);
+  }
+  for (int c0 = 0; c0 < n; c0 += DS_NN_SAMPLE_BLOCK) {
+    int cols = n - c0 < DS_NN_SAMPLE_BLOCK ? n - c0 : DS_NN_SAMPLE_BLOCK, first = c0 == 0;
+    size_t c = (size_t)c0;
+    for (int l = 1; l <= L; l++) {
+      const double *b = m->bias ? theta + m->b_off[l - 1] : NULL;
+      double *A = relu && l < L ? w->A[l] + c * m->dims[l] : NULL;
+      if (!ds_nn_xsmm_forward(w->Z[l] + c * m->dims[l], A, b, theta + m->w_off[l - 1],
+                              w->A[l - 1] + c * m->dims[l - 1], m->dims[l], m->dims[l - 1], cols))
+        return 0;
+    }
+    double *dF = w->dF + c * dL;
+    ds_loss_eval(lo, w->Z[L] + c * dL, Y + c * dL, dL, cols, dF); /* the gradient only */
+    if (m->bias && m->train_output) ds_nn_bias_backward_blk(grad + m->b_off[L - 1], dF, dL, cols, first);
+    const double *dZ = dF;
+    for (int l = L; l >= 1; l--) {
+      int dout = m->dims[l], din = m->dims[l - 1];
+      if (ds_nn_trained(m, l) &&
+          !ds_nn_xsmm_dw(grad + m->w_off[l - 1], dZ, w->A[l - 1] + c * din, dout, din, cols, first))
+        return 0;
+      if (l == 1) break;
+      double *dA = ((L - l) % 2 == 0 ? w->bufa : w->bufb) + c * din;
+      double *db = m->bias ? grad + m->b_off[l - 2] : NULL;
+      if (!ds_nn_xsmm_backward_act(dA, dZ, theta + m->w_off[l - 1], relu ? w->Z[l - 1] + c * din : NULL,
+                                   db, dout, din, cols, first))
+        return 0;
+      dZ = dA;
+    }
+  }
+  w->A[L] = w->Z[L];
+  return 1;
+}
+
 double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                           const ds_loss *l, double *grad, ds_mlp_work *w) {
+  if (blocked_ok(m, w->n) && loss_grad_blocked(m, theta, X, Y, l, grad, w))
+    return ds_loss_eval(l, w->Z[m->depth], Y, m->dims[m->depth], w->n, NULL);
   const double *F = ds_mlp_forward(m, theta, X, w);
   double loss = ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, w->dF);
   ds_mlp_backward(m, theta, w, grad);
