@@ -267,12 +267,20 @@ static void test_kill(const char *dir) {
   CHECK(ds_store_close(s) == DS_OK, "close");
   int64_t acked = 0;
   int kills = 0;
+  signal(SIGPIPE, SIG_IGN); /* a go-ahead to a child that has finished: EPIPE, not death */
   for (int round = 0; acked < ntiles && round < 12; round++) {
-    int fd[2];
+    /* fd: the child's acknowledgements; go: the parent's go-aheads, so the
+     * child runs at most one tile ahead of what the parent has read (on a
+     * loaded machine it otherwise finished the map before the kill came, and
+     * later rounds had too few tiles left for a kill to land) */
+    int fd[2], go[2];
     if (pipe(fd) != 0) break;
+    if (pipe(go) != 0) break;
     pid_t pid = fork();
     if (pid == 0) {
       close(fd[0]);
+      close(go[1]);
+      int written = 0;
       ds_store *w = NULL;
       if (ds_store_resume(path, &w) != DS_OK) _exit(3);
       ds_store_set_publish_every(w, 0.0);
@@ -281,6 +289,8 @@ static void test_kill(const char *dir) {
       if (ds_store_read_map_outcomes(w, &o, &n) != DS_OK) _exit(4);
       for (int64_t t = 0; t < ntiles; t++) {
         if (o[t * tile] != DS_MAP_UNSET) continue; /* done: resume per tile */
+        char tok;
+        if (written++ > 0 && read(go[0], &tok, 1) != 1) _exit(8); /* the parent read the last */
         if (write_tile(w, t, tile, nx, ny, steps, 0) != DS_OK) _exit(5);
         int64_t tt = t;
         if (write(fd[1], &tt, sizeof tt) != (ssize_t)sizeof tt) _exit(6);
@@ -290,12 +300,15 @@ static void test_kill(const char *dir) {
       _exit(0);
     }
     close(fd[1]);
+    close(go[0]);
     int64_t want = 5 + round * 3, got = 0, t;
-    while (got < want && read(fd[0], &t, sizeof t) == (ssize_t)sizeof t) got++;
+    while (got < want && read(fd[0], &t, sizeof t) == (ssize_t)sizeof t)
+      if (++got < want && write(go[1], "g", 1) != 1) break;
     if (got == want) {
       kill(pid, SIGKILL);
       kills++;
     }
+    close(go[1]); /* a child still running (no kill) sees EOF only if it wants more */
     while (read(fd[0], &t, sizeof t) == (ssize_t)sizeof t) got++; /* reported before the kill */
     close(fd[0]);
     int status = 0;
