@@ -266,12 +266,15 @@ timer_job() {
 timer_job 501 1 8 2.2
 check "drain timer: drains, exit 0 ($jrc)" \
   bash -c "[ $jrc -eq 0 ] && grep -qx usr1 '$T/out/dynsweep' && grep -q 'drain timer: draining' '$T/out/job.log'"
-check "job 501: first-segment margin, capped at half the limit" \
-  grep -q 'drain margin 4 s: no drain measured yet.*capped at half the time limit' "$T/out/job.log"
+# (half of what is left when the script starts: 4 s, or 3 s on a loaded
+# machine where the script starts a second or more after the job's start)
+m1=$(sed -n 's/.*drain margin \([0-9]*\) s: no drain measured yet.*capped at half the time limit.*/\1/p' "$T/out/job.log" | head -n 1)
+check "job 501: first-segment margin, capped at half the limit (${m1:-none} s of <= 8 s left)" \
+  bash -c "[ -n '$m1' ] && [ '$m1' -ge 2 ] && [ '$m1' -le 4 ]"
 row=$(awk -F'\t' '$1 == 501' "$T/s.h5.chain.tsv")
 d1=$(cut -f9 <<<"$row")
-check "chain: job 501 segment 1 drained, margin 4, drain cost measured ($d1 s)" \
-  awk -F'\t' -v d="$d1" '$2 == 1 && $3 == "drained" && $8 == 4 && d >= 2.2 && d < 5 { f = 1 } END { exit !f }' <<<"$row"
+check "chain: job 501 segment 1 drained, margin ${m1:-none}, drain cost measured ($d1 s)" \
+  awk -F'\t' -v d="$d1" -v m="${m1:--1}" '$2 == 1 && $3 == "drained" && $8 == m && d >= 2.2 && d < 8 { f = 1 } END { exit !f }' <<<"$row"
 # job 502: its margin follows job 501's measured cost; Slurm's early USR2
 # is ignored while the timer is set
 timer_job 502 2 14 0.5 USR2
@@ -284,7 +287,7 @@ check "job 502: Slurm's early signal ignored, the timer drained ($jrc)" \
   bash -c "[ $jrc -eq 0 ] && grep -q \"Slurm's drain signal .* before the drain timer: ignored\" '$T/out/job.log' && grep -q 'drain timer: draining' '$T/out/job.log'"
 "$DYNSWEEP" status "$T/s.h5" --chain >"$T/chain.txt" 2>&1 || true
 check "status --chain: both jobs, drained, with their margins" \
-  bash -c "grep -qE '^ +501 +1 +drained .* 4 s ' '$T/chain.txt' && grep -qE '^ +502 +2 +drained .* $want s ' '$T/chain.txt'"
+  bash -c "grep -qE '^ +501 +1 +drained .* ${m1:-none} s ' '$T/chain.txt' && grep -qE '^ +502 +2 +drained .* $want s ' '$T/chain.txt'"
 # job 503 began and recorded no end (killed at its limit): job 504 takes
 # twice its margin, and status calls 503 killed
 m3=$("$DYNSWEEP" chain "$T/s.h5" begin --job 503 --segment 3 --limit 60 --floor 1 --slack 1 | cut -f1)
