@@ -270,8 +270,8 @@ int ds_seg_load(ds_store *s) {
       H5Eclear2(H5E_DEFAULT);
       return ds_fail(DS_EIO, "%s: segment %" PRId64 " of %" PRId64 " (records %" PRId64 "..%" PRId64
                      " of /series/step) is missing or damaged: %s; a store is STORE plus its directory %s/ "
-                     "(copy or move both, into one directory); 'dynsweep verify %s' checks the rest",
-                     s->path, i + 1, s->nseg, st, st + s->segs[i].nstep - 1, why, s->segdir, s->path);
+                     "(copy or move both, into one directory)",
+                     s->path, i + 1, s->nseg, st, st + s->segs[i].nstep - 1, why, s->segdir);
     }
     st += s->segs[i].nstep;
   }
