@@ -447,7 +447,7 @@ int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double
   }
   int rc = DS_OK;
   int64_t na = s->nseg;
-  memcpy(all, s->segs, (size_t)s->nseg * sizeof *all);
+  if (s->nseg) memcpy(all, s->segs, (size_t)s->nseg * sizeof *all); /* segs is NULL when empty */
   ds_seg fresh = {s->gen + 1, 0, nstep, nval};
   if (nstep > 0) {
     rc = ds_seg_write(s, &fresh, step, val, NULL, 0);
