@@ -114,22 +114,30 @@ static int xsmm_nn(double *C, const double *A, const double *B, int m, int n, in
 }
 
 /* C (m x k, ld m) = A (m x n, ld m) B^T, B (k x n, ld k): sum over n samples
- * in blocks (first beta = 0, then beta = 1: the same bits as one kernel). */
-static int xsmm_nt(double *C, const double *A, const double *B, int m, int k, int n) {
+ * in blocks (first beta = 0, then beta = 1: the same bits as one kernel);
+ * with add, every block adds to C (a later block of samples, in order). */
+static int xsmm_nt(double *C, const double *A, const double *B, int m, int k, int n, int add) {
 #ifdef DS_HAVE_LIBXSMM
   const int nb = DS_NN_XSMM_NB, full = n / nb, rem = n % nb, tb = LIBXSMM_GEMM_FLAG_TRANS_B;
-  libxsmm_dmmfunction k0 = full ? xsmm_get(m, k, nb, m, k, m, 0.0, tb) : NULL;
+  const double b0 = add ? 1.0 : 0.0;
+  libxsmm_dmmfunction k0 = full ? xsmm_get(m, k, nb, m, k, m, b0, tb) : NULL;
   libxsmm_dmmfunction k1 = full > 1 ? xsmm_get(m, k, nb, m, k, m, 1.0, tb) : NULL;
-  libxsmm_dmmfunction kr = rem ? xsmm_get(m, k, rem, m, k, m, full ? 1.0 : 0.0, tb) : NULL;
+  libxsmm_dmmfunction kr = rem ? xsmm_get(m, k, rem, m, k, m, full ? 1.0 : b0, tb) : NULL;
   if ((full && !k0) || (full > 1 && !k1) || (rem && !kr)) return 0;
   for (int j = 0; j < full; j++)
     (j ? k1 : k0)(A + (size_t)j * nb * m, B + (size_t)j * nb * k, C);
   if (rem) kr(A + (size_t)full * nb * m, B + (size_t)full * nb * k, C);
   return 1;
 #else
-  (void)C, (void)A, (void)B, (void)m, (void)k, (void)n;
+  (void)C, (void)A, (void)B, (void)m, (void)k, (void)n, (void)add;
   return 0;
 #endif
+}
+
+/* Wt (din x dout) = W^T, W (dout x din), both column-major */
+static inline void transpose_w(double *restrict Wt, const double *restrict W, int dout, int din) {
+  for (int i = 0; i < dout; i++)
+    for (int k = 0; k < din; k++) Wt[k + (size_t)i * din] = W[i + (size_t)k * dout];
 }
 
 /* Elementwise loops: compiled at -O3 (vectorised) and cloned for AVX-512 /
@@ -294,7 +302,7 @@ void ds_nn_linear_forward(double *Z, const double *W, const double *b, const dou
 void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const double *W,
                            const double *A, int dout, int din, int n, double alpha) {
   int xs = alpha == 1.0 && ds_nn_xsmm_enabled();
-  if (dW && !(xs && ds_nn_xsmm_nt(dout, din) && xsmm_nt(dW, dZ, A, dout, din, n)))
+  if (dW && !(xs && ds_nn_xsmm_nt(dout, din) && xsmm_nt(dW, dZ, A, dout, din, n, 0)))
     /* dW (dout x din) = alpha dZ (dout x n) A^T (n x din) */
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, din, n, alpha, dZ, dout, A, din,
                 0.0, dW, dout);
@@ -306,8 +314,7 @@ void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const doubl
     size_t cnt = (size_t)dout * din;
     double *Wt = cnt <= sizeof stack / sizeof *stack ? stack : malloc(cnt * sizeof *Wt);
     if (Wt) {
-      for (int i = 0; i < dout; i++)
-        for (int k = 0; k < din; k++) Wt[k + (size_t)i * din] = W[i + (size_t)k * dout];
+      transpose_w(Wt, W, dout, din);
       int ok = xsmm_nn(dA, Wt, dZ, din, n, dout, 0.0);
       if (Wt != stack) free(Wt);
       if (ok) return;
@@ -320,8 +327,7 @@ void ds_nn_linear_backward(double *dA, double *dW, const double *dZ, const doubl
      * (0.39 us). Same K = dout products summed in the same order: bitwise
      * equal for K <= 15 (test_nn_fast; K = 16 is not on Cooperlake). */
     double Wt[DS_NN_TN_MAX_DOUT * DS_NN_TN_MAX_DIN];
-    for (int i = 0; i < dout; i++)
-      for (int k = 0; k < din; k++) Wt[k + (size_t)i * din] = W[i + (size_t)k * dout];
+    transpose_w(Wt, W, dout, din);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, din, n, dout, alpha, Wt, din, dZ, dout,
                 0.0, dA, din);
     return;
@@ -472,20 +478,8 @@ int ds_nn_xsmm_forward(double *Z, double *A, const double *b, const double *W, c
 
 int ds_nn_xsmm_dw(double *dW, const double *dZ, const double *A, int dout, int din, int n,
                   int first) {
-#ifdef DS_HAVE_LIBXSMM
-  if (first) return xsmm_nt(dW, dZ, A, dout, din, n);
-  /* a later block: every kernel adds to dW (beta = 1), in sample order */
-  const int nb = DS_NN_XSMM_NB, full = n / nb, rem = n % nb, tb = LIBXSMM_GEMM_FLAG_TRANS_B;
-  libxsmm_dmmfunction k1 = full ? xsmm_get(dout, din, nb, dout, din, dout, 1.0, tb) : NULL;
-  libxsmm_dmmfunction kr = rem ? xsmm_get(dout, din, rem, dout, din, dout, 1.0, tb) : NULL;
-  if ((full && !k1) || (rem && !kr)) return 0;
-  for (int j = 0; j < full; j++) k1(dZ + (size_t)j * nb * dout, A + (size_t)j * nb * din, dW);
-  if (rem) kr(dZ + (size_t)full * nb * dout, A + (size_t)full * nb * din, dW);
-  return 1;
-#else
-  (void)dW, (void)dZ, (void)A, (void)dout, (void)din, (void)n, (void)first;
-  return 0;
-#endif
+  /* a later block adds to dW (beta = 1), in sample order */
+  return xsmm_nt(dW, dZ, A, dout, din, n, !first);
 }
 
 int ds_nn_xsmm_backward_act(double *dA, const double *dZ, const double *W, const double *Zin,
@@ -497,8 +491,7 @@ int ds_nn_xsmm_backward_act(double *dA, const double *dZ, const double *W, const
   libxsmm_dmmfunction kr = rem ? xsmm_get(din, rem, dout, din, dout, din, 0.0, 0) : NULL;
   if ((full && !kf) || (rem && !kr)) return 0;
   double Wt[4096];
-  for (int i = 0; i < dout; i++)
-    for (int k = 0; k < din; k++) Wt[k + (size_t)i * din] = W[i + (size_t)k * dout];
+  transpose_w(Wt, W, dout, din);
   for (int j = 0; j <= full; j++) {
     int cols = j < full ? nb : rem;
     if (!cols) break;
