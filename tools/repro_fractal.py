@@ -8,11 +8,14 @@ box-counting dimension of the boundary in every window.
   tools/repro_fractal.py DIR [--sweep sweeps/repro/fractal_tanh.yaml]
       [--dense 1024] [--coarse 65] [--levels 6] [--windows 3] [--steps 1000]
       [--ranks 2] [--dynsweep build/dynsweep] [--set KEY=VALUE ...]
-      [--centre densest|nearest]
+      [--centre densest|nearest] [--check-refine COARSE]
 
 Writes DIR/dense.h5, DIR/zoom1.h5 ..., a PNG of each (dynsweep map) and
 DIR/fractal.txt, one line per map: window, pixels, trained share, dimension
-and fit. Every store is resumable: run the same command again after a kill.
+and fit. --check-refine COARSE also refines the dense map's own grid from
+COARSE x COARSE (DIR/dense_refinedCOARSE.h5; (dense - 1) / (COARSE - 1) must be a
+power of two) and reports how many pixels it gets wrong against the dense
+map (docs/maps.md, "What it can miss"). Every store is resumable: run the same command again after a kill.
 The boundary: 2x2 pixel blocks whose outcomes are not all converged-or-
 catapult or all diverged (the sign of the study's measure), on the full
 reconstructed map (refined maps: trained and inferred pixels)."""
@@ -88,6 +91,34 @@ def centre(sign, lo_in, hi_in, lo_out, hi_out, rule="densest"):
             lo_out + fj * (hi_out - lo_out) / (n_out - 1))
 
 
+def check_refine(a, dense, lo_in, hi_in, lo_out, hi_out, record, lines):
+    """The dense map's grid again, refined from a.check_refine^2 pixels: the
+    share of pixels trained and of pixels whose outcome class differs."""
+    ratio = (a.dense - 1) // (a.check_refine - 1)
+    levels = int(round(math.log2(ratio))) if ratio >= 1 else 0
+    if a.check_refine < 2 or (a.check_refine - 1) * 2 ** levels + 1 != a.dense:
+        raise SystemExit("repro_fractal: --check-refine %d: (dense - 1) / (COARSE - 1) must be "
+                         "a power of two (dense %d)" % (a.check_refine, a.dense))
+    store = os.path.join(a.dir, "dense_refined%d.h5" % a.check_refine)
+    run(a, store, axis_set(AX_IN, lo_in, hi_in, a.check_refine)
+        + axis_set(AX_OUT, lo_out, hi_out, a.check_refine)
+        + ["--set", "grid.refine={levels: %d}" % levels])
+    record("refined", store, a.dense)
+    d, r = dynsweep.open(dense).map(), dynsweep.open(store).map()
+    for k in d["coords"]:
+        if not np.array_equal(d["coords"][k], r["coords"][k]):
+            raise SystemExit("repro_fractal: %s: the refined grid's values differ from the dense "
+                             "map's" % k)
+    wrong = (d["outcome"] == 1) != (r["outcome"] == 1)  # diverged or not, as the boundary
+    cls = d["outcome"] != r["outcome"]
+    lines.append("refined %dx%d from %dx%d (%d levels): %.2f%% trained, diverged-or-not agrees "
+                 "on %.3f%% (%d pixels differ), outcome class on %.3f%% (%d differ)" % (
+                     a.dense, a.dense, a.check_refine, a.check_refine, levels,
+                     100 * float(r["computed"].mean()), 100 * (1 - wrong.mean()),
+                     int(wrong.sum()), 100 * (1 - cls.mean()), int(cls.sum())))
+    print(lines[-1], flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
@@ -104,6 +135,8 @@ def main():
     ap.add_argument("--set", action="append", help="KEY=VALUE passed to dynsweep run")
     ap.add_argument("--centre", choices=("densest", "nearest"), default="densest",
                     help="how the next window is centred (see centre())")
+    ap.add_argument("--check-refine", type=int, metavar="COARSE",
+                    help="refine the dense map's grid from COARSE x COARSE and compare")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     lo_in, hi_in, lo_out, hi_out = [float(v) for v in a.range.split(",")]
@@ -127,6 +160,8 @@ def main():
     store = os.path.join(a.dir, "dense.h5")
     run(a, store, axis_set(AX_IN, lo_in, hi_in, a.dense) + axis_set(AX_OUT, lo_out, hi_out, a.dense))
     sign = record("dense", store, a.dense)
+    if a.check_refine:
+        check_refine(a, store, lo_in, hi_in, lo_out, hi_out, record, lines)
     n = (a.coarse - 1) * 2 ** a.levels + 1
     for w in range(1, a.windows + 1):
         cin, cout = centre(sign, lo_in, hi_in, lo_out, hi_out, a.centre)
