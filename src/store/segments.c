@@ -80,6 +80,7 @@ int ds_seg_set_dirs(ds_store *s, const char *segdir) {
 
 void ds_seg_free(ds_store *s) {
   ds_seg_close(s);
+  ds_blk_free(s);
   free(s->segs), free(s->ret), free(s->made), free(s->nsegs), free(s->nret);
   s->segs = s->ret = s->made = s->nsegs = s->nret = NULL;
   s->nseg = s->nretired = s->nmade = s->nnseg = s->nnret = 0;
@@ -93,6 +94,7 @@ void ds_seg_close(ds_store *s) {
   free(s->segf);
   s->segf = NULL;
   s->nsegf = 0;
+  ds_blk_close(s);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -275,19 +277,24 @@ int ds_seg_load(ds_store *s) {
     }
     st += s->segs[i].nstep;
   }
-  return DS_OK;
+  return ds_blk_load(s);
 }
 
 /* ---- writer --------------------------------------------------------------- */
 
 /* Creates the (empty) segment directory of a new format-5 store and names it
  * in /series. */
-int ds_seg_create(ds_store *s) {
+int ds_seg_mkdir(ds_store *s) {
   DS_TRY(ds_seg_set_dirs(s, NULL));
   char d[4300];
   ds_seg_dirpath(s, d, sizeof d);
   if (mkdir(d, 0755) != 0 && errno != EEXIST)
     return ds_fail(DS_EIO, "%s: cannot create the segment directory %s: %s", s->path, d, strerror(errno));
+  return DS_OK;
+}
+
+int ds_seg_create(ds_store *s) {
+  if (!s->segdir) DS_TRY(ds_seg_mkdir(s));
   if (ds_seg_put_fstr(s->series, "segment_dir", s->segdir) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot write /series attributes");
   s->segmented = 1;
@@ -509,16 +516,20 @@ int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double
       ds_seg_put_list(s->series, "segments", s->nsegs, s->nnseg) < 0 ||
       ds_seg_put_list(s->series, "retired", s->nret, s->nnret) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot rewrite /series/step and value over the segments");
-  if (s->nmade) { /* the new files' directory entries, before STORE names them */
-    char d[4300];
-    ds_seg_dirpath(s, d, sizeof d);
-    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      fsync(fd);
-      close(fd);
-    }
-  }
   return DS_OK;
+}
+
+/* The new files' directory entries, before STORE names them (end of a
+ * publish's writes: segments and blocks). */
+void ds_seg_sync_dir(ds_store *s) {
+  if (!s->nmade && !s->nbmade) return;
+  char d[4300];
+  ds_seg_dirpath(s, d, sizeof d);
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
 }
 
 static void ds_seg_unlink_all(ds_store *s, const ds_seg *g, int64_t n) {
@@ -542,6 +553,7 @@ int ds_seg_publish_none(ds_store *s) {
 void ds_seg_abort(ds_store *s) {
   ds_seg_unlink_all(s, s->made, s->nmade);
   s->nmade = 0;
+  ds_blk_abort(s);
 }
 
 /* The new STORE is in place: the segments the previous one retired go (a
@@ -549,6 +561,7 @@ void ds_seg_abort(ds_store *s) {
 void ds_seg_committed(ds_store *s) {
   ds_seg_unlink_all(s, s->ret, s->nretired);
   s->nmade = 0;
+  ds_blk_committed(s);
 }
 
 static int ds_seg_listed(const ds_seg *g, int64_t n, int64_t gen, int64_t k) {
@@ -574,6 +587,14 @@ void ds_seg_gc(ds_store *s) {
   while ((e = readdir(dp))) {
     long long gen, k;
     char tail[8] = "";
+    int blk = strncmp(e->d_name, pre, 17) ? -1 : ds_blk_known(s, e->d_name + 17);
+    if (blk == 1) continue;
+    if (blk == 0) {
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+      unlink(p);
+      continue;
+    }
     if (strncmp(e->d_name, pre, 17) || sscanf(e->d_name + 17, "%lld-%lld%7s", &gen, &k, tail) != 3 ||
         strcmp(tail, ".h5"))
       continue;
