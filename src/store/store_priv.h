@@ -156,6 +156,7 @@ void ds_seg_gc(ds_store *s);
 int64_t ds_blk_rows_for(size_t rowbytes);
 int ds_blk_mark_new(hid_t d, int64_t rows_per_block);
 int ds_blk_load(ds_store *s);
+int ds_blk_still_there(ds_store *s, int t);
 void ds_blk_close(ds_store *s);
 void ds_blk_free(ds_store *s);
 void ds_blk_begin(ds_store *s);

@@ -203,6 +203,10 @@ int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n) {
     return ds_store_h5fail(DS_EIO, s->path, "cannot read /summary");
   }
   for (hsize_t i = 0; i < cnt; i++) r[i].reason[DS_STORE_REASON_LEN - 1] = 0;
+  if (s->brows[DS_BLK_SUM] > 0 && ds_blk_still_there(s, DS_BLK_SUM) != DS_OK) { /* format 5 */
+    free(r);
+    return DS_EIO;
+  }
   *rows = r;
   *n = (int64_t)cnt;
   return DS_OK;
@@ -300,6 +304,10 @@ int ds_store_read_index(ds_store *s, ds_store_idx **out, int64_t *n) {
   if (!ok) {
     free(x);
     return ds_store_h5fail(DS_EIO, s->path, "cannot read /series/index");
+  }
+  if (s->brows[DS_BLK_IDX] > 0 && ds_blk_still_there(s, DS_BLK_IDX) != DS_OK) { /* format 5 */
+    free(x);
+    return DS_EIO;
   }
   *out = x;
   *n = (int64_t)cnt;
@@ -472,6 +480,11 @@ static int ds_store_read_axis_vals(ds_store *s, int64_t naxes, double **vals, in
     free(*vals);
     *vals = NULL;
     return ds_store_h5fail(DS_EIO, s->path, "cannot read /grid/axis_values");
+  }
+  if (s->brows[DS_BLK_AXV] > 0 && ds_blk_still_there(s, DS_BLK_AXV) != DS_OK) { /* format 5 */
+    free(*vals);
+    *vals = NULL;
+    return DS_EIO;
   }
   *npoints = (int64_t)dims[0];
   return DS_OK;
