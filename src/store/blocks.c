@@ -290,6 +290,35 @@ int ds_blk_still_there(ds_store *s, int t) {
 
 /* ---- writer ------------------------------------------------------------------- */
 
+/* Rows [lo, hi) of blocked dataset t read from its block files (opened
+ * read-only), of memory type mt (row = rowb bytes). A publish must not read
+ * through the VDS of STORE.tmp: HDF5 opens the sources with the access of the
+ * file holding the VDS (read-write), which marks the immutable block files
+ * "open for write" (a kill then leaves a listed block h5py cannot open). */
+int ds_blk_read_rows(ds_store *s, int t, int64_t lo, int64_t hi, hid_t mt, size_t rowb, void *buf) {
+  int64_t br = s->brows[t];
+  for (int64_t b = lo / br; lo < hi && b < s->nblk[t]; b++) {
+    int64_t b0 = b * br, a = lo > b0 ? lo : b0, e = hi < b0 + s->blk[t][2 * b + 1] ? hi : b0 + s->blk[t][2 * b + 1];
+    if (a >= e) continue;
+    char p[4400];
+    ds_blk_path(s, t, s->blk[t][2 * b], b, p, sizeof p);
+    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT), d = f >= 0 ? H5Dopen2(f, "rows", H5P_DEFAULT) : -1;
+    hid_t fs = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t st[2] = {(hsize_t)(a - b0), 0}, cnt[2] = {(hsize_t)(e - a), (hsize_t)s->bcols[t]};
+    int rank = t == DS_BLK_AXV ? 2 : 1;
+    hid_t ms = H5Screate_simple(rank, cnt, NULL);
+    int ok = fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, st, NULL, cnt, NULL) >= 0 &&
+             H5Dread(d, mt, ms, fs, ds_store_dxpl(), (char *)buf + (size_t)(a - lo) * rowb) >= 0;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (d >= 0) H5Dclose(d);
+    if (f >= 0) H5Fclose(f);
+    if (!ok) return ds_store_h5fail(DS_EIO, p, "cannot read rows %" PRId64 "..%" PRId64 " of /%s", a, e - 1,
+                                    ds_blk_dset[t]);
+  }
+  return DS_OK;
+}
+
 /* Publish start: nothing made or retired yet. */
 void ds_blk_begin(ds_store *s) {
   for (int t = 0; t < DS_BLK_N; t++) s->nnbret[t] = 0;

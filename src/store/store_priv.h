@@ -157,6 +157,7 @@ int64_t ds_blk_rows_for(size_t rowbytes);
 int ds_blk_mark_new(hid_t d, int64_t rows_per_block);
 int ds_blk_load(ds_store *s);
 int ds_blk_still_there(ds_store *s, int t);
+int ds_blk_read_rows(ds_store *s, int t, int64_t lo, int64_t hi, hid_t mt, size_t rowb, void *buf);
 void ds_blk_close(ds_store *s);
 void ds_blk_free(ds_store *s);
 void ds_blk_begin(ds_store *s);

@@ -157,8 +157,7 @@ typedef struct {
   ds_store *s;
   const void *src;          /* summary rows, axis values (memory layout) */
   int all;                  /* every block is dirty */
-  hid_t old;                /* index: the dataset being replaced (old rows) */
-  int64_t nold;             /* its rows */
+  int64_t nold;             /* index: rows before this publish */
   const ds_store_idx *add;  /* index: rows appended after nold */
   const int64_t *sup;       /* index: points superseded by this publish */
   int64_t nsup;
@@ -306,14 +305,17 @@ int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary
   if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
   DS_TRY(ds_store_take_ids(s, rows));
   DS_TRY(ds_store_write_root_attrs(s, m));
-  if (s->segmented) { /* format 5: the segment directory first, it gets the blocks */
+  if (s->segmented) DS_TRY(ds_seg_mkdir(s));
+  /* format 5: row blocks unless DYNSWEEP_STORE_BLOCKS=0 (the layout before
+   * blocks: /summary and /series/index in the top file; for comparisons) */
+  const char *be = getenv("DYNSWEEP_STORE_BLOCKS");
+  if (s->segmented && !(be && !strcmp(be, "0"))) {
     hid_t ft = ds_store_row_filetype();
     s->brows[DS_BLK_SUM] = ds_blk_rows_for(ft >= 0 ? H5Tget_size(ft) : 240);
     if (ft >= 0) H5Tclose(ft);
     s->brows[DS_BLK_IDX] = ds_blk_rows_for(40);
     s->brows[DS_BLK_AXV] = ds_blk_rows_for(8 * (size_t)(m->naxes > 0 ? m->naxes : 1));
     s->bcols[DS_BLK_SUM] = s->bcols[DS_BLK_IDX] = 1;
-    DS_TRY(ds_seg_mkdir(s));
   }
   DS_TRY(ds_store_write_sweep(s, m, 0));
   DS_TRY(ds_store_write_grid(s, m, 0));
@@ -694,16 +696,11 @@ static int ds_blk_fill_idx(void *arg, int64_t lo, int64_t hi, void *buf) {
   const ds_blk_ctx *c = arg;
   ds_store_idx *x = buf;
   int64_t oh = hi < c->nold ? hi : c->nold;
-  if (lo < oh) {
-    hsize_t st = (hsize_t)lo, cnt = (hsize_t)(oh - lo);
-    hid_t it = ds_store_idx_memtype(), fs = H5Dget_space(c->old), ms = H5Screate_simple(1, &cnt, NULL);
-    int ok = it >= 0 && fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &st, NULL, &cnt, NULL) >= 0 &&
-             H5Dread(c->old, it, ms, fs, ds_store_dxpl(), x) >= 0;
+  if (lo < oh) { /* from the block files, never through STORE.tmp's VDS (ds_blk_read_rows) */
+    hid_t it = ds_store_idx_memtype();
+    int rc = it >= 0 ? ds_blk_read_rows(c->s, DS_BLK_IDX, lo, oh, it, sizeof *x, x) : DS_EIO;
     if (it >= 0) H5Tclose(it);
-    if (fs >= 0) H5Sclose(fs);
-    if (ms >= 0) H5Sclose(ms);
-    if (!ok) return ds_store_h5fail(DS_EIO, c->s->path, "cannot read /series/index rows %" PRId64 "..%" PRId64,
-                                    lo, oh - 1);
+    DS_TRY(rc);
     for (int64_t i = 0; c->nsup && i < oh - lo; i++)
       if (ds_blk_is_sup(c, x[i].point)) x[i].point = -1;
   }
@@ -715,7 +712,7 @@ static int ds_blk_fill_idx(void *arg, int64_t lo, int64_t hi, void *buf) {
  * new ones, plus, after a rewrite of a point (the C API allows it; the
  * scheduler never does it), every block holding one of its older rows. */
 static int ds_store_blk_index(ds_store *s, struct ds_store_batch *b) {
-  ds_blk_ctx c = {.s = s, .old = b->d[3], .nold = b->nidx0, .add = b->idx, .sup = b->sup, .nsup = b->nsup};
+  ds_blk_ctx c = {.s = s, .nold = b->nidx0, .add = b->idx, .sup = b->sup, .nsup = b->nsup};
   unsigned char *bd = NULL;
   int rc = DS_OK;
   if (b->nsup > 0 && b->nidx0 > 0) { /* which blocks hold rows of those points: read the point column */
@@ -725,7 +722,7 @@ static int ds_store_blk_index(ds_store *s, struct ds_store_batch *b) {
     c.nbd = (b->nidx0 + br - 1) / br;
     bd = ds_calloc((size_t)c.nbd, 1);
     int ok = t >= 0 && pt && bd && H5Tinsert(t, "point", 0, H5T_NATIVE_INT64) >= 0 &&
-             H5Dread(b->d[3], t, H5S_ALL, H5S_ALL, ds_store_dxpl(), pt) >= 0;
+             ds_blk_read_rows(s, DS_BLK_IDX, 0, b->nidx0, t, sizeof *pt, pt) == DS_OK;
     for (int64_t i = 0; ok && i < b->nidx0; i++)
       if (ds_blk_is_sup(&c, pt[i])) bd[i / br] = 1;
     free(pt);
