@@ -70,36 +70,12 @@ static const char *ds_blk_leaf(int t) {
   return p ? p + 1 : ds_blk_dset[t];
 }
 
-/* n x 2 int64 attribute (deleted when n == 0 and absent allowed). */
 static int ds_blk_put_pairs(hid_t loc, const char *name, const int64_t *v, int64_t n) {
-  if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0) return -1;
-  hsize_t dims[2] = {(hsize_t)n, 2};
-  hid_t sp = H5Screate_simple(2, dims, NULL);
-  hid_t a = sp >= 0 ? H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
-  int ok = a >= 0 && (n == 0 || H5Awrite(a, H5T_NATIVE_INT64, v) >= 0);
-  if (a >= 0) H5Aclose(a);
-  if (sp >= 0) H5Sclose(sp);
-  return ok ? 0 : -1;
+  return ds_store_put_i64_table(loc, name, v, n, 2, 1);
 }
 
 static int ds_blk_get_pairs(hid_t loc, const char *name, int64_t **out, int64_t *n) {
-  *out = NULL, *n = 0;
-  htri_t ex = H5Aexists(loc, name);
-  if (ex <= 0) return ex < 0 ? -1 : 0;
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT), sp = a >= 0 ? H5Aget_space(a) : -1;
-  hsize_t dims[2] = {0, 0};
-  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
-           dims[1] == 2;
-  int64_t *v = ok ? ds_calloc(dims[0] ? 2 * dims[0] : 2, sizeof *v) : NULL;
-  ok = ok && v && (dims[0] == 0 || H5Aread(a, H5T_NATIVE_INT64, v) >= 0);
-  if (sp >= 0) H5Sclose(sp);
-  if (a >= 0) H5Aclose(a);
-  if (!ok) {
-    free(v);
-    return -1;
-  }
-  *out = v, *n = (int64_t)dims[0];
-  return 0;
+  return ds_store_get_i64_table(loc, name, 2, out, n);
 }
 
 /* Marks dataset d (just created, 0 blocks) as blocked with rows per block r. */
@@ -109,16 +85,7 @@ int ds_blk_mark_new(hid_t d, int64_t r) {
 
 /* ---- reader: list and check ------------------------------------------------- */
 
-void ds_blk_close(ds_store *s) {
-  for (int64_t i = 0; i < s->nblkf; i++)
-    if (s->blkf[i] >= 0) H5Fclose(s->blkf[i]);
-  free(s->blkf);
-  s->blkf = NULL;
-  s->nblkf = 0;
-}
-
 void ds_blk_free(ds_store *s) {
-  ds_blk_close(s);
   for (int t = 0; t < DS_BLK_N; t++) {
     free(s->blk[t]), free(s->bret[t]), free(s->nbret_new[t]);
     s->blk[t] = s->bret[t] = s->nbret_new[t] = NULL;
@@ -215,7 +182,6 @@ static int ds_blk_mapping_ok(ds_store *s, int t, hid_t d, int64_t br, const int6
  * 1.10 read fill values through a later top file's VDS in the same process,
  * tests/test_store.c; see ds_blk_still_there for what a reader does instead). */
 int ds_blk_load(ds_store *s) {
-  ds_blk_close(s);
   int64_t total = 0;
   for (int t = 0; t < DS_BLK_N; t++) {
     free(s->blk[t]), free(s->bret[t]);

@@ -94,44 +94,21 @@ void ds_seg_close(ds_store *s) {
   free(s->segf);
   s->segf = NULL;
   s->nsegf = 0;
-  ds_blk_close(s);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
 
 static int ds_seg_put_list(hid_t loc, const char *name, const ds_seg *g, int64_t n) {
-  if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0) return -1;
-  if (n == 0) return 0;
-  hsize_t dims[2] = {(hsize_t)n, 4};
-  hid_t sp = H5Screate_simple(2, dims, NULL);
-  hid_t a = sp >= 0 ? H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
-  int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, g) >= 0;
-  if (a >= 0) H5Aclose(a);
-  if (sp >= 0) H5Sclose(sp);
-  return ok ? 0 : -1;
+  return ds_store_put_i64_table(loc, name, (const int64_t *)g, n, 4, 0);
 }
 
+_Static_assert(sizeof(ds_seg) == 4 * sizeof(int64_t), "ds_seg is read as an n x 4 int64 table");
+
 static int ds_seg_get_list(hid_t loc, const char *name, ds_seg **out, int64_t *n) {
-  *out = NULL;
-  *n = 0;
-  htri_t ex = H5Aexists(loc, name);
-  if (ex < 0) return -1;
-  if (ex == 0) return 0;
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT), sp = a >= 0 ? H5Aget_space(a) : -1;
-  hsize_t dims[2] = {0, 0};
-  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
-           dims[1] == 4;
-  ds_seg *g = ok ? ds_calloc(dims[0] ? dims[0] : 1, sizeof *g) : NULL;
-  ok = ok && g && (dims[0] == 0 || H5Aread(a, H5T_NATIVE_INT64, g) >= 0);
-  if (sp >= 0) H5Sclose(sp);
-  if (a >= 0) H5Aclose(a);
-  if (!ok) {
-    free(g);
-    return -1;
-  }
-  *out = g;
-  *n = (int64_t)dims[0];
-  return 0;
+  int64_t *v = NULL;
+  int rc = ds_store_get_i64_table(loc, name, 4, &v, n);
+  *out = (ds_seg *)v; /* ds_seg is four int64_t */
+  return rc;
 }
 
 /* A fixed-length string attribute (its bytes inside the checksummed header). */

@@ -110,8 +110,6 @@ struct ds_store {
   int64_t *blk[DS_BLK_N], nblk[DS_BLK_N];
   int64_t *bret[DS_BLK_N], nbret[DS_BLK_N];
   int64_t *nbret_new[DS_BLK_N], nnbret[DS_BLK_N];
-  hid_t *blkf;               /* the open block files (reader check) */
-  int64_t nblkf;
   int64_t *bmade, nbmade, cbmade; /* block files this publish made: t, gen, b */
   unsigned char *sdirty;     /* per summary block: rows changed since the last publish */
   int64_t nsdirty;
@@ -158,7 +156,6 @@ int ds_blk_mark_new(hid_t d, int64_t rows_per_block);
 int ds_blk_load(ds_store *s);
 int ds_blk_still_there(ds_store *s, int t);
 int ds_blk_read_rows(ds_store *s, int t, int64_t lo, int64_t hi, hid_t mt, size_t rowb, void *buf);
-void ds_blk_close(ds_store *s);
 void ds_blk_free(ds_store *s);
 void ds_blk_begin(ds_store *s);
 void ds_blk_mark(ds_store *s, int64_t row);
@@ -281,6 +278,10 @@ int ds_store_put_strs(hid_t loc, const char *name, const char *const *vals, int6
 int ds_store_put_i64(hid_t loc, const char *name, int64_t val);
 int ds_store_put_i32(hid_t loc, const char *name, int32_t val);
 int ds_store_put_f64(hid_t loc, const char *name, double val);
+/* n x k int64 attributes (block and segment lists): replaced; n == 0 leaves
+ * an empty one if keep_empty, else none; read into a malloc'd array */
+int ds_store_put_i64_table(hid_t loc, const char *name, const int64_t *v, int64_t n, int k, int keep_empty);
+int ds_store_get_i64_table(hid_t loc, const char *name, int k, int64_t **out, int64_t *n);
 /* Reads a scalar attribute as text into buf (n bytes); -1 on failure. */
 int ds_store_get_text(hid_t loc, const char *name, char *buf, int n);
 int ds_store_get_i64(hid_t loc, const char *name, int64_t *val);
