@@ -330,17 +330,10 @@ static int ds_blk_write(ds_store *s, int t, int64_t gen, int64_t b, int64_t rows
                         hid_t mt, const void *buf) {
   char p[4400];
   ds_blk_path(s, t, gen, b, p, sizeof p);
-  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno));
-  close(fd);
   if (ds_blk_made(s, t, gen, b) < 0) return DS_ENOMEM; /* a failed publish removes it */
-  DS_TRY(ds_store_reserve(p, (double)H5Tget_size(ft) * (double)(rows * ncols) * 1.05 + 65536.0));
-  hid_t fapl = ds_store_fapl();
-  hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
-  if (fapl >= 0) H5Pclose(fapl);
-  if (f < 0) return ds_store_h5fail(DS_EIO, p, "cannot create the block file");
-  char uuid[17];
-  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  hid_t f = ds_seg_file_create(s, p, (double)H5Tget_size(ft) * (double)(rows * ncols) * 1.05 + 65536.0,
+                               "dynsweep-block");
+  if (f < 0) return DS_EIO;
   int rank = t == DS_BLK_AXV ? 2 : 1;
   hsize_t dims[2] = {(hsize_t)rows, (hsize_t)ncols};
   /* chunks small enough that a damaged one names few points (verify) */
@@ -348,22 +341,14 @@ static int ds_blk_write(ds_store *s, int t, int64_t gen, int64_t b, int64_t rows
                       (hsize_t)ncols};
   hid_t sp = H5Screate_simple(rank, dims, NULL), dcpl = ds_store_dcpl_sum(rank, chunk), d = -1;
   if (dcpl >= 0) H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-  int ok = ds_store_put_str(f, "format", "dynsweep-block") >= 0 && ds_store_put_str(f, "store_uuid", uuid) >= 0 &&
-           ds_store_put_str(f, "dataset", ds_blk_tag[t]) >= 0 && ds_store_put_i64(f, "generation", gen) >= 0 &&
+  int ok = ds_store_put_str(f, "dataset", ds_blk_tag[t]) >= 0 && ds_store_put_i64(f, "generation", gen) >= 0 &&
            ds_store_put_i64(f, "block", b) >= 0 && sp >= 0 && dcpl >= 0 &&
            (d = H5Dcreate2(f, "rows", ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
            H5Dwrite(d, mt, H5S_ALL, H5S_ALL, ds_store_dxpl(), buf) >= 0;
   if (d >= 0) H5Dclose(d);
   if (sp >= 0) H5Sclose(sp);
   if (dcpl >= 0) H5Pclose(dcpl);
-  if (!ok) {
-    ds_store_h5fail(DS_EIO, p, "cannot write the block file");
-    H5Fclose(f);
-    return DS_EIO;
-  }
-  if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the block file");
-  if (ds_store_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
-  return DS_OK;
+  return ds_seg_file_finish(f, p, ok);
 }
 
 /* The VDS /<dset t> anew over the list l (n blocks of br rows). */
