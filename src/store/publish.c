@@ -326,7 +326,10 @@ int ds_store_publish(ds_store *s, int force) {
   s->dirty_lo = s->dirty_hi = 0;
   ds_blk_committed_clear(s);
   DS_TRY(ds_journal_reset(s));
-  DS_TRY(ds_store_open_handles(s));
+  s->blk_trusted = 1; /* what this publish wrote: ids from s->rows, no block file checks */
+  rc = ds_store_open_handles(s);
+  s->blk_trusted = 0;
+  DS_TRY(rc);
   double cost = ds_now() - t0;
   struct stat st;
   s->st.publishes++;

@@ -114,6 +114,7 @@ struct ds_store {
   unsigned char *sdirty;     /* per summary block: rows changed since the last publish */
   int64_t nsdirty;
   int sdirty_all;
+  int blk_trusted;           /* the writer reopens what its publish just wrote: no block file checks */
   /* map stores (map.c): NULL for a row store */
   struct ds_map_state *map;
 };
