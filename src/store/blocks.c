@@ -12,9 +12,7 @@
  * block files this version's publish replaced; deleted by the next publish,
  * as merged-away segments are). A dataset without block_rows (format-5 stores
  * written before blocks, format 4) is a plain dataset. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
