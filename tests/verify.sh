@@ -223,6 +223,11 @@ check "... h5py (dynsweep.store) refuses, naming the file" \
   bash -c "! '$PY' -c 'import sys; sys.path.insert(0, sys.argv[2]); import dynsweep.store as d; d.Store(sys.argv[1])' '$T/moved/v5.h5' '$DS_SRC/python' >'$T/out' 2>&1 && grep -q 'StoreError: .*$sum1' '$T/out'"
 mv "$T/moved/$sum1" "$T/moved/v5.h5.seg/$sum1"
 check "summary block back: verify passes" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 0
+cp "$T/moved/v5.h5.seg/$sum1" "$T/sum1.bak"
+flip "$T/moved/v5.h5.seg/$sum1" "$(chunk_off "$T/moved/v5.h5.seg/$sum1" rows 0)" 3
+check "flipped bit in a summary block: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the summary rows of the block and the checksum" grep -q "^damaged: /summary rows 0-[0-9]* cannot be read: .*Fletcher32" "$T/out"
+cp "$T/sum1.bak" "$T/moved/v5.h5.seg/$sum1"
 # the campaign over a segment file (2 flips per region: superblock, step and
 # value chunks, global heap, metadata of the largest segment)
 rc=0

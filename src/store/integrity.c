@@ -188,6 +188,10 @@ static int64_t ds_verify_read_rows(hid_t d, hid_t mtype, size_t rowbytes, int64_
   int64_t cr = nrows > 0 ? nrows : 1;
   if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, cd) >= 1 && cd[0] > 0)
     cr = (int64_t)cd[0];
+  int64_t br = 0; /* format 5 row blocks (a VDS): block by block */
+  if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Aexists(d, "block_rows") > 0 &&
+      ds_store_get_i64(d, "block_rows", &br) == 0 && br > 0)
+    cr = br;
   if (dcpl >= 0) H5Pclose(dcpl);
   hid_t fs = H5Dget_space(d);
   hsize_t dims[2] = {0, 0};
