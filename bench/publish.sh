@@ -10,6 +10,14 @@
 #   --formats F  store formats to measure (default "4 5": format 4, the one-file
 #                store whose publish copies it -- main's publish, unchanged --
 #                and format 5, DYNSWEEP_STORE_SEGMENTS=1: segment files + VDS)
+#   --points "N ..."  instead of the sizes: format-5 stores of N points with
+#                small trajectories (960 B a point, where the summary and index
+#                are most of the top file), each measured twice in one run:
+#                "top" = DYNSWEEP_STORE_BLOCKS=0 (the format-5 layout before the
+#                row blocks: /summary and /series/index in the top file, copied
+#                at every publish) and "blocks" (today's format 5: row blocks
+#                in STORE.seg/); each measured publish finishes --per points
+#   --per N      points finished by each measured publish of --points (300)
 #   --dir DIR    where the stores are built (default a fresh /tmp/ds-publish.XXXX;
 #                every store is removed as soon as it is measured)
 #   --real       also the same with the real `mpirun -n 3 dynsweep run` (slower:
@@ -36,7 +44,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DS_BUILD:-$ROOT/build}
-SIZES="" BIG=0 REPEATS=5 DIR="" REAL=0 FORMATS="4 5"
+SIZES="" BIG=0 REPEATS=5 DIR="" REAL=0 FORMATS="4 5" POINTS="" PER=300
 while [ $# -gt 0 ]; do
   case $1 in
     --big) BIG=1 ;;
@@ -45,6 +53,8 @@ while [ $# -gt 0 ]; do
     --dir) DIR=$2; shift ;;
     --real) REAL=1 ;;
     --formats) FORMATS=$2; shift ;;
+    --points) POINTS=$2; shift ;;
+    --per) PER=$2; shift ;;
     -h|--help) sed -n '2,/^set /p' "$0" | grep '^#'; exit 0 ;;
     *) echo "bench/publish.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -70,6 +80,41 @@ echo "   file system of $DIR: $(findmnt -n -o FSTYPE -T "$DIR"), $(df -h --outpu
 echo "   uptime before: $(uptime)"
 RES=$DIR/results.tsv
 : > "$RES"
+if [ -n "$POINTS" ]; then
+  for n in $POINTS; do
+    for lay in top blocks; do
+      rm -rf "$DIR/p.h5" "$DIR/p.h5.seg" "$DIR/p.h5.journal"
+      echo "   -- $n points, format 5 $lay (uptime: $(uptime | sed 's/.*load/load/'))"
+      blk=""; [ $lay = top ] && blk=0
+      t0=$(date +%s)
+      DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_STORE_BLOCKS=$blk "$BIN" --points "$n" "$DIR/p.h5" "$REPEATS" "$PER" |
+        sed "s/^M/M\t$lay\t$n/" | tee -a "$RES" | sed 's/^/      /'
+      echo "      (build + measure: $(( $(date +%s) - t0 )) s)"
+      rm -rf "$DIR/p.h5" "$DIR/p.h5.tmp" "$DIR/p.h5.journal" "$DIR/p.h5.seg"
+    done
+  done
+  echo "   uptime after: $(uptime)"
+  /usr/bin/python3 - "$RES" <<'EOF'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.startswith("M\t")]
+by = {}
+for r in rows:
+    by.setdefault((int(r[2]), r[1]), []).append([float(x) for x in r[3:]])
+print()
+print("points | layout | publishes | publish s median (min-max) | copy / apply / fsync+rename s (median) | "
+      "peak extra MB median (min-max) | top file MB | files in STORE.seg/")
+for (n, lay) in sorted(by, key=lambda k: (k[0], k[1] != "top")):
+    v = by[(n, lay)]
+    ts = [x[1] for x in v]
+    pk = [x[5] / 1e6 for x in v]
+    cp, ap, sy = (statistics.median(x[i] for x in v) for i in (2, 3, 4))
+    print("%7d | %6s | %9d | %.3f (%.3f-%.3f) | %.3f / %.3f / %.3f | %.1f (%.1f-%.1f) | %.2f | %s"
+          % (n, lay, len(v), statistics.median(ts), min(ts), max(ts), cp, ap, sy, statistics.median(pk),
+             min(pk), max(pk), statistics.median(x[11] for x in v) / 1e6,
+             "-".join(sorted({"%d" % x[10] for x in v}))))
+EOF
+  exit 0
+fi
 for mb in $SIZES; do
   need=$(( mb * 26 / 10 + 500 )) # store + fill journal + the publish's copy, MB
   avail=$(( $(df --output=avail -k "$DIR" | tail -1) / 1024 ))

@@ -1,6 +1,15 @@
 /* publish_bench.c -- the cost of one publish of a large store (issue 14).
  *
  *   publish_bench STORE TARGET_MB [REPEATS]
+ *   publish_bench --points N STORE [REPEATS] [PER]
+ *
+ * --points: a store of N points with small trajectories (one series of 60
+ * records, 960 bytes a point: the summary, 240 B a row, and the index, 40 B a
+ * series, are a large part of it), filled but for REPEATS x PER points in
+ * publishes of 100,000 points; then REPEATS times PER (default 300) more points
+ * are journaled and published at once (a publish that finishes a few hundred
+ * points). DYNSWEEP_STORE_BLOCKS=0 makes the format-5 store of before the
+ * row blocks (summary and index in the top file) for comparison.
  *
  * Creates STORE (which must not exist) through the real store API
  * (include/dynsweep/store.h), fills it with points whose trajectories are
@@ -16,6 +25,7 @@
  * One line per measured publish on stdout, tab-separated:
  *   M <store_bytes_before> <publish_s> <copy_s> <apply_s> <sync_s>
  *     <peak_extra_bytes> <fs_drop_bytes> <new_bytes> <samples> <format> <segment files>
+ *     <top file bytes after the publish>
  * where publish_s = copy_s (copy + fallocate) + apply_s (HDF5 open, journal
  * applied, attributes, digests, close) + sync_s (fsync, rename, dir fsync)
  * (+ journal reset and reopening the handles), peak_extra_bytes = the
@@ -115,16 +125,19 @@ static double rnd(void) {
 
 /* A point's trajectory: loss, test_loss, grad_norm (scalars), sv/W1 and
  * sv/W2 (top-16 singular values), layers/norm (4 layers), every step. */
+static int64_t g_steps = STEPS;
+static int g_small; /* --points: one series of 60 records */
+
 static int make_traj(ds_traj *t) {
   static const struct { const char *name; int ncols; } S[] = {
       {"loss", 1}, {"test_loss", 1}, {"grad_norm", 1}, {"sv/W1", 16}, {"sv/W2", 16},
       {"layers/norm", 4}};
   ds_traj_init(t);
   double v[16];
-  for (size_t k = 0; k < sizeof S / sizeof S[0]; k++) {
+  for (size_t k = 0; k < (g_small ? 1 : sizeof S / sizeof S[0]); k++) {
     int idx = ds_traj_add(t, S[k].name, S[k].ncols, "1", "synthetic (bench/publish_bench.c)");
     if (idx < 0) return idx;
-    for (int64_t step = 0; step < STEPS; step++) {
+    for (int64_t step = 0; step < g_steps; step++) {
       for (int c = 0; c < S[k].ncols; c++) v[c] = rnd();
       int rc = ds_traj_append(t, idx, step, v);
       if (rc != DS_OK) return rc;
@@ -143,7 +156,7 @@ static ds_summary_row row_of(int64_t id) {
   r.lr = 0.01;
   r.init_scale = 1;
   r.status = DS_ST_DONE;
-  r.steps = STEPS;
+  r.steps = g_steps;
   r.final_loss = r.min_loss = r.final_test_loss = 0.5;
   r.diverged_step = -1;
   r.rank = 1;
@@ -160,13 +173,21 @@ static int die(const char *what) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: publish_bench STORE TARGET_MB [REPEATS]\n");
+  int64_t npts = 0, per = 1;
+  const char *path = argc > 1 ? argv[1] : NULL;
+  double target = argc > 2 ? atof(argv[2]) * 1e6 : 0;
+  int repeats = argc > 3 ? atoi(argv[3]) : 3;
+  if (argc > 3 && !strcmp(argv[1], "--points")) {
+    npts = atoll(argv[2]);
+    path = argv[3];
+    target = 0;
+    repeats = argc > 4 ? atoi(argv[4]) : 3;
+    per = argc > 5 ? atoll(argv[5]) : 300;
+    g_small = 1, g_steps = 60;
+  } else if (argc < 3) {
+    fprintf(stderr, "usage: publish_bench STORE TARGET_MB [REPEATS] | --points N STORE [REPEATS] [PER]\n");
     return 2;
   }
-  const char *path = argv[1];
-  double target = atof(argv[2]) * 1e6;
-  int repeats = argc > 3 ? atoi(argv[3]) : 3;
   snprintf(g_store, sizeof g_store, "%s", path);
   snprintf(g_tmp, sizeof g_tmp, "%s.tmp", path);
   snprintf(g_jour, sizeof g_jour, "%s.journal", path);
@@ -185,7 +206,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < traj.n; k++) per_point += 8.0 * (double)traj.s[k].n * (1 + traj.s[k].ncols);
   int64_t nfill = (int64_t)(target / per_point + 0.5);
   if (nfill < 1) nfill = 1;
-  int64_t np = nfill + repeats;
+  if (npts) nfill = npts - repeats * per;
+  int64_t np = nfill + repeats * per;
 
   static const char *an[NAX] = {"lr"}, *ap[NAX] = {"optimizer.lr"};
   double *axv = calloc((size_t)np, sizeof *axv);
@@ -224,7 +246,7 @@ int main(int argc, char **argv) {
   double batch_b = target / 4;
   if (batch_b < 64e6) batch_b = 64e6;
   if (batch_b > 2e9) batch_b = 2e9;
-  int64_t batch = (int64_t)(batch_b / per_point) + 1;
+  int64_t batch = npts ? 100000 : (int64_t)(batch_b / per_point) + 1;
   double t0 = ds_now();
   for (int64_t i = 0; i < nfill; i++) {
     ds_summary_row r = row_of(i);
@@ -243,8 +265,10 @@ int main(int argc, char **argv) {
   pthread_create(&th, NULL, sampler, NULL);
   ds_store_stats a, b;
   for (int k = 0; k < repeats; k++) {
-    ds_summary_row r = row_of(nfill + k);
-    if (ds_store_write_point(s, &r, &traj) != DS_OK) return die("write_point");
+    for (int64_t j = 0; j < per; j++) {
+      ds_summary_row r = row_of(nfill + k * per + j);
+      if (ds_store_write_point(s, &r, &traj) != DS_OK) return die("write_point");
+    }
     if (ds_store_sync(s) != DS_OK) return die("sync");
     struct stat st;
     stat(path, &st);
@@ -267,9 +291,10 @@ int main(int argc, char **argv) {
     if (rc != DS_OK) return die("publish");
     ds_store_get_stats(s, &b);
     double copy = b.copy_s - a.copy_s, sy = b.sync_s - a.sync_s, tot = p1 - p0;
-    printf("M\t%.0f\t%.4f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\t%.0f\t%ld\t%d\t%d\n", before, tot, copy,
-           tot - copy - sy, sy, g_peak, g_fsdrop, per_point, g_samples, seg_files() ? 5 : 4,
-           seg_files());
+    stat(path, &st);
+    printf("M\t%.0f\t%.4f\t%.4f\t%.4f\t%.4f\t%.0f\t%.0f\t%.0f\t%ld\t%d\t%d\t%.0f\n", before, tot, copy,
+           tot - copy - sy, sy, g_peak, g_fsdrop, per_point * (double)per, g_samples, seg_files() ? 5 : 4,
+           seg_files(), (double)st.st_size);
     fflush(stdout);
   }
   atomic_store(&g_stop, 1);

@@ -16,6 +16,9 @@
 # segment files, docs/store.md "Segments") with a publish at every 0.05 s
 # (DYNSWEEP_PUBLISH_FACTOR=0) and a small merge cap (DYNSWEEP_SEG_CAP), so
 # kills land while segments are written and merged; even rounds format 4.
+# Format-5 rounds also keep /summary, /series/index and /grid/axis_values in
+# row blocks of 4 rows (DYNSWEEP_BLOCK_ROWS; blocks.c), so a publish rewrites
+# summary blocks and kills land while they are written (counted, required).
 . "$(dirname "$0")/lib.sh"
 sweep=$DS_SRC/tests/sweeps/durability.yaml
 KILLS=${DS_KILLS:-50}
@@ -34,7 +37,7 @@ span_ms=$(( ref_ms > 1200 ? ref_ms : 1200 ))
 [ "$HAVE_H5PY" = 1 ] || echo "note: /usr/bin/python3 with h5py not available; deep checks reduced to h5dump -H"
 
 kills=0 round=0 badkill=0 dumps=0 lists=0 deeps=0 completes=0 midpub=0 replays=0 ckres=0
-segkills=0 segmid=0 mergemid=0 segrounds=0 merged=0
+segkills=0 segmid=0 mergemid=0 segrounds=0 merged=0 summid=0 blkmid=0
 seg_files() { "$PY" "$DS_SRC/tests/seg_files.py" "$1"; }
 # at least KILLS kills, and on (at most 2 x KILLS) until one has landed in
 # a format-5 publish (a segment written or merged, not yet listed). Which
@@ -43,16 +46,16 @@ seg_files() { "$PY" "$DS_SRC/tests/seg_files.py" "$1"; }
 # on a loaded machine), so merges are counted and reported, not required
 need_more() {
   [ "$kills" -lt "$KILLS" ] && return 0
-  [ "$HAVE_H5PY" = 1 ] && [ "$kills" -lt $((2 * KILLS)) ] && [ $((segmid + mergemid)) -eq 0 ]
+  [ "$HAVE_H5PY" = 1 ] && [ "$kills" -lt $((2 * KILLS)) ] && { [ $((segmid + mergemid)) -eq 0 ] || [ "$summid" -eq 0 ]; }
 }
 while need_more; do
   round=$((round + 1))
   st=$T/r$round.h5
   if [ $((round % 2)) = 1 ]; then
-    export DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=150000
+    export DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=150000 DYNSWEEP_BLOCK_ROWS=4
     opts[2]=0.05; segrounds=$((segrounds + 1))
   else
-    unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP
+    unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP DYNSWEEP_BLOCK_ROWS
     opts[2]=0.2
   fi
   runs=0 done=0
@@ -72,9 +75,11 @@ while need_more; do
       [ -e "$st.tmp" ] && midpub=$((midpub + 1))
       if [ -n "${DYNSWEEP_STORE_SEGMENTS:-}" ] && [ "$HAVE_H5PY" = 1 ] && [ -e "$st" ]; then
         segkills=$((segkills + 1))
-        read -r _ _ g gm < <(seg_files "$st")
+        read -r _ _ g gm gs gb < <(seg_files "$st")
         [ "${g:-0}" -gt 0 ] && segmid=$((segmid + 1))
         [ "${gm:-0}" -gt 0 ] && mergemid=$((mergemid + 1))
+        [ "${gs:-0}" -gt 0 ] && summid=$((summid + 1))
+        [ "${gb:-0}" -gt 0 ] && blkmid=$((blkmid + 1))
       fi
       [ -e "$st.journal" ] && [ "$(stat -c %s "$st.journal")" -gt 64 ] && replays=$((replays + 1))
       what="kill $kills (round $round run $runs, -n $np, at ${delay_ms} ms)"
@@ -105,21 +110,24 @@ while need_more; do
   check "round $round: no journal or tmp file left" test ! -e "$st.journal" -a ! -e "$st.tmp"
   check "round $round: state complete" bash -c "'$DYNSWEEP' status '$st' | grep -q 'state:   complete'"
   if [ -n "${DYNSWEEP_STORE_SEGMENTS:-}" ] && [ "$HAVE_H5PY" = 1 ]; then
-    read -r nl nr g gm < <(seg_files "$st")
-    check "round $round: format 5, $nl segment(s) listed, $nr retired, no garbage segment left ($g)" \
-      test "$(h5dump -a /format_version "$st" | grep -c '(0): 5')" = 1 -a "$g" = 0
-    [ "$(find "$st.seg" -name '*.h5' ! -name '*-0.h5' | grep -c .)" -gt 0 ] && merged=$((merged + 1))
+    read -r nl nr g gm gs gb < <(seg_files "$st")
+    check "round $round: format 5, $nl segment(s) listed, $nr retired, no garbage segment or block file left ($g, $gb)" \
+      test "$(h5dump -a /format_version "$st" | grep -c '(0): 5')" = 1 -a "$g" = 0 -a "$gb" = 0
+    [ "$(find "$st.seg" -regex '.*/[0-9a-f]*-[0-9]*-[1-9][0-9]*\.h5' | grep -c .)" -gt 0 ] && merged=$((merged + 1))
   fi
   rm -rf "$st" "$st.seg"
 done
-unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP
+unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP DYNSWEEP_BLOCK_ROWS
 echo "kills: $kills in $round rounds ($completes completing runs; $midpub kills during a publish," \
      "$replays left journal records to replay; $ckres points resumed from a checkpoint); after the kills: h5dump -H ok $dumps, ls+status" \
      "ok $lists, deep checks ok $deeps; $(( $(date +%s) - t_start )) s"
 echo "format-5 rounds: $segrounds ($merged ended with merged segments); $segkills kills of a format-5 store," \
-     "$segmid of them during a publish's segment writes (unreferenced segment files left), $mergemid during a merge"
+     "$segmid of them during a publish's segment writes (unreferenced segment files left), $mergemid during a merge," \
+     "$summid during summary-block writes (unreferenced summary block files left), $blkmid during any block write"
 check "at least $KILLS kills ($kills)" test "$kills" -ge "$KILLS"
 [ "$HAVE_H5PY" = 1 ] && check "kills landed in format-5 publishes: $segmid during segment writes, $mergemid inside merges" \
   test $((segmid + mergemid)) -gt 0
+[ "$HAVE_H5PY" = 1 ] && check "kills landed in format-5 publishes while summary blocks were written: $summid" \
+  test "$summid" -gt 0
 check "every check after every kill passed ($badkill failures)" test "$badkill" -eq 0
 report

@@ -642,10 +642,12 @@ int main(int argc, char **argv) {
   if (mkdir(dir5, 0755) == 0) {
     setenv("DYNSWEEP_STORE_SEGMENTS", "1", 1);
     setenv("DYNSWEEP_SEG_CAP", "4000", 1);
+    setenv("DYNSWEEP_BLOCK_ROWS", "3", 1); /* row blocks of 3: a rewritten point's rows span older blocks */
     test_roundtrip(path5);
     test_journal(dir5);
     unsetenv("DYNSWEEP_STORE_SEGMENTS");
     unsetenv("DYNSWEEP_SEG_CAP");
+    unsetenv("DYNSWEEP_BLOCK_ROWS");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir5);
     CHECK(system(cmd) == 0, "remove %s", dir5);
   }

@@ -158,7 +158,7 @@ check "... the copy is kept" test -s "$T/f.h5.journal.ignored"
 # readers check every segment at open. Many publishes, a small merge cap.
 seg_env=(env DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_PUBLISH_FACTOR=0 DYNSWEEP_SEG_CAP=60000)
 "${seg_env[@]}" mpirun --oversubscribe -n 2 "$D" run "$small" -o "$T/v5.h5" -q --publish-every 0.01
-nseg=$(ls "$T/v5.h5.seg" | wc -l)
+nseg=$(ls "$T/v5.h5.seg" | grep -cE '^[0-9a-f]{16}-[0-9]+-[0-9]+\.h5$') # segments, not row blocks
 check "format 5: store written with $nseg segment file(s) (>= 2)" test "$nseg" -ge 2
 check "format 5: verify passes (exit 0)" test "$(code "$D" verify "$T/v5.h5")" -eq 0
 check "format 5: the same points as format 4, bit for bit" same_points "$T/s.h5" "$T/v5.h5"
@@ -191,12 +191,43 @@ check "... show exits 1, naming the segment" bash -c "[ \$(cd / && '$D' show '$T
 check "... the h5py reader (dynsweep.store) refuses too" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >'$T/out' 2>&1 && grep -q 'StoreError: .*is missing or damaged' '$T/out'"
 # a foreign segment under the right name: another format-5 store's
 "${seg_env[@]}" mpirun --oversubscribe -n 1 "$D" run "$small" -o "$T/w5.h5" -q --publish-every 0.01
-cp "$(ls -S "$T"/w5.h5.seg/*.h5 | head -1)" "$T/moved/v5.h5.seg/$seg1"
+cp "$T/w5.h5.seg/$("$PY" "$DS_SRC/tests/seg_files.py" --listed "$T/w5.h5" | head -1)" "$T/moved/v5.h5.seg/$seg1"
 check "foreign segment: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
 check "... saying what was found and what was expected" grep -q "found format \"dynsweep-segment\", store [0-9a-f]*.*expected a dynsweep-segment of store" "$T/out"
 check "... the h5py reader refuses too" bash -c "! '$PY' '$DS_SRC/tests/store_check.py' '$T/moved/v5.h5' >/dev/null 2>&1"
 mv "$T/moved/$seg1" "$T/moved/v5.h5.seg/$seg1"
 check "segment back: verify passes" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 0
+# /summary, /series/index and /grid/axis_values are VDS over block files
+# (blocks.c): h5dump and h5py read them; a deleted or truncated summary block
+# is a loud error (verify exit 1 naming the file, h5py StoreError), never
+# fill values
+check "format 5: /summary is a VDS over block files" \
+  "$PY" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); assert f['summary'].is_virtual and f['series/index'].is_virtual and f['grid/axis_values'].is_virtual; assert len(f['summary'][...]) == f['summary'].shape[0] > 0" "$T/moved/v5.h5"
+check "... h5dump -d /summary reads it (from another cwd)" \
+  bash -c "cd / && h5dump -d /summary '$T/moved/v5.h5' | grep -q '\"status_names\"' && h5dump -d /summary -c 1 '$T/moved/v5.h5' | grep -q '(0): {'"
+check "... h5py (dynsweep.store) reads the summary equal to the format-4 store's ids and status" \
+  "$PY" -c "import sys; sys.path.insert(0, sys.argv[3]); import dynsweep.store as d; a = d.Store(sys.argv[1]).summary; b = d.Store(sys.argv[2]).summary; assert (a['id'] == b['id']).all() and (a['status'] == b['status']).all()" "$T/moved/v5.h5" "$T/s.h5" "$DS_SRC/python"
+sum1=$("$PY" -c "import h5py, sys; print(h5py.File(sys.argv[1], 'r')['summary'].virtual_sources()[0].file_name.split('/')[-1])" "$T/moved/v5.h5")
+check "... it maps a summary block file ($sum1)" test -n "$sum1" -a -e "$T/moved/v5.h5.seg/$sum1"
+mv "$T/moved/v5.h5.seg/$sum1" "$T/moved/$sum1"
+check "deleted summary block: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the block file and saying it is missing" grep -q "block [0-9]* of [0-9]* of /summary .*$sum1: No such file" "$T/out"
+check "... ls exits 1" test "$(code "$D" ls "$T/moved/v5.h5")" -eq 1
+check "... h5py (dynsweep.store) refuses, naming the file" \
+  bash -c "! '$PY' -c 'import sys; sys.path.insert(0, sys.argv[2]); import dynsweep.store as d; d.Store(sys.argv[1])' '$T/moved/v5.h5' '$DS_SRC/python' >'$T/out' 2>&1 && grep -q 'StoreError: .*$sum1' '$T/out'"
+cp "$T/moved/$sum1" "$T/moved/v5.h5.seg/$sum1"
+truncate -s 1500 "$T/moved/v5.h5.seg/$sum1"
+check "truncated summary block: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the block file" grep -q "of /summary .*$sum1: cannot open it as HDF5" "$T/out"
+check "... h5py (dynsweep.store) refuses, naming the file" \
+  bash -c "! '$PY' -c 'import sys; sys.path.insert(0, sys.argv[2]); import dynsweep.store as d; d.Store(sys.argv[1])' '$T/moved/v5.h5' '$DS_SRC/python' >'$T/out' 2>&1 && grep -q 'StoreError: .*$sum1' '$T/out'"
+mv "$T/moved/$sum1" "$T/moved/v5.h5.seg/$sum1"
+check "summary block back: verify passes" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 0
+cp "$T/moved/v5.h5.seg/$sum1" "$T/sum1.bak"
+flip "$T/moved/v5.h5.seg/$sum1" "$(chunk_off "$T/moved/v5.h5.seg/$sum1" rows 0)" 3
+check "flipped bit in a summary block: verify exits 1" test "$(code "$D" verify "$T/moved/v5.h5")" -eq 1
+check "... naming the summary rows of the block and the checksum" grep -q "^damaged: /summary rows 0-[0-9]* cannot be read: .*Fletcher32" "$T/out"
+cp "$T/sum1.bak" "$T/moved/v5.h5.seg/$sum1"
 # the campaign over a segment file (2 flips per region: superblock, step and
 # value chunks, global heap, metadata of the largest segment)
 rc=0

@@ -129,6 +129,46 @@ def check_segments(f):
         if not ok:
             raise StoreError("%s: segment %s does not belong to this store or has other sizes "
                              "than /series lists" % (f.filename, p))
+    check_blocks(f, top, segdir, uuid)
+
+
+BLOCKED = (("summary", "sum"), ("series/index", "idx"), ("grid/axis_values", "axv"))
+
+
+def check_blocks(f, top, segdir, uuid):
+    """Format 5: /summary, /series/index and /grid/axis_values with an attribute block_rows
+    are virtual datasets over block files <uuid>-<tag>-<gen>-<b>.h5 (attribute blocks: gen,
+    rows of each); each must exist, belong to this store and have its rows, and the mappings
+    must name exactly them (a missing source reads fill values without an error)."""
+    for dname, tag in BLOCKED:
+        if dname not in f or "block_rows" not in f[dname].attrs:
+            continue
+        d = f[dname]
+        br = int(d.attrs["block_rows"])
+        blocks = d.attrs["blocks"] if "blocks" in d.attrs else np.zeros((0, 2), np.int64)
+        names = ["%s-%s-%d-%d.h5" % (uuid, tag, int(x[0]), b) for b, x in enumerate(blocks)]
+        got = [(s.file_name, s.dset_name) for s in d.virtual_sources()] if d.is_virtual else []
+        if got != [(segdir + "/" + n, "rows") for n in names] or \
+                (len(blocks) and int(sum(int(x[1]) for x in blocks)) != d.shape[0]):
+            raise StoreError("%s: /%s maps %s, its attribute blocks lists %s (damaged?)"
+                             % (f.filename, dname, got, names))
+        for b, (x, n) in enumerate(zip(blocks, names)):
+            p = os.path.join(top, segdir, n)
+            try:
+                with h5py.File(p, "r") as s:
+                    ok = (_s(s.attrs.get("format", "")) == "dynsweep-block"
+                          and _s(s.attrs.get("store_uuid", "")) == uuid
+                          and _s(s.attrs.get("dataset", "")) == tag
+                          and int(s.attrs.get("generation", -1)) == int(x[0])
+                          and int(s.attrs.get("block", -1)) == b
+                          and s["rows"].shape[0] == int(x[1]))
+            except (OSError, KeyError) as e:
+                raise StoreError("%s: block %d of /%s (rows %d..%d) is missing or damaged: %s: %s; a "
+                                 "store is the file plus its directory %s/ (copy or move both)"
+                                 % (f.filename, b, dname, b * br, b * br + int(x[1]) - 1, p, e, segdir))
+            if not ok:
+                raise StoreError("%s: block file %s does not belong to this store or has other "
+                                 "rows than /%s lists" % (f.filename, p, dname))
 
 
 def read_points(f, ids=None, names=None):
@@ -228,6 +268,7 @@ class Store:
             text = f["sweep/yaml"].asstr()[()] if "sweep/yaml" in f else ""
             names = [str(x) for x in f["grid/axis_names"].asstr()[...]]
             paths = [str(x) for x in f["grid/axis_paths"].asstr()[...]]
+            check_segments(f)  # format 5: a missing block would read as fill values
             summ = f["summary"][...]
             if "map" in f:  # a map store: no per-point axis values (docs/store.md, "Map stores")
                 vals = np.zeros((0, len(names)))

@@ -324,8 +324,12 @@ int ds_store_publish(ds_store *s, int force) {
   if (s->segmented) ds_seg_committed(s);
   s->attrs_dirty = 0;
   s->dirty_lo = s->dirty_hi = 0;
+  ds_blk_committed_clear(s);
   DS_TRY(ds_journal_reset(s));
-  DS_TRY(ds_store_open_handles(s));
+  s->blk_trusted = 1; /* what this publish wrote: ids from s->rows, no block file checks */
+  rc = ds_store_open_handles(s);
+  s->blk_trusted = 0;
+  DS_TRY(rc);
   double cost = ds_now() - t0;
   struct stat st;
   s->st.publishes++;
@@ -378,7 +382,9 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   int fd = open(s->tmppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", s->tmppath, strerror(errno));
   close(fd);
-  double need = 262144.0 + 2.0 * (double)m->npoints * (sizeof(ds_summary_row) + 8.0 * m->naxes) +
+  /* format 5: the rows go to block files (blocks.c), which reserve their own */
+  double need = 262144.0 + (s->segmented ? 512.0 * ((double)m->npoints / 1024.0 + 16.0)
+                                         : 2.0 * (double)m->npoints * (sizeof(ds_summary_row) + 8.0 * m->naxes)) +
                 (m->sweep_text ? 2.0 * strlen(m->sweep_text) : 0);
   DS_TRY(ds_store_reserve(s->tmppath, need));
   hid_t fapl = ds_store_fapl(), fcpl = ds_store_fcpl();
@@ -397,6 +403,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   DS_TRY(ds_store_h5_run_attrs(s));
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
+  if (s->segmented) ds_seg_sync_dir(s); /* the block files' entries, before STORE names them */
   if (ds_store_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
   /* link, not rename: never replaces a store that appeared meanwhile */
@@ -466,6 +473,7 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
     if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
       char d[8300];
+      ds_seg_abort(s); /* the block files it made */
       snprintf(d, sizeof d, "%s/%s", s->topdir, s->segdir);
       rmdir(d);
     }

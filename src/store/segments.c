@@ -80,6 +80,7 @@ int ds_seg_set_dirs(ds_store *s, const char *segdir) {
 
 void ds_seg_free(ds_store *s) {
   ds_seg_close(s);
+  ds_blk_free(s);
   free(s->segs), free(s->ret), free(s->made), free(s->nsegs), free(s->nret);
   s->segs = s->ret = s->made = s->nsegs = s->nret = NULL;
   s->nseg = s->nretired = s->nmade = s->nnseg = s->nnret = 0;
@@ -98,38 +99,16 @@ void ds_seg_close(ds_store *s) {
 /* ---- attributes ---------------------------------------------------------- */
 
 static int ds_seg_put_list(hid_t loc, const char *name, const ds_seg *g, int64_t n) {
-  if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0) return -1;
-  if (n == 0) return 0;
-  hsize_t dims[2] = {(hsize_t)n, 4};
-  hid_t sp = H5Screate_simple(2, dims, NULL);
-  hid_t a = sp >= 0 ? H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
-  int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, g) >= 0;
-  if (a >= 0) H5Aclose(a);
-  if (sp >= 0) H5Sclose(sp);
-  return ok ? 0 : -1;
+  return ds_store_put_i64_table(loc, name, (const int64_t *)g, n, 4, 0);
 }
 
+_Static_assert(sizeof(ds_seg) == 4 * sizeof(int64_t), "ds_seg is read as an n x 4 int64 table");
+
 static int ds_seg_get_list(hid_t loc, const char *name, ds_seg **out, int64_t *n) {
-  *out = NULL;
-  *n = 0;
-  htri_t ex = H5Aexists(loc, name);
-  if (ex < 0) return -1;
-  if (ex == 0) return 0;
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT), sp = a >= 0 ? H5Aget_space(a) : -1;
-  hsize_t dims[2] = {0, 0};
-  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
-           dims[1] == 4;
-  ds_seg *g = ok ? ds_calloc(dims[0] ? dims[0] : 1, sizeof *g) : NULL;
-  ok = ok && g && (dims[0] == 0 || H5Aread(a, H5T_NATIVE_INT64, g) >= 0);
-  if (sp >= 0) H5Sclose(sp);
-  if (a >= 0) H5Aclose(a);
-  if (!ok) {
-    free(g);
-    return -1;
-  }
-  *out = g;
-  *n = (int64_t)dims[0];
-  return 0;
+  int64_t *v = NULL;
+  int rc = ds_store_get_i64_table(loc, name, 4, &v, n);
+  *out = (ds_seg *)v; /* ds_seg is four int64_t */
+  return rc;
 }
 
 /* A fixed-length string attribute (its bytes inside the checksummed header). */
@@ -275,19 +254,24 @@ int ds_seg_load(ds_store *s) {
     }
     st += s->segs[i].nstep;
   }
-  return DS_OK;
+  return ds_blk_load(s);
 }
 
 /* ---- writer --------------------------------------------------------------- */
 
 /* Creates the (empty) segment directory of a new format-5 store and names it
  * in /series. */
-int ds_seg_create(ds_store *s) {
+int ds_seg_mkdir(ds_store *s) {
   DS_TRY(ds_seg_set_dirs(s, NULL));
   char d[4300];
   ds_seg_dirpath(s, d, sizeof d);
   if (mkdir(d, 0755) != 0 && errno != EEXIST)
     return ds_fail(DS_EIO, "%s: cannot create the segment directory %s: %s", s->path, d, strerror(errno));
+  return DS_OK;
+}
+
+int ds_seg_create(ds_store *s) {
+  if (!s->segdir) DS_TRY(ds_seg_mkdir(s));
   if (ds_seg_put_fstr(s->series, "segment_dir", s->segdir) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot write /series attributes");
   s->segmented = 1;
@@ -301,6 +285,42 @@ static hid_t ds_seg_dcpl(int64_t n) {
   return p;
 }
 
+/* An immutable file of STORE.seg/ (a segment or a block file, which the
+ * caller has recorded as made: a failed publish removes it): created, its
+ * space reserved (HDF5 1.10 cannot recover from a failed write at close),
+ * created by HDF5 with the root attributes format and store_uuid. -1 with
+ * the error recorded on failure. */
+hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format) {
+  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno)), -1;
+  close(fd);
+  if (ds_store_reserve(p, bytes) != DS_OK) return -1;
+  hid_t fapl = ds_store_fapl();
+  hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (f < 0) return ds_store_h5fail(DS_EIO, p, "cannot create the %s file", format), -1;
+  char uuid[17];
+  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  if (ds_store_put_str(f, "format", format) < 0 || ds_store_put_str(f, "store_uuid", uuid) < 0) {
+    ds_store_h5fail(DS_EIO, p, "cannot write the attributes of the %s file", format);
+    H5Fclose(f);
+    return -1;
+  }
+  return f;
+}
+
+/* Closes file f of ds_seg_file_create and fsyncs it; ok == 0: writing it failed. */
+int ds_seg_file_finish(hid_t f, const char *p, int ok) {
+  if (!ok) {
+    ds_store_h5fail(DS_EIO, p, "cannot write the file");
+    H5Fclose(f);
+    return DS_EIO;
+  }
+  if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the file");
+  if (ds_store_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
+  return DS_OK;
+}
+
 /* Writes segment g: from memory (step/val) or, if src, the segments src[0..nsrc)
  * concatenated. Reserves its space first (HDF5 1.10 cannot recover from a failed
  * write at close), fsyncs it. */
@@ -308,20 +328,10 @@ static int ds_seg_write(ds_store *s, const ds_seg *g, const int64_t *step, const
                         int64_t nsrc) {
   char p[4300];
   ds_seg_path(s, g, p, sizeof p);
-  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno));
-  close(fd);
-  /* recorded before anything can fail: a failed publish removes it */
-  s->made[s->nmade++] = *g;
-  DS_TRY(ds_store_reserve(p, ds_seg_bytes(g) * 1.02 + 65536.0));
-  hid_t fapl = ds_store_fapl();
-  hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
-  if (fapl >= 0) H5Pclose(fapl);
-  if (f < 0) return ds_store_h5fail(DS_EIO, p, "cannot create the segment");
-  char uuid[17];
-  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
-  int ok = ds_store_put_str(f, "format", "dynsweep-segment") >= 0 && ds_store_put_str(f, "store_uuid", uuid) >= 0 &&
-           ds_store_put_i64(f, "generation", g->gen) >= 0 && ds_store_put_i64(f, "k", g->k) >= 0;
+  s->made[s->nmade++] = *g; /* recorded before anything can fail: a failed publish removes it */
+  hid_t f = ds_seg_file_create(s, p, ds_seg_bytes(g) * 1.02 + 65536.0, "dynsweep-segment");
+  if (f < 0) return DS_EIO;
+  int ok = ds_store_put_i64(f, "generation", g->gen) >= 0 && ds_store_put_i64(f, "k", g->k) >= 0;
   const char *names[2] = {"step", "value"};
   hid_t ft[2] = {H5T_STD_I64LE, H5T_IEEE_F64LE}, mt[2] = {H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE};
   int64_t len[2] = {g->nstep, g->nval};
@@ -370,14 +380,7 @@ static int ds_seg_write(ds_store *s, const ds_seg *g, const int64_t *step, const
     if (dcpl >= 0) H5Pclose(dcpl);
   }
   free(buf);
-  if (!ok) {
-    ds_store_h5fail(DS_EIO, p, "cannot write the segment");
-    H5Fclose(f);
-    return DS_EIO;
-  }
-  if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the segment");
-  if (ds_store_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
-  return DS_OK;
+  return ds_seg_file_finish(f, p, ok);
 }
 
 /* /series/step or value anew: a VDS over the segments (a plain empty
@@ -509,16 +512,20 @@ int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double
       ds_seg_put_list(s->series, "segments", s->nsegs, s->nnseg) < 0 ||
       ds_seg_put_list(s->series, "retired", s->nret, s->nnret) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot rewrite /series/step and value over the segments");
-  if (s->nmade) { /* the new files' directory entries, before STORE names them */
-    char d[4300];
-    ds_seg_dirpath(s, d, sizeof d);
-    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      fsync(fd);
-      close(fd);
-    }
-  }
   return DS_OK;
+}
+
+/* The new files' directory entries, before STORE names them (end of a
+ * publish's writes: segments and blocks). */
+void ds_seg_sync_dir(ds_store *s) {
+  if (!s->nmade && !s->nbmade) return;
+  char d[4300];
+  ds_seg_dirpath(s, d, sizeof d);
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
 }
 
 static void ds_seg_unlink_all(ds_store *s, const ds_seg *g, int64_t n) {
@@ -542,6 +549,7 @@ int ds_seg_publish_none(ds_store *s) {
 void ds_seg_abort(ds_store *s) {
   ds_seg_unlink_all(s, s->made, s->nmade);
   s->nmade = 0;
+  ds_blk_abort(s);
 }
 
 /* The new STORE is in place: the segments the previous one retired go (a
@@ -549,6 +557,7 @@ void ds_seg_abort(ds_store *s) {
 void ds_seg_committed(ds_store *s) {
   ds_seg_unlink_all(s, s->ret, s->nretired);
   s->nmade = 0;
+  ds_blk_committed(s);
 }
 
 static int ds_seg_listed(const ds_seg *g, int64_t n, int64_t gen, int64_t k) {
@@ -574,6 +583,14 @@ void ds_seg_gc(ds_store *s) {
   while ((e = readdir(dp))) {
     long long gen, k;
     char tail[8] = "";
+    int blk = strncmp(e->d_name, pre, 17) ? -1 : ds_blk_known(s, e->d_name + 17);
+    if (blk == 1) continue;
+    if (blk == 0) {
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+      unlink(p);
+      continue;
+    }
     if (strncmp(e->d_name, pre, 17) || sscanf(e->d_name + 17, "%lld-%lld%7s", &gen, &k, tail) != 3 ||
         strcmp(tail, ".h5"))
       continue;

@@ -287,6 +287,43 @@ int ds_store_put_f64(hid_t loc, const char *name, double val) {
   return rc;
 }
 
+/* An n x k int64 attribute (replaced; n == 0: an empty one if keep_empty,
+ * else none). */
+int ds_store_put_i64_table(hid_t loc, const char *name, const int64_t *v, int64_t n, int k, int keep_empty) {
+  if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0) return -1;
+  if (n == 0 && !keep_empty) return 0;
+  hsize_t dims[2] = {(hsize_t)n, (hsize_t)k};
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t a = sp >= 0 ? H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int ok = a >= 0 && (n == 0 || H5Awrite(a, H5T_NATIVE_INT64, v) >= 0);
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  return ok ? 0 : -1;
+}
+
+/* Reads an n x k int64 attribute into a malloc'd array (absent: n = 0). */
+int ds_store_get_i64_table(hid_t loc, const char *name, int k, int64_t **out, int64_t *n) {
+  *out = NULL;
+  *n = 0;
+  htri_t ex = H5Aexists(loc, name);
+  if (ex <= 0) return ex < 0 ? -1 : 0;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT), sp = a >= 0 ? H5Aget_space(a) : -1;
+  hsize_t dims[2] = {0, 0};
+  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
+           dims[1] == (hsize_t)k;
+  int64_t *v = ok ? ds_calloc(dims[0] ? dims[0] * (size_t)k : (size_t)k, sizeof *v) : NULL;
+  ok = ok && v && (dims[0] == 0 || H5Aread(a, H5T_NATIVE_INT64, v) >= 0);
+  if (sp >= 0) H5Sclose(sp);
+  if (a >= 0) H5Aclose(a);
+  if (!ok) {
+    free(v);
+    return -1;
+  }
+  *out = v;
+  *n = (int64_t)dims[0];
+  return 0;
+}
+
 /* ---- attribute reading --------------------------------------------------- */
 
 /* Reads a scalar string attribute (variable or fixed length) into buf. */

@@ -32,6 +32,8 @@ typedef struct {
 typedef struct {
   int64_t gen, k, nstep, nval; /* segment <uuid>-<gen>-<k>.h5: its records */
 } ds_seg;
+/* format 5 (blocks.c): datasets of the top file kept as VDS over row blocks */
+enum { DS_BLK_SUM, DS_BLK_IDX, DS_BLK_AXV, DS_BLK_N };
 
 /* A reader has the file open read-only in file/summary/points. A writer
  * (writable = 1) has the *published* file open read-only there between
@@ -101,6 +103,18 @@ struct ds_store {
   int64_t nsegf;
   ds_seg *nsegs, *nret, *made; /* publish in progress: new list, newly retired, files made */
   int64_t nnseg, nnret, nmade;
+  /* format 5 blocks (blocks.c), per dataset t: rows per block (0: a plain
+   * dataset), columns; the list of the open file (gen, rows per block) and
+   * its retired blocks (b, gen); this publish's retired blocks */
+  int64_t brows[DS_BLK_N], bcols[DS_BLK_N];
+  int64_t *blk[DS_BLK_N], nblk[DS_BLK_N];
+  int64_t *bret[DS_BLK_N], nbret[DS_BLK_N];
+  int64_t *nbret_new[DS_BLK_N], nnbret[DS_BLK_N];
+  int64_t *bmade, nbmade, cbmade; /* block files this publish made: t, gen, b */
+  unsigned char *sdirty;     /* per summary block: rows changed since the last publish */
+  int64_t nsdirty;
+  int sdirty_all;
+  int blk_trusted;           /* the writer reopens what its publish just wrote: no block file checks */
   /* map stores (map.c): NULL for a row store */
   struct ds_map_state *map;
 };
@@ -137,6 +151,25 @@ int ds_seg_publish_none(ds_store *s);
 void ds_seg_abort(ds_store *s);
 void ds_seg_committed(ds_store *s);
 void ds_seg_gc(ds_store *s);
+/* blocks.c (format 5): /summary, /series/index, /grid/axis_values over row blocks */
+int64_t ds_blk_rows_for(size_t rowbytes);
+int ds_blk_mark_new(hid_t d, int64_t rows_per_block);
+int ds_blk_load(ds_store *s);
+int ds_blk_still_there(ds_store *s, int t);
+int ds_blk_read_rows(ds_store *s, int t, int64_t lo, int64_t hi, hid_t mt, size_t rowb, void *buf);
+void ds_blk_free(ds_store *s);
+void ds_blk_begin(ds_store *s);
+void ds_blk_mark(ds_store *s, int64_t row);
+void ds_blk_committed_clear(ds_store *s);
+int ds_blk_update(ds_store *s, int t, int64_t nrows, int64_t ncols, int (*dirty)(void *, int64_t),
+                  int (*fill)(void *, int64_t, int64_t, void *), void *arg);
+void ds_blk_abort(ds_store *s);
+void ds_blk_committed(ds_store *s);
+int ds_blk_known(const ds_store *s, const char *rest);
+void ds_seg_sync_dir(ds_store *s);
+int ds_seg_mkdir(ds_store *s);
+hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format);
+int ds_seg_file_finish(hid_t f, const char *p, int ok);
 /* publish.c helpers shared with segments.c */
 int ds_store_reserve(const char *path, double bytes);
 int ds_store_fsync_path(const char *path);
@@ -248,6 +281,10 @@ int ds_store_put_strs(hid_t loc, const char *name, const char *const *vals, int6
 int ds_store_put_i64(hid_t loc, const char *name, int64_t val);
 int ds_store_put_i32(hid_t loc, const char *name, int32_t val);
 int ds_store_put_f64(hid_t loc, const char *name, double val);
+/* n x k int64 attributes (block and segment lists): replaced; n == 0 leaves
+ * an empty one if keep_empty, else none; read into a malloc'd array */
+int ds_store_put_i64_table(hid_t loc, const char *name, const int64_t *v, int64_t n, int k, int keep_empty);
+int ds_store_get_i64_table(hid_t loc, const char *name, int k, int64_t **out, int64_t *n);
 /* Reads a scalar attribute as text into buf (n bytes); -1 on failure. */
 int ds_store_get_text(hid_t loc, const char *name, char *buf, int n);
 int ds_store_get_i64(hid_t loc, const char *name, int64_t *val);
