@@ -4,7 +4,7 @@ set -euo pipefail
 : "${DS_SRC:?DS_SRC must point to the source tree}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the store layout follows the plan unless a test asks (docs/store.md, format 5)
-unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP
+unset DYNSWEEP_STORE_SEGMENTS DYNSWEEP_PUBLISH_FACTOR DYNSWEEP_SEG_CAP DYNSWEEP_BLOCK_ROWS DYNSWEEP_STORE_BLOCKS
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0 passes=0
