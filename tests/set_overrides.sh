@@ -40,7 +40,13 @@ rc=$(code "$DYNSWEEP" plan "$sweep" --set optimizer.type=adam)
 check "lr_in with adam refused (exit $rc)" test "$rc" = 2
 check "... gd and sgd only" grep -q 'per-layer learning rates are supported for optimizer.type gd and sgd only, got adam' "$T/err"
 rc=$(code "$DYNSWEEP" plan "$sweep" --set model.type=relu)
-check "model.gain with relu refused (exit $rc)" test "$rc" = 2
+check "model.gain with a bias-free relu net: the study's sqrt(2) relu(z) (exit $rc)" test "$rc" = 0
+rc=$(code "$DYNSWEEP" plan "$sweep" --set model.type=relu --set model.bias=true)
+check "model.gain with a relu net with biases refused (exit $rc)" test "$rc" = 2
+check "... says why and what would do" grep -q 'use model.bias: false with model.gain, or gain 1' "$T/err"
+rc=$(code "$DYNSWEEP" plan "$sweep" --set model.type=linear)
+check "model.gain with a linear net refused (exit $rc)" test "$rc" = 2
+check "... names the net types it applies to" grep -q 'model.gain: applies to tanh nets (tanh(gain z)) and ReLU nets' "$T/err"
 # run: the store keeps the overrides; resume rules
 ov=(--set 'grid.optimizer.lr_in=[1, 10]' --set 'grid.optimizer.lr_out=[100, 1000]' --set train.steps=50)
 drun 2 "$sweep" -o "$T/s.h5" -q "${ov[@]}"

@@ -94,7 +94,8 @@ static void net_make(net *N, const net_case *c, double scale, uint64_t id) {
   memset(N, 0, sizeof *N);
   int rc = ds_mlp_setup(&N->m, c->act, c->bias, c->depth, c->dims, c->param, c->train_output);
   CHECK(rc == DS_OK, "%s: setup: %s", c->name, ds_errmsg());
-  if (c->act == DS_ACT_TANH) N->m.gain = sqrt(2.0); /* issue 13: the study's tanh(sqrt 2 z) */
+  /* issue 13: the study's tanh(sqrt 2 z), and sqrt 2 relu(z) for bias-free ReLU nets */
+  if (c->act == DS_ACT_TANH || (c->act == DS_ACT_RELU && !c->bias)) N->m.gain = sqrt(2.0);
   N->n = c->n;
   N->k = c->dims[c->depth];
   N->d0 = c->dims[0];

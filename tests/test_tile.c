@@ -310,7 +310,7 @@ static int dump(const char *dir) {
   const char *acts[3] = {"linear", "relu", "tanh"};
   for (int a = 0; a < 3; a++) {
     char buf[4096], path[1024];
-    snprintf(buf, sizeof buf, study, acts[a], acts[a], a == 2 ? "1.4142135623730951" : "1",
+    snprintf(buf, sizeof buf, study, acts[a], acts[a], a >= 1 ? "1.4142135623730951" : "1", /* the study's gains */
              "meanfield", STUDY_NET, 1, 272, "mean", 100,
              "{optimizer.lr_in: [0.3, 1, 3], optimizer.lr_out: [0.3, 1, 3]}");
     ds_sweep sw;
@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
                      "optimizer.lr_out: {start: 3, stop: 3000, num: 4, spacing: log}}";
   const char *acts[3] = {"tanh", "relu", "linear"};
   for (int a = 0; a < 3; a++) {
-    const char *gain = a == 0 ? "1.4142135623730951" : "1";
+    const char *gain = a <= 1 ? "1.4142135623730951" : "1"; /* tanh(sqrt 2 z), sqrt 2 relu(z) */
     char label[64];
     snprintf(label, sizeof label, "%s-smooth", acts[a]);
     snprintf(buf, sizeof buf, study, label, acts[a], gain, "meanfield", STUDY_NET, 1, 272, "mean",

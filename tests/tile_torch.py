@@ -44,7 +44,7 @@ def main(binary):
             lr_in, lr_out = take(P), take(P)
             gain = take(1)[0]
             L = take(P * T).reshape(P, T)
-            f = {"linear": lambda z: z, "relu": torch.relu,
+            f = {"linear": lambda z: z, "relu": lambda z: gain * torch.relu(z),
                  "tanh": lambda z: torch.tanh(gain * z)}[act]
             worst = 0.0
             for p in range(P):

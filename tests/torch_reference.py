@@ -90,7 +90,7 @@ def batches(seed, n, b, steps):
 GAIN = 2.0 ** 0.5  # the study's tanh(sqrt(2) z)
 
 
-def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed, meanfield=False, lr_in=0, lr_out=0):
+def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed, meanfield=False, relu_gain=None, lr_in=0, lr_out=0):
     params, groups = [], []
     for l, (W, b) in enumerate(zip(Ws, bs)):
         ps = [torch.tensor(W, requires_grad=True)] + ([torch.tensor(b, requires_grad=True)] if b is not None else [])
@@ -113,7 +113,7 @@ def torch_losses(act, Ws, bs, X, Y, opt, lr, steps, batch, mu, seed, meanfield=F
             k += 2 if bs[l] is not None else 1
             a = z
             if act == "relu" and l < len(Ws) - 1:
-                a = torch.relu(z)
+                a = torch.relu(z) if relu_gain is None else relu_gain * torch.relu(z)
             if act == "tanh" and l < len(Ws) - 1:
                 a = torch.tanh(GAIN * z)
         return ((a - y) ** 2).sum() / x.shape[0]  # reduction: mean
@@ -205,15 +205,19 @@ def main():
             f["X"], f["y"] = Xm, Ym
         with h5py.File(os.path.join(tmp, "w0_mf.h5"), "w") as f:
             f["W1"], f["W2"] = Wm[0], Wm[1]
-        for lr_in, lr_out in ((0.5, 3.0), (4.0, 0.7)):
-            model = (f"{{type: tanh, gain: {GAIN!r}, param: meanfield, width: {m}, depth: 2, bias: false, "
+        # and its ReLU variant, sqrt(2) relu(z) (dynsweep: model.gain of a bias-free ReLU net)
+        for act, lr_in, lr_out in (("tanh", 0.5, 3.0), ("tanh", 4.0, 0.7), ("relu", 0.5, 3.0),
+                                   ("relu", 2.0, 0.7)):
+            model = (f"{{type: {act}, gain: {GAIN!r}, param: meanfield, width: {m}, depth: 2, bias: false, "
                      f"init: file, init_file: {tmp}/w0_mf.h5}}")
-            ours = dynsweep_losses(exe, tmp, f"mf-{lr_in}-{lr_out}", seed, steps_mf, model,
+            ours = dynsweep_losses(exe, tmp, f"mf-{act}-{lr_in}-{lr_out}", seed, steps_mf, model,
                                    f"{{kind: hdf5, path: {tmp}/data_mf.h5, n_train: {nm}, n_test: 0, test_fraction: 0}}",
                                    f"{{type: gd, lr: 1.0, lr_in: {lr_in}, lr_out: {lr_out}}}")
-            ref = torch_losses("tanh", Wm, [None, None], Xm, Ym, "gd", 1.0, steps_mf, 0, 0.0, seed,
-                               meanfield=True, lr_in=lr_in, lr_out=lr_out)
-            good, rel = compare(f"tanh meanfield lr_in {lr_in} lr_out {lr_out}", ours, ref, steps_mf, 1e-12)
+            ref = torch_losses(act, Wm, [None, None], Xm, Ym, "gd", 1.0, steps_mf, 0, 0.0, seed,
+                               meanfield=True, lr_in=lr_in, lr_out=lr_out,
+                               relu_gain=GAIN if act == "relu" else None)
+            good, rel = compare(f"{act} meanfield gain {GAIN:.4f} lr_in {lr_in} lr_out {lr_out}", ours, ref,
+                                steps_mf, 1e-12)
             worst, cases = max(worst, rel), cases + 1
             if not good:
                 print(f"torch_reference: {cases - 1} passed, 1 failed")

@@ -95,8 +95,8 @@ const ds_option ds_options[] = {
     {"model.init_file", NULL, DS_OT_PATH, OFF(model.init_file), 0, 0, 0, NULL, 0, "\"\"",
      "HDF5 file with W1..WL (and b1..bL) for init: file", 0, 0},
     {"model.gain", NULL, DS_OT_DOUBLE, OFF(model.gain), 0, NOMAX, 1, NULL, 1.0, "1",
-     "tanh nets: hidden activation tanh(gain z) (the trainability-fractal study: "
-     "1.4142135623730951)", 0, 0},
+     "tanh nets: hidden activation tanh(gain z); ReLU nets without biases: gain relu(z) "
+     "(the trainability-fractal study: 1.4142135623730951 for both)", 0, 0},
     {"model.init_offset", NULL, DS_OT_DOUBLE, OFF(model.init_offset), -INFINITY, NOMAX, 0, NULL, 0,
      "0", "added to every entry of W_1 after the initialisation (not scaled by init_scale)", 0, 0},
     /* ---- data ---- */

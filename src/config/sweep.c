@@ -1169,10 +1169,16 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                                  "data.d_out"),
                    "model.init: balanced needs every hidden width >= min(data.d_in, data.d_out) = %d, "
                    "but the smallest is %d", r, minw);
-  if (m->gain != 1.0 && m->type != DS_MODEL_TANH)
+  if (m->gain != 1.0 && m->type != DS_MODEL_TANH && m->type != DS_MODEL_RELU)
     return sw_xerr(x, idx, SW_AT("model.gain", "model.type"),
-                   "model.gain: applies to tanh nets (tanh(gain z)), got model.type %s; remove "
-                   "model.gain or use model.type tanh", sw_choice("model.type", m->type));
+                   "model.gain: applies to tanh nets (tanh(gain z)) and ReLU nets (gain relu(z)), "
+                   "got model.type %s; remove model.gain or use model.type tanh or relu",
+                   sw_choice("model.type", m->type));
+  if (m->gain != 1.0 && m->type == DS_MODEL_RELU && m->bias)
+    return sw_xerr(x, idx, SW_AT("model.gain", "model.bias"),
+                   "model.gain: a ReLU net's gain is applied as a factor of its hidden layers' "
+                   "weights (gain relu(W a) = relu(gain W a)), which is not gain relu(W a + b) "
+                   "once there are biases; use model.bias: false with model.gain, or gain 1");
   if (m->init_offset != 0.0 && (m->type == DS_MODEL_E2E || m->init == DS_INIT_FILE))
     return sw_xerr(x, idx, SW_AT("model.init_offset", "model.init", "model.type"),
                    "model.init_offset: not applied to %s; use a drawn initialisation of a "

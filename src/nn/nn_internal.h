@@ -11,9 +11,14 @@
  * (standard), 1/sqrt(d_{l-1}) (NTK), mean field: NTK but 1/d_{L-1} for l = L. */
 static inline double ds_nn_alpha(const ds_mlp *m, int l) {
   if (m->param == DS_PARAM_MEANFIELD && l == m->depth) return 1.0 / (double)m->dims[l - 1];
-  return m->param == DS_PARAM_NTK || m->param == DS_PARAM_MEANFIELD
-             ? 1.0 / sqrt((double)m->dims[l - 1])
-             : 1.0;
+  double a = m->param == DS_PARAM_NTK || m->param == DS_PARAM_MEANFIELD
+                 ? 1.0 / sqrt((double)m->dims[l - 1])
+                 : 1.0;
+  /* ReLU nets' gain (model.gain): g relu(z) = relu(g z) for g > 0, so a hidden
+   * layer's product carries it (bias-free nets only: the config refuses a gain
+   * with biases, whose relu(g (W a + b)) this would not be). */
+  if (m->act == DS_ACT_RELU && l < m->depth && m->gain != 1.0 && m->gain > 0.0) a *= m->gain;
+  return a;
 }
 /* Hidden activations need their own buffer (A_l != Z_l). */
 static inline int ds_nn_has_act(const ds_mlp *m) { return m->act != DS_ACT_LINEAR; }

@@ -471,6 +471,8 @@ static void alphas(const ds_tile_net *net, double *a1, double *a2) {
   int dims[3] = {net->d_in, net->width, net->d_out};
   ds_mlp m = {0};
   m.param = net->param;
+  m.act = net->act;
+  m.gain = net->gain; /* a ReLU net's gain is a factor of alpha_1 (ds_nn_alpha) */
   m.depth = 2;
   m.dims = dims;
   *a1 = ds_nn_alpha(&m, 1);

@@ -180,6 +180,7 @@ static const char *dist_unsupported(const ds_point_cfg *c) {
   if (ds_spectra_any_on(&c->record.spectra)) return "record.spectra diagnostics";
   if (c->model.type == DS_MODEL_TANH) return "model.type tanh";
   if (c->model.param == DS_PARAM_MEANFIELD) return "model.param meanfield";
+  if (c->model.gain != 1.0) return "model.gain";
   if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0) return "optimizer.lr_in / lr_out";
   return NULL;
 }
