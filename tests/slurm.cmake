@@ -14,3 +14,8 @@ set_tests_properties(slurm_chain PROPERTIES LABELS "integration;slurm" TIMEOUT 6
 # through both templates across time limits, then a node lost mid-job (~3 min).
 ds_script_test(slurm_multinode slurm_multinode.sh)
 set_tests_properties(slurm_multinode PROPERTIES LABELS "integration;slurm" TIMEOUT 900 RESOURCE_LOCK slurm_cluster)
+# slurm_fractal (issue 13): tools/repro_fractal.py --submit, each map of a zoom
+# sequence as a job chain, against the same driver under mpirun; a chain
+# cancelled mid-map (~2 min).
+ds_script_test(slurm_fractal slurm_fractal.sh)
+set_tests_properties(slurm_fractal PROPERTIES LABELS "integration;slurm" TIMEOUT 600 RESOURCE_LOCK slurm_cluster)

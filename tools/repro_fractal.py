@@ -9,6 +9,7 @@ box-counting dimension of the boundary in every window.
       [--dense 1024] [--coarse 65] [--levels 6] [--windows 3] [--steps 1000]
       [--ranks 2] [--dynsweep build/dynsweep] [--set KEY=VALUE ...]
       [--centre densest|nearest] [--check-refine COARSE]
+      [--submit 'SUBMIT OPTIONS' [--poll SECONDS]]
 
 Writes DIR/dense.h5, DIR/zoom1.h5 ..., a PNG of each (dynsweep map) and
 DIR/fractal.txt, one line per map: window, pixels, trained share, dimension
@@ -18,12 +19,24 @@ power of two) and reports how many pixels it gets wrong against the dense
 map (docs/maps.md, "What it can miss"). Every store is resumable: run the same command again after a kill.
 The boundary: 2x2 pixel blocks whose outcomes are not all converged-or-
 catapult or all diverged (the sign of the study's measure), on the full
-reconstructed map (refined maps: trained and inferred pixels)."""
+reconstructed map (refined maps: trained and inferred pixels).
+
+--submit runs every map as a Slurm job chain instead of under mpirun:
+`dynsweep submit SWEEP -o DIR/MAP.h5 -J ds-fractal-MAP SUBMIT OPTIONS` (for
+example --submit '-N 64 -t 4:00:00 -p compute'), then waits until the store is
+complete (`dynsweep status --state`, every --poll seconds) before it chooses
+the next window from it. A map whose store is complete is not submitted
+again, and a chain already in the queue is waited for, not doubled: after the
+driver is stopped, run the same command again. A chain that ends with its
+store incomplete is an error naming the store and the job logs."""
 import argparse
+import glob
 import math
 import os
+import shlex
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -35,7 +48,57 @@ from dynsweep import maps  # noqa: E402
 AX_IN, AX_OUT = "optimizer.lr_in", "optimizer.lr_out"
 
 
+def state(a, store):
+    """dynsweep status --state of store, or 'none' before it exists"""
+    if not os.path.exists(store):
+        return "none"
+    r = subprocess.run([a.dynsweep, "status", store, "--state"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unreadable"
+
+
+def queued(name):
+    """ids of the jobs named name in the queue; exits when squeue fails"""
+    r = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("repro_fractal.py: squeue failed: %s" % r.stderr.strip())
+    return r.stdout.split()
+
+
+def submit(a, store, extra):
+    """the map as a Slurm job chain (dynsweep submit); returns when store is complete"""
+    name = "ds-fractal-" + os.path.basename(store)[:-3]
+    if state(a, store) == "complete":
+        return
+    if not queued(name):
+        cmd = [a.dynsweep, "submit", a.sweep, "-o", store, "-J", name, "--set",
+               "train.steps=%d" % a.steps]
+        for kv in a.set or []:
+            cmd += ["--set", kv]
+        subprocess.run(cmd + extra + shlex.split(a.submit), check=True)
+    while True:
+        st = state(a, store)
+        if st == "complete":
+            return
+        if st == "stopped":
+            raise SystemExit("repro_fractal.py: %s: the run stopped on a store error (dynsweep status %s)"
+                             % (store, store))
+        if not queued(name):
+            for _ in range(60):  # the last job's ranks may still be closing the store
+                st = state(a, store)
+                if st != "running":
+                    break
+                time.sleep(1)
+            if st == "complete":
+                return
+            logs = sorted(glob.glob(store + ".slurm-*.out"))
+            raise SystemExit("repro_fractal.py: %s: the job chain %s ended with the store %s; job logs: %s"
+                             % (store, name, st, " ".join(logs) or "none"))
+        time.sleep(a.poll)
+
+
 def run(a, store, extra):
+    if a.submit is not None:
+        return submit(a, store, extra)
     cmd = ["mpirun", "--oversubscribe", "-n", str(a.ranks), a.dynsweep, "run", a.sweep, "-o",
            store, "--quiet", "--set", "train.steps=%d" % a.steps]
     for s in a.set or []:
@@ -135,6 +198,10 @@ def main():
     ap.add_argument("--set", action="append", help="KEY=VALUE passed to dynsweep run")
     ap.add_argument("--centre", choices=("densest", "nearest"), default="densest",
                     help="how the next window is centred (see centre())")
+    ap.add_argument("--submit", metavar="OPTIONS",
+                    help="run each map as a Slurm job chain: dynsweep submit with OPTIONS "
+                         "(e.g. '-N 16 -t 4:00:00'), waiting for it before the next window")
+    ap.add_argument("--poll", type=float, default=30, help="seconds between checks with --submit")
     ap.add_argument("--check-refine", type=int, metavar="COARSE",
                     help="refine the dense map's grid from COARSE x COARSE and compare")
     a = ap.parse_args()
