@@ -142,6 +142,14 @@ int ds_loss_setup(ds_loss *l, const ds_loss_spec *spec, int n);
 /* L and (if dF) dL/dF for outputs F, targets Y (k x n). Cross-entropy takes
  * one-hot (or probability) columns Y. */
 double ds_loss_eval(const ds_loss *l, const double *F, const double *Y, int k, int n, double *dF);
+/* ds_loss_eval over consecutive blocks of samples (the blocked step): dF of
+ * the block, and for squared error the loss's partial sums carried in part[8]
+ * from block to block (first starts them), *loss set at the last block:
+ * bitwise ds_loss_eval over all samples. Returns 0 (dF only) for other
+ * losses, or when a block but the last has k n % 8 != 0: evaluate the
+ * loss on the whole F afterwards. */
+int ds_loss_eval_blk(const ds_loss *l, const double *F, const double *Y, int k, int n, double *dF,
+                     double *part, int first, int last, double *loss);
 /* Second derivative action: out = (d^2 L / dF^2) V for V (k x n). */
 void ds_loss_hess_apply(const ds_loss *l, const double *F, const double *Y, int k, int n,
                         const double *V, double *out);

@@ -227,7 +227,10 @@ void ds_nn_bias_add_relu(double *Z, double *A, const double *b, int d, int n) {
     bias_add_relu_d(Z + (size_t)done * d, A ? A + (size_t)done * d : NULL, b, d, n - done);
     return;
   }
-  bias_add_relu_d(Z, A, b, d, n);
+  if (d == 16) bias_add_relu_d(Z, A, b, 16, n);
+  else if (d == 32) bias_add_relu_d(Z, A, b, 32, n);
+  else if (d == 64) bias_add_relu_d(Z, A, b, 64, n);
+  else bias_add_relu_d(Z, A, b, d, n);
 }
 
 /* Z (m x n) = W (m x k) Ain (k x n) by LIBXSMM in blocks of samples, each

@@ -19,11 +19,14 @@
 #define DS_LOSS_FN
 #endif
 
-/* part[q] += sum over blocks of (F - Y)^2 at q mod 8; dF = c2 (F - Y) if asked */
+/* part[q] = (carry ? part[q] : 0) + sum over blocks of (F - Y)^2 at q mod 8;
+ * dF = c2 (F - Y) if asked */
 DS_LOSS_FN
 static void mse_blocks(const double *F, const double *Y, size_t nblk, double c2, double *dF,
-                       double *restrict part) {
+                       double *restrict part, int carry) {
   double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (carry)
+    for (int q = 0; q < 8; q++) p[q] = part[q];
   if (dF) {
     for (size_t b = 0; b < nblk; b++)
       for (int q = 0; q < 8; q++) {
@@ -41,19 +44,45 @@ static void mse_blocks(const double *F, const double *Y, size_t nblk, double c2,
   for (int q = 0; q < 8; q++) part[q] = p[q];
 }
 
-double ds_loss_mse(const double *F, const double *Y, size_t count, double c, double *dF) {
-  double part[8];
+/* the 8 lanes over count entries, carried on from part unless first */
+static void mse_part(const double *F, const double *Y, size_t count, double c, double *dF,
+                     double *part, int first) {
   double c2 = 2.0 * c;
   size_t nblk = count / 8;
-  mse_blocks(F, Y, nblk, c2, dF, part);
+  mse_blocks(F, Y, nblk, c2, dF, part, !first);
   for (size_t k = 8 * nblk; k < count; k++) {
     double r = F[k] - Y[k];
     part[k % 8] += r * r;
     if (dF) dF[k] = c2 * r;
   }
+}
+
+static double mse_sum(const double *part, double c) {
   double sum = 0.0;
   for (int q = 0; q < 8; q++) sum += part[q];
   return c * sum;
+}
+
+double ds_loss_mse(const double *F, const double *Y, size_t count, double c, double *dF) {
+  double part[8];
+  mse_part(F, Y, count, c, dF, part, 1);
+  return mse_sum(part, c);
+}
+
+int ds_loss_eval_blk(const ds_loss *l, const double *F, const double *Y, int k, int n, double *dF,
+                     double *part, int first, int last, double *loss) {
+  if (l->type != DS_LOSS_MSE && !(l->type == DS_LOSS_LP && l->p == 2.0)) {
+    ds_loss_eval(l, F, Y, k, n, dF);
+    return 0;
+  }
+  size_t count = (size_t)k * n;
+  if (!last && count % 8) { /* a lane would shift: not the sums of one pass */
+    ds_loss_eval(l, F, Y, k, n, dF);
+    return 0;
+  }
+  mse_part(F, Y, count, l->c, dF, part, first);
+  if (last) *loss = mse_sum(part, l->c);
+  return 1;
 }
 
 /* ---- the loss kinds (issue 3) ----------------------------------------------

@@ -220,8 +220,10 @@ void ds_mlp_backward(const ds_mlp *m, const double *theta, ds_mlp_work *w, doubl
  * Bitwise the same as the unblocked step: every column of Z, A, dF, dA is
  * computed by the same kernels, the sums over samples (dW by LIBXSMM's
  * in-order kernels with beta = 1, db by carried row sums) add in sample
- * order whatever the block size, and the loss value is evaluated on the
- * whole F afterwards (the gradient dL/dF is per column for every loss).
+ * order whatever the block size, and the loss value is the squared error's
+ * 8 lane sums carried from block to block (blocks start at multiples of 8
+ * entries: the additions of one pass over F), for other losses evaluated on
+ * the whole F afterwards (the gradient dL/dF is per column for every loss).
  * DYNSWEEP_NN_BLOCK=0 (read once) or ds_mlp_set_sample_block(0) turns it off. */
 static int g_block = -1;
 
@@ -243,9 +245,14 @@ static int blocked_ok(const ds_mlp *m, int n) {
   return 1;
 }
 
+/* 1 when done; *loss is the loss when *have_loss (squared error: summed
+ * along the blocks, ds_loss_eval_blk), else the caller evaluates it on F */
 static int loss_grad_blocked(const ds_mlp *m, const double *theta, const double *X,
-                             const double *Y, const ds_loss *lo, double *grad, ds_mlp_work *w) {
+                             const double *Y, const ds_loss *lo, double *grad, ds_mlp_work *w,
+                             double *loss, int *have_loss) {
   int L = m->depth, n = w->n, relu = m->act == DS_ACT_RELU, dL = m->dims[L];
+  double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  *have_loss = 1;
   w->A[0] = (double *)X;
   if (!m->train_output) {
     memset(grad + m->w_off[L - 1], 0, (size_t)dL * m->dims[L - 1] * sizeof *grad);
@@ -262,7 +269,9 @@ static int loss_grad_blocked(const ds_mlp *m, const double *theta, const double 
         return 0;
     }
     double *dF = w->dF + c * dL;
-    ds_loss_eval(lo, w->Z[L] + c * dL, Y + c * dL, dL, cols, dF); /* the gradient only */
+    /* the gradient, and the loss's partial sums carried from block to block */
+    *have_loss &= ds_loss_eval_blk(lo, w->Z[L] + c * dL, Y + c * dL, dL, cols, dF, part, first,
+                                   c0 + cols == n, loss);
     if (m->bias && m->train_output) ds_nn_bias_backward_blk(grad + m->b_off[L - 1], dF, dL, cols, first);
     const double *dZ = dF;
     for (int l = L; l >= 1; l--) {
@@ -285,10 +294,12 @@ static int loss_grad_blocked(const ds_mlp *m, const double *theta, const double 
 
 double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                           const ds_loss *l, double *grad, ds_mlp_work *w) {
-  if (blocked_ok(m, w->n) && loss_grad_blocked(m, theta, X, Y, l, grad, w))
-    return ds_loss_eval(l, w->Z[m->depth], Y, m->dims[m->depth], w->n, NULL);
+  double loss;
+  int have_loss;
+  if (blocked_ok(m, w->n) && loss_grad_blocked(m, theta, X, Y, l, grad, w, &loss, &have_loss))
+    return have_loss ? loss : ds_loss_eval(l, w->Z[m->depth], Y, m->dims[m->depth], w->n, NULL);
   const double *F = ds_mlp_forward(m, theta, X, w);
-  double loss = ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, w->dF);
+  loss = ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, w->dF);
   ds_mlp_backward(m, theta, w, grad);
   return loss;
 }
