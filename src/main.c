@@ -98,7 +98,7 @@ static const char *usage_run =
 
 static const char *usage_plan =
     "usage: dynsweep plan SWEEP.yaml [--all] [--rank-memory MB] [--set KEY=VALUE ...]\n"
-    "                                [--recalibrate]\n"
+    "                                [--recalibrate] [--from STORE.h5]\n"
     "\n"
     "Validates the sweep file and every file it names (data read in full, init\n"
     "weights and AGOP reference in the shapes of every grid point), expands the\n"
@@ -117,6 +117,10 @@ static const char *usage_plan =
     "                     num: 64, spacing: log}' (docs/sweep-spec.md, \"Overrides\")\n"
     "  --recalibrate      measure this host's BLAS rates again (a < 1 s probe, else\n"
     "                     read from ~/.cache/dynsweep: docs/performance.md)\n"
+    "  --from STORE       a refined map: STORE holds the same map (the same coarse\n"
+    "                     grid) refined to fewer levels so far; its points trained\n"
+    "                     per level, and the deeper levels at its last growth a\n"
+    "                     level, replace the smooth-boundary estimate\n"
     "Time: each point's seconds (est. s) from its GEMM shapes and diagnostics at\n"
     "the probed rates, the sum and the wall time per number of MPI ranks.\n";
 
@@ -213,17 +217,102 @@ static void plan_cell(const char *text, int digits, char *out, size_t n) {
   else snprintf(out, n, "%s", text);
 }
 
+/* plan --from: the trained pixels per level of STORE, a map store of the
+ * sweep's map (same axes, same coarse grid) refined to fewer or as many
+ * levels; levels of a run not complete end before its deepest level with
+ * points (still running). Errors name the store and what differs. */
+static int plan_from(const char *path, const ds_sweep *sw, ds_map_levels *lv) {
+  memset(lv, 0, sizeof *lv);
+  lv->path = path;
+  if (!sw->map || sw->refine_levels <= 0)
+    return ds_fail(DS_EINPUT, "plan --from %s: the sweep is not a refined map (grid.refine)", path);
+  ds_store *s = NULL;
+  uint8_t *o = NULL;
+  int64_t *shape = NULL, n = 0;
+  char **names = NULL;
+  double **vals = NULL;
+  int nax = 0, lev = 0, rax[2] = {-1, -1}, nnames = 0;
+  int rc = ds_store_open(path, &s);
+  if (rc == DS_OK && !ds_store_is_map(s))
+    rc = ds_fail(DS_EINPUT, "plan --from %s: not a map store (a sweep with map:)", path);
+  if (rc == DS_OK) rc = ds_store_map_info(s, &nax, &shape, &lev, rax);
+  if (rc == DS_OK) rc = ds_store_read_map_axes(s, &nnames, &names, &vals);
+  if (rc == DS_OK && (lev <= 0 || nax != sw->naxes))
+    rc = ds_fail(DS_EINPUT, "plan --from %s: %s", path,
+                 lev <= 0 ? "a dense map (no grid.refine): nothing to extrapolate from"
+                          : "a map over other axes than the sweep's");
+  int L = sw->refine_levels;
+  if (rc == DS_OK && lev > L)
+    rc = ds_fail(DS_EINPUT, "plan --from %s: refined over %d levels there, more than the sweep's %d "
+                 "(grid.refine levels): nothing left to extrapolate", path, lev, L);
+  for (int a = 0; rc == DS_OK && a < nax; a++) {
+    const ds_axis *ax = &sw->axes[a];
+    int refined = a == sw->refine_axes[0] || a == sw->refine_axes[1];
+    int64_t want = ax->nvals, step = 1, sstep = 1; /* the coarse grid's values: every step-th */
+    if (refined) { /* the same coarse grid: (n - 1) / 2^levels alike */
+      int64_t cs = (shape[a] - 1) >> lev, cw = (int64_t)(ax->nvals - 1) >> L;
+      int same = !((shape[a] - 1) & ((1LL << lev) - 1)) && cs == cw && lev <= L;
+      want = same ? shape[a] : -1;
+      step = (int64_t)1 << L, sstep = (int64_t)1 << lev;
+    }
+    if (strcmp(names[a], ax->path) && strcmp(names[a], ax->name))
+      rc = ds_fail(DS_EINPUT, "plan --from %s: axis %d is %s, the sweep's is %s", path, a + 1,
+                   names[a], ax->path);
+    else if (refined != (a == rax[0] || a == rax[1]))
+      rc = ds_fail(DS_EINPUT, "plan --from %s: axis %s is %srefined there, %srefined in the sweep",
+                   path, ax->path, refined ? "not " : "", refined ? "" : "not ");
+    else if (want != shape[a])
+      rc = ds_fail(DS_EINPUT, "plan --from %s: axis %s has %lld values refined over %d levels there, "
+                   "the sweep %d over %d: not the same coarse grid (the sweep's coarse grid has "
+                   "%lld values, the store's %lld)", path, ax->path, (long long)shape[a], lev,
+                   ax->nvals, L, (long long)((ax->nvals - 1) >> L) + 1,
+                   (long long)((shape[a] - 1) >> lev) + 1);
+    for (int64_t i = 0; rc == DS_OK && i * step < ax->nvals; i++) { /* and its values */
+      double v = ax->val[i * step], u = vals[a][i * sstep];
+      if (fabs(u - v) > 1e-9 * fmax(fabs(u), fabs(v)))
+        rc = ds_fail(DS_EINPUT, "plan --from %s: axis %s's %svalue %lld is %.17g there, %.17g in "
+                     "the sweep: another window of the map", path, ax->path,
+                     refined ? "coarse-grid " : "", (long long)i + 1, u, v);
+    }
+  }
+  if (rc == DS_OK) rc = ds_store_read_map_outcomes(s, &o, &n);
+  if (rc == DS_OK) {
+    ds_map_level_counts(o, nax, shape, lev, rax, lv->trained);
+    char state[32] = "";
+    int deepest = 0;
+    for (int k = 1; k <= lev; k++)
+      if (lv->trained[k] > 0) deepest = k;
+    int complete = ds_store_attr(s, "run_state", state, sizeof state) == DS_OK &&
+                   !strcmp(state, "complete");
+    lv->levels = complete ? deepest : deepest - 1;
+    lv->running = !complete && deepest > 0;
+    if (lv->levels < 2 || lv->trained[lv->levels - 1] == 0)
+      rc = ds_fail(DS_EINPUT, "plan --from %s: %d complete level%s of refinement there; the growth "
+                   "a level needs two (run the map with grid.refine levels >= 2 first)", path,
+                   lv->levels > 0 ? lv->levels : 0, lv->levels == 1 ? "" : "s");
+  }
+  for (int a = 0; a < nnames; a++) free(names ? names[a] : NULL), free(vals ? vals[a] : NULL);
+  free(names), free(vals), free(shape), free(o);
+  if (s) ds_store_close(s);
+  return rc;
+}
+
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
-  int all = 0, nset = 0, bad = 0, recal = 0;
+  const char *from_path = NULL;
+  int all = 0, nset = 0, bad = 0, recal = 0, from_ok = 0;
   char *sets[64];
   double rank_mem = 0;
+  ds_map_levels from;
   for (int i = 0; i < argc; i++) {
     if (set_arg(argc, argv, &i, sets, &nset, &bad)) {
       if (bad) return bad_args(usage_plan, "plan: --set needs KEY=VALUE (at most 64)%s", "");
     } else if (!strcmp(argv[i], "--all")) all = 1;
     else if (!strcmp(argv[i], "--recalibrate")) recal = 1;
-    else if (!strcmp(argv[i], "--rank-memory")) {
+    else if (!strcmp(argv[i], "--from")) {
+      if (++i == argc) return bad_args(usage_plan, "plan: --from needs a store%s", "");
+      from_path = argv[i];
+    } else if (!strcmp(argv[i], "--rank-memory")) {
       if (++i == argc || (rank_mem = seconds_arg(argv[i])) <= 0)
         return bad_args(usage_plan, "plan: --rank-memory needs a number of MB > 0%s", "");
     } else if (argv[i][0] == '-') return bad_args(usage_plan, "plan: unknown option '%s'", argv[i]);
@@ -243,11 +332,19 @@ static int cmd_plan(int argc, char **argv) {
   ds_probe pr;
   ds_estimate est;
   ds_probe_get(recal, &pr);
+  if (from_path) {
+    if ((rc = plan_from(from_path, &sw, &from)) != DS_OK) {
+      fprintf(stderr, "%s\n", ds_errmsg());
+      ds_sweep_free(&sw);
+      return ds_exit_code(rc);
+    }
+    from_ok = 1;
+  }
   if (sw.map) { /* issue 13: a map's pixels are not listed one by one */
     char why[128];
     double has = ds_rank_memory(1, rank_mem, why, sizeof why);
     printf("sweep '%s' (%s), hash %016llx\n", sw.name, file, (unsigned long long)sw.hash);
-    rc = ds_map_plan_print(stdout, &sw, &pr, has, why);
+    rc = ds_map_plan_print(stdout, &sw, &pr, has, why, from_ok ? &from : NULL);
     ds_sweep_free(&sw);
     if (rc) fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);
@@ -480,14 +577,18 @@ static int cmd_status(int argc, char **argv) {
   int rc = ds_store_open(path, &s);
   /* a map store (issue 13): its pixels' outcome bytes, journal folded in */
   /* converged diverged catapult failed (trained or inferred), trained, inferred, unset */
-  int64_t mc[7] = {0};
-  int is_map = rc == DS_OK && ds_store_is_map(s), refined = 0;
+  int64_t mc[7] = {0}, lvc[33] = {0};
+  int is_map = rc == DS_OK && ds_store_is_map(s), refined = 0, nlev = 0;
   if (is_map) {
     uint8_t *o = NULL;
     int nax = 0, lev = 0, rax[2] = {-1, -1};
     int64_t *shape = NULL;
     rc = ds_store_read_map_outcomes(s, &o, &n);
     if (rc == DS_OK) rc = ds_store_map_info(s, &nax, &shape, &lev, rax);
+    if (rc == DS_OK && lev > 0 && lev <= 32) { /* trained per level, before the inferred fill */
+      ds_map_level_counts(o, nax, shape, lev, rax, lvc);
+      nlev = lev;
+    }
     if (rc == DS_OK) rc = ds_map_fill_refined(o, nax, shape, lev, rax); /* as readers see it */
     free(shape);
     refined = lev > 0;
@@ -577,6 +678,17 @@ static int cmd_status(int argc, char **argv) {
              (long long)mc[5], (long long)mc[6]);
     else
       printf("         %lld trained, %lld not computed yet\n", (long long)mc[4], (long long)mc[6]);
+    if (nlev > 0) { /* what each level trained, and the growth a level (plan --from) */
+      printf("levels:  trained %lld coarse |", (long long)lvc[0]);
+      for (int k = 1; k <= nlev; k++) printf(" %lld", (long long)lvc[k]);
+      printf("\n");
+      if (nlev >= 2 && lvc[1] > 0 && lvc[2] > 0) {
+        printf("         growth a level");
+        for (int k = 2; k <= nlev && lvc[k] > 0 && lvc[k - 1] > 0; k++)
+          printf(" %.2fx", (double)lvc[k] / (double)lvc[k - 1]);
+        printf("\n");
+      }
+    }
   } else
   printf("points:  %lld done, %lld %s, %lld diverged, %lld failed, %lld pending of %lld "
          "(%.1f%% finished)\n", (long long)c[DS_ST_DONE], (long long)c[DS_ST_RUNNING],

@@ -397,9 +397,19 @@ typedef struct {
   double rank0_bytes, disk_bytes;
 } ds_map_cost;
 void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc);
+/* A refined map's trained pixels per level so far, from a store of the same
+ * map refined to fewer (or as many) levels: `plan --from STORE` extrapolates
+ * the deeper levels from the last growth a level (issue 13). */
+typedef struct {
+  const char *path;      /* the store */
+  int levels;            /* complete levels in trained[1..levels] (>= 2) */
+  int running;           /* a level after them was still running (not used) */
+  int64_t trained[33];   /* [0] the coarse grid */
+} ds_map_levels;
 /* `plan` of a map sweep: pixels, tiles, refinement, time, memory and disk;
  * DS_EINPUT when rank 0's memory (has) cannot hold the map. */
-int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why);
+int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why,
+                      const ds_map_levels *from);
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
                               const char *time, int time_given, long time_s, long signal_s, int signal_given,
                               long max_jobs);

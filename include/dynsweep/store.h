@@ -255,6 +255,13 @@ int ds_map_fill_refined(uint8_t *o, int naxes, const int64_t *shape, int levels,
  * names as ds_store_read_axes (naxes malloc'd strings in a malloc'd array),
  * vals a malloc'd array of naxes malloc'd vectors of shape[a] values. */
 int ds_store_read_map_axes(ds_store *s, int *naxes, char ***names, double ***vals);
+/* A refined map's pixels trained at each level (issue 13): trained[k] for
+ * k = 0 (the coarse grid) .. levels, from outcome bytes o as read (before
+ * ds_map_fill_refined: trained = set and not DS_MAP_INFERRED). A pixel's
+ * level is the deepest of its refined coordinates', index i having level
+ * levels - (the power of two in i, at most levels). */
+void ds_map_level_counts(const uint8_t *o, int naxes, const int64_t *shape, int levels,
+                         const int axes[2], int64_t *trained);
 /* Journals n records at linear grid indices idx (one tile, hundreds to
  * thousands of points, indices strictly ascending). Durable like
  * ds_store_write_point (journaled now, published at the next publish). A

@@ -264,7 +264,52 @@ void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
   mc->rank0_bytes += 64.0 * 1024 * 1024; /* the process itself, HDF5's caches */
 }
 
-int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why) {
+/* New pixels at refinement level k of sw (k >= 1): the level's grid less the one before. */
+static double level_pixels(const ds_sweep *sw, const ds_map_cost *mc, int k) {
+  int two = sw->refine_axes[1] >= 0, L = sw->refine_levels;
+  int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
+  double slices = (double)mc->pixels / ((double)na * nb);
+  double a1 = (double)(na - 1) / ldexp(1.0, L - k) + 1, a0 = (double)(na - 1) / ldexp(1.0, L - k + 1) + 1;
+  double b1 = two ? (double)(nb - 1) / ldexp(1.0, L - k) + 1 : 1;
+  double b0 = two ? (double)(nb - 1) / ldexp(1.0, L - k + 1) + 1 : 1;
+  return (a1 * b1 - a0 * b0) * slices;
+}
+
+/* plan --from: the levels trained so far, then each deeper level the last
+ * growth a level times the one before (at most the level's new pixels);
+ * returns the estimate of all trained pixels */
+static double levels_print(FILE *f, const ds_sweep *sw, const ds_map_cost *mc, const ds_map_levels *from) {
+  int known = from->levels < sw->refine_levels ? from->levels : sw->refine_levels;
+  double g = (double)from->trained[from->levels] / (double)from->trained[from->levels - 1];
+  double total = mc->coarse, c = 0;
+  fprintf(f, "  from %s, %d level%s trained%s:\n   ", from->path, from->levels,
+          from->levels == 1 ? "" : "s", from->running ? " (the next still running: not used)" : "");
+  for (int k = 1; k <= known; k++) {
+    c = (double)from->trained[k];
+    total += c;
+    fprintf(f, " %lld", (long long)from->trained[k]);
+  }
+  fprintf(f, " (growth");
+  for (int k = 2; k <= from->levels; k++)
+    fprintf(f, " %.2fx", (double)from->trained[k] / (double)from->trained[k - 1]);
+  fprintf(f, ")\n");
+  if (known < sw->refine_levels) {
+    fprintf(f, "  at %.2fx a level, levels %d..%d about", g, known + 1, sw->refine_levels);
+    for (int k = known + 1; k <= sw->refine_levels; k++) {
+      double cap = level_pixels(sw, mc, k);
+      c = c * g < cap ? c * g : cap;
+      total += c;
+      fprintf(f, " %.0f", c);
+    }
+    fprintf(f, "\n");
+  }
+  if (total > (double)mc->pixels) total = (double)mc->pixels;
+  fprintf(f, "  so about %.0f trained (%.2g%%)\n", total, 100.0 * total / (double)mc->pixels);
+  return total;
+}
+
+int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why,
+                      const ds_map_levels *from) {
   ds_map_cost mc;
   ds_map_bytes(sw, &mc);
   ds_point p;
@@ -280,6 +325,11 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
             sw->axes[sw->refine_axes[0]].name, sw->refine_axes[1] >= 0 ? " x " : "",
             sw->refine_axes[1] >= 0 ? sw->axes[sw->refine_axes[1]].name : "", sw->refine_levels,
             mc.coarse, mc.trained_lo, 100.0 * mc.trained_lo / (double)mc.pixels);
+    if (from) { /* the measured growth instead of the smooth boundary's */
+      double est = levels_print(f, sw, &mc, from);
+      mc.rank0_bytes += 8 * (est - mc.trained_lo);
+      mc.trained_lo = est;
+    }
   }
   char t1[32], t2[32], hb[32], rb[32], db[32];
   ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);

@@ -190,13 +190,40 @@ static int check_init(const ds_sweep *sw, in_set *done, const ds_point *p) {
   return DS_OK;
 }
 
+/* An axis that cannot change what a point reads (data, initial weights, the
+ * AGOP reference) or the shapes they are checked in: learning rates and the
+ * rest of the optimiser, training, the loss, the initial scale, offset and
+ * gain. Only the other axes are enumerated below, so a map of 4097 x 4097
+ * learning rates checks its files once, not 16.8 million times. */
+static int axis_inert(const char *path) {
+  static const char *const prefix[] = {"optimizer.", "train.", "loss."};
+  static const char *const exact[] = {"model.init_offset", "model.init_scale", "model.init_std",
+                                      "model.gain"};
+  for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+    if (!strncmp(path, prefix[i], strlen(prefix[i]))) return 1;
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+    if (!strcmp(path, exact[i])) return 1;
+  return 0;
+}
+
 int ds_sweep_check_inputs(const ds_sweep *sw) {
-  int64_t ncombo = ds_sweep_npoints(sw) / (sw->replicas > 0 ? sw->replicas : 1);
+  int reps = sw->replicas > 0 ? sw->replicas : 1;
+  int64_t nlive = 1, stride[DS_MAX_AXES];
+  for (int a = sw->naxes - 1; a >= 0; a--) { /* combo = sum idx[a] stride[a] */
+    stride[a] = a == sw->naxes - 1 ? 1 : stride[a + 1] * sw->axes[a + 1].nvals;
+    if (!axis_inert(sw->axes[a].path)) nlive *= sw->axes[a].nvals;
+  }
   in_set done = {0};
   int rc = DS_OK;
-  for (int64_t k = 0; rc == DS_OK && k < ncombo; k++) {
+  for (int64_t k = 0; rc == DS_OK && k < nlive; k++) {
+    int64_t combo = 0, r = k;
+    for (int a = sw->naxes - 1; a >= 0; a--) { /* the live axes' values, inert ones at 0 */
+      if (axis_inert(sw->axes[a].path)) continue;
+      combo += (r % sw->axes[a].nvals) * stride[a];
+      r /= sw->axes[a].nvals;
+    }
     ds_point p;
-    if ((rc = ds_sweep_point(sw, k * (sw->replicas > 0 ? sw->replicas : 1), &p)) != DS_OK) break;
+    if ((rc = ds_sweep_point(sw, combo * reps, &p)) != DS_OK) break;
     const ds_point_cfg *c = &p.cfg;
     char key[1024];
     int added = 0;

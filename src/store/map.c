@@ -439,6 +439,30 @@ int ds_map_fill_refined(uint8_t *o, int naxes, const int64_t *shape, int levels,
   return DS_OK;
 }
 
+static int ds_map_index_level(int64_t i, int levels) {
+  int k = 0;
+  if (i == 0) return 0;
+  while (k < levels && !(i & 1)) i >>= 1, k++;
+  return levels - k;
+}
+
+void ds_map_level_counts(const uint8_t *o, int naxes, const int64_t *shape, int levels,
+                         const int axes[2], int64_t *trained) {
+  for (int k = 0; k <= levels; k++) trained[k] = 0;
+  if (levels <= 0 || naxes < 1 || naxes > 32 || axes[0] < 0 || axes[0] >= naxes) return;
+  int64_t stride[32], N = 1;
+  for (int a = naxes - 1; a >= 0; a--) stride[a] = N, N *= shape[a];
+  for (int64_t p = 0; p < N; p++) {
+    if (!ds_map_trained(o[p])) continue;
+    int l = ds_map_index_level(p / stride[axes[0]] % shape[axes[0]], levels);
+    if (axes[1] >= 0) {
+      int l2 = ds_map_index_level(p / stride[axes[1]] % shape[axes[1]], levels);
+      l = l2 > l ? l2 : l;
+    }
+    trained[l]++;
+  }
+}
+
 int ds_store_read_map_axes(ds_store *s, int *naxes, char ***names, double ***vals) {
   if (!s->map) return ds_fail(DS_EINPUT, "%s is not a map store", s->path);
   struct ds_map_state *m = s->map;
