@@ -669,13 +669,15 @@ static int cmd_status(int argc, char **argv) {
     printf("map:     ");
     for (int a = 0; shape && a < nax; a++) printf("%s%lld", a ? " x " : "", (long long)shape[a]);
     free(shape);
-    printf(" pixels; %lld of %lld known (%.1f%%): %lld converged, %lld diverged, %lld catapult, %lld "
-           "failed\n", (long long)(n - mc[6]), (long long)n, n ? 100.0 * (double)(n - mc[6]) / (double)n : 100.0,
-           (long long)mc[0], (long long)mc[1], (long long)mc[2], (long long)mc[3]);
+    /* three lines of at most ~80 columns (a terminal's width) up to 10^8 pixels */
+    printf(" pixels; %lld of %lld known (%.1f%%)\n", (long long)(n - mc[6]), (long long)n,
+           n ? 100.0 * (double)(n - mc[6]) / (double)n : 100.0);
+    printf("         %lld converged, %lld diverged, %lld catapult, %lld failed\n", (long long)mc[0],
+           (long long)mc[1], (long long)mc[2], (long long)mc[3]);
     if (refined)
-      printf("         %lld trained (%.2f%% of the pixels), %lld inferred by the refinement, "
-             "%lld not known yet\n", (long long)mc[4], n ? 100.0 * (double)mc[4] / (double)n : 0.0,
-             (long long)mc[5], (long long)mc[6]);
+      printf("         %lld trained (%.2f%%), %lld inferred (refinement), %lld not known yet\n",
+             (long long)mc[4], n ? 100.0 * (double)mc[4] / (double)n : 0.0, (long long)mc[5],
+             (long long)mc[6]);
     else
       printf("         %lld trained, %lld not computed yet\n", (long long)mc[4], (long long)mc[6]);
     if (nlev > 0) { /* what each level trained, and the growth a level (plan --from) */
