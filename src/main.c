@@ -642,21 +642,22 @@ static int cmd_status(int argc, char **argv) {
     ds_store_close(s);
     return 0;
   }
-  printf("store:   %s (sweep '%s', %lld points, published generation %.0f%s)\n", path, name,
+  /* lines of at most ~80 columns: the path alone, what follows on the next */
+  printf("store:   %s\n         sweep '%s', %lld points, published generation %.0f%s\n", path, name,
          (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
   char who[64] = "";
   if (live && wpid > 0) snprintf(who, sizeof who, " (writer pid %ld on this node)", wpid);
   else if (live) snprintf(who, sizeof who, " (writer on another node)");
   if (live) {
-    printf("state:   running%s; last update %s ago%s%s%s\n", who, ago,
+    printf("state:   running%s\n         last update %s ago%s%s%s\n", who, ago,
            updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
   } else {
     const char *what = said_running ? "not running: the last run ended without closing the store"
                      : !strcmp(state, "drained") ? "drained (not running; resumable)"
                      : !strcmp(state, "stopped") ? "stopped by a store error (not running)"
                                                  : state;
-    printf("state:   %s; last update %s ago%s%s%s\n", what, ago, updated[0] ? " (published " : "",
-           updated, updated[0] ? ")" : "");
+    printf("state:   %s\n         last update %s ago%s%s%s\n", what, ago,
+           updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
     if (said_running)
       printf("         (killed, out of memory, node lost or disk full): no writer holds the store\n");
   }
