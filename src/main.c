@@ -642,21 +642,22 @@ static int cmd_status(int argc, char **argv) {
     ds_store_close(s);
     return 0;
   }
-  printf("store:   %s (sweep '%s', %lld points, published generation %.0f%s)\n", path, name,
+  /* lines of at most ~80 columns: the path alone, what follows on the next */
+  printf("store:   %s\n         sweep '%s', %lld points, published generation %.0f%s\n", path, name,
          (long long)n, isfinite(gen) ? gen : 0, nrec ? ", plus journal" : "");
   char who[64] = "";
   if (live && wpid > 0) snprintf(who, sizeof who, " (writer pid %ld on this node)", wpid);
   else if (live) snprintf(who, sizeof who, " (writer on another node)");
   if (live) {
-    printf("state:   running%s; last update %s ago%s%s%s\n", who, ago,
+    printf("state:   running%s\n         last update %s ago%s%s%s\n", who, ago,
            updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
   } else {
     const char *what = said_running ? "not running: the last run ended without closing the store"
                      : !strcmp(state, "drained") ? "drained (not running; resumable)"
                      : !strcmp(state, "stopped") ? "stopped by a store error (not running)"
                                                  : state;
-    printf("state:   %s; last update %s ago%s%s%s\n", what, ago, updated[0] ? " (published " : "",
-           updated, updated[0] ? ")" : "");
+    printf("state:   %s\n         last update %s ago%s%s%s\n", what, ago,
+           updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
     if (said_running)
       printf("         (killed, out of memory, node lost or disk full): no writer holds the store\n");
   }
@@ -669,13 +670,15 @@ static int cmd_status(int argc, char **argv) {
     printf("map:     ");
     for (int a = 0; shape && a < nax; a++) printf("%s%lld", a ? " x " : "", (long long)shape[a]);
     free(shape);
-    printf(" pixels; %lld of %lld known (%.1f%%): %lld converged, %lld diverged, %lld catapult, %lld "
-           "failed\n", (long long)(n - mc[6]), (long long)n, n ? 100.0 * (double)(n - mc[6]) / (double)n : 100.0,
-           (long long)mc[0], (long long)mc[1], (long long)mc[2], (long long)mc[3]);
+    /* three lines of at most ~80 columns (a terminal's width) up to 10^8 pixels */
+    printf(" pixels; %lld of %lld known (%.1f%%)\n", (long long)(n - mc[6]), (long long)n,
+           n ? 100.0 * (double)(n - mc[6]) / (double)n : 100.0);
+    printf("         %lld converged, %lld diverged, %lld catapult, %lld failed\n", (long long)mc[0],
+           (long long)mc[1], (long long)mc[2], (long long)mc[3]);
     if (refined)
-      printf("         %lld trained (%.2f%% of the pixels), %lld inferred by the refinement, "
-             "%lld not known yet\n", (long long)mc[4], n ? 100.0 * (double)mc[4] / (double)n : 0.0,
-             (long long)mc[5], (long long)mc[6]);
+      printf("         %lld trained (%.2f%%), %lld inferred (refinement), %lld not known yet\n",
+             (long long)mc[4], n ? 100.0 * (double)mc[4] / (double)n : 0.0, (long long)mc[5],
+             (long long)mc[6]);
     else
       printf("         %lld trained, %lld not computed yet\n", (long long)mc[4], (long long)mc[6]);
     if (nlev > 0) { /* what each level trained, and the growth a level (plan --from) */

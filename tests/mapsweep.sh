@@ -68,7 +68,7 @@ check "refined: agrees with the dense map on >= 99.5% of pixels ($agree)" \
 "$DYNSWEEP" status "$T/r.h5" > "$T/st.txt"
 inf=$(PYTHONPATH="$DS_SRC/python" "$PY" -c "import sys, dynsweep; m = dynsweep.open(sys.argv[1]).map(); print(int(m['inferred'].sum()))" "$T/r.h5")
 check "status of the refined map: all 1089 known, $trained trained and the $inf inferred pixels python fills" \
-  bash -c "grep -q '1089 of 1089 known' '$T/st.txt' && grep -q ' $trained trained (.*), $inf inferred by the refinement, 0 not known yet' '$T/st.txt'"
+  bash -c "grep -q '1089 of 1089 known' '$T/st.txt' && grep -q ' $trained trained (.*), $inf inferred (refinement), 0 not known yet' '$T/st.txt'"
 ax 9
 drun 3 "$sweep" -o "$T/r3.h5" --quiet "${S[@]}" "${AX[@]}" --set 'grid.refine={levels: 2}'
 r=$(mapcmp "$T/r3.h5" "$T/r.h5")
