@@ -127,9 +127,12 @@ check "each of the 6 points finished once (points $nfin, most finishes of one po
   test "$nfin" -eq 6 -a "$nmax" -eq 1
 
 # ---- the mpirun template, drained by hand (scancel --batch --signal=USR1):
-# the job hands over to its follow-on and is COMPLETED 0:0 too
+# the job hands over to its follow-on and is COMPLETED 0:0 too. A limit of 5
+# minutes: the template's own drain signal (--signal=B:USR2@90) may come up to
+# 60 s early (Slurm's event resolution), which under a 2-minute limit beat the
+# hand-sent USR1 on a loaded machine (the job drained, but not by hand)
 rc=0
-( cd "$T" && sbatch --parsable --ntasks "$cpus" --time 2 -J ds-byhand -o "$T/byhand.out" \
+( cd "$T" && sbatch --parsable --ntasks "$cpus" --time 5 -J ds-byhand -o "$T/byhand.out" \
     --export="ALL,DS_SWEEP=sweep.yaml,DS_STORE=byhand.h5,DS_BIN=$DYNSWEEP,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
     "$DS_SRC/slurm/dynsweep-mpirun.sbatch" ) >"$T/hjob" 2>&1 || rc=$?
 hj=$(head -n 1 "$T/hjob")
