@@ -251,7 +251,7 @@ static int plan_from(const char *path, const ds_sweep *sw, ds_map_levels *lv) {
     int64_t want = ax->nvals, step = 1, sstep = 1; /* the coarse grid's values: every step-th */
     if (refined) { /* the same coarse grid: (n - 1) / 2^levels alike */
       int64_t cs = (shape[a] - 1) >> lev, cw = (int64_t)(ax->nvals - 1) >> L;
-      int same = !((shape[a] - 1) & ((1LL << lev) - 1)) && cs == cw && lev <= L;
+      int same = !((shape[a] - 1) & ((1LL << lev) - 1)) && cs == cw; /* lev <= L: above */
       want = same ? shape[a] : -1;
       step = (int64_t)1 << L, sstep = (int64_t)1 << lev;
     }
@@ -300,7 +300,7 @@ static int plan_from(const char *path, const ds_sweep *sw, ds_map_levels *lv) {
 static int cmd_plan(int argc, char **argv) {
   const char *file = NULL;
   const char *from_path = NULL;
-  int all = 0, nset = 0, bad = 0, recal = 0, from_ok = 0;
+  int all = 0, nset = 0, bad = 0, recal = 0;
   char *sets[64];
   double rank_mem = 0;
   ds_map_levels from;
@@ -338,13 +338,12 @@ static int cmd_plan(int argc, char **argv) {
       ds_sweep_free(&sw);
       return ds_exit_code(rc);
     }
-    from_ok = 1;
   }
   if (sw.map) { /* issue 13: a map's pixels are not listed one by one */
     char why[128];
     double has = ds_rank_memory(1, rank_mem, why, sizeof why);
     printf("sweep '%s' (%s), hash %016llx\n", sw.name, file, (unsigned long long)sw.hash);
-    rc = ds_map_plan_print(stdout, &sw, &pr, has, why, from_ok ? &from : NULL);
+    rc = ds_map_plan_print(stdout, &sw, &pr, has, why, from_path ? &from : NULL);
     ds_sweep_free(&sw);
     if (rc) fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);

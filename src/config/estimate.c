@@ -239,6 +239,15 @@ void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr,
 
 /* ---- map sweeps (issue 13) ----------------------------------------------------- */
 
+/* Pixels of sw's map on the refined axes' grid of every 2^s-th value (s =
+ * refine_levels: the coarse grid; s = 0: all), times the other axes' values. */
+static double grid_pixels(const ds_sweep *sw, int64_t pixels, int s) {
+  int two = sw->refine_axes[1] >= 0;
+  int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
+  double slices = (double)pixels / ((double)na * nb), S = ldexp(1.0, s);
+  return ((double)(na - 1) / S + 1) * (two ? (double)(nb - 1) / S + 1 : 1) * slices;
+}
+
 void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
   memset(mc, 0, sizeof *mc);
   mc->pixels = ds_sweep_npoints(sw);
@@ -250,7 +259,8 @@ void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
     int two = sw->refine_axes[1] >= 0;
     int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
     double slices = (double)mc->pixels / ((double)na * nb), S = ldexp(1.0, sw->refine_levels);
-    double ca = (double)(na - 1) / S + 1, cb = two ? (double)(nb - 1) / S + 1 : 1, coarse = ca * cb * slices;
+    double ca = (double)(na - 1) / S + 1, cb = two ? (double)(nb - 1) / S + 1 : 1;
+    double coarse = grid_pixels(sw, mc->pixels, sw->refine_levels);
     /* a straight boundary across the coarse grid splits ~max(ca, cb) cells per
      * level, each adding ~3 new points (5 midpoints, shared with neighbours) */
     double per = 0, side = ca > cb ? ca : cb;
@@ -266,13 +276,8 @@ void ds_map_bytes(const ds_sweep *sw, ds_map_cost *mc) {
 
 /* New pixels at refinement level k of sw (k >= 1): the level's grid less the one before. */
 static double level_pixels(const ds_sweep *sw, const ds_map_cost *mc, int k) {
-  int two = sw->refine_axes[1] >= 0, L = sw->refine_levels;
-  int64_t na = sw->axes[sw->refine_axes[0]].nvals, nb = two ? sw->axes[sw->refine_axes[1]].nvals : 1;
-  double slices = (double)mc->pixels / ((double)na * nb);
-  double a1 = (double)(na - 1) / ldexp(1.0, L - k) + 1, a0 = (double)(na - 1) / ldexp(1.0, L - k + 1) + 1;
-  double b1 = two ? (double)(nb - 1) / ldexp(1.0, L - k) + 1 : 1;
-  double b0 = two ? (double)(nb - 1) / ldexp(1.0, L - k + 1) + 1 : 1;
-  return (a1 * b1 - a0 * b0) * slices;
+  int L = sw->refine_levels;
+  return grid_pixels(sw, mc->pixels, L - k) - grid_pixels(sw, mc->pixels, L - k + 1);
 }
 
 /* plan --from: the levels trained so far, then each deeper level the last

@@ -209,16 +209,18 @@ static int axis_inert(const char *path) {
 int ds_sweep_check_inputs(const ds_sweep *sw) {
   int reps = sw->replicas > 0 ? sw->replicas : 1;
   int64_t nlive = 1, stride[DS_MAX_AXES];
+  int live[DS_MAX_AXES];
   for (int a = sw->naxes - 1; a >= 0; a--) { /* combo = sum idx[a] stride[a] */
     stride[a] = a == sw->naxes - 1 ? 1 : stride[a + 1] * sw->axes[a + 1].nvals;
-    if (!axis_inert(sw->axes[a].path)) nlive *= sw->axes[a].nvals;
+    live[a] = !axis_inert(sw->axes[a].path);
+    if (live[a]) nlive *= sw->axes[a].nvals;
   }
   in_set done = {0};
   int rc = DS_OK;
   for (int64_t k = 0; rc == DS_OK && k < nlive; k++) {
     int64_t combo = 0, r = k;
     for (int a = sw->naxes - 1; a >= 0; a--) { /* the live axes' values, inert ones at 0 */
-      if (axis_inert(sw->axes[a].path)) continue;
+      if (!live[a]) continue;
       combo += (r % sw->axes[a].nvals) * stride[a];
       r /= sw->axes[a].nvals;
     }
