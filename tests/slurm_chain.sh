@@ -17,7 +17,10 @@
 #   - the mpirun template drained by hand (scancel --batch --signal=USR1)
 #     hands over and is COMPLETED 0:0 in sacct, its batch step too;
 #   - a real failure (the store of another sweep: exit 2) is FAILED 2:0,
-#     the job and its srun step, and cancels its follow-on.
+#     the job and its srun step, and cancels its follow-on;
+#   - a launch that starts no rank (a stale PMIx directory of the step on
+#     the node; srun exits 0): launched again, the sweep completes; stale
+#     for 3 launches: FAILED 1:0, the follow-on cancelled.
 # Without the packages (and no root to install them): "skip: <reason>".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
@@ -167,4 +170,41 @@ check "sacct: the failed job and its srun step FAILED 2:0" \
   bash -c "grep -qx '$fj|FAILED|2:0' '$T/fsacct.txt' && grep -qx '$fj.0|FAILED|2:0' '$T/fsacct.txt'"
 check "chain: the failed job recorded as failed" \
   awk -F'\t' -v j="$fj" '$1 == j && $3 == "failed" { f = 1 } END { exit !f }' "$chain"
+
+# ---- a launch that starts no rank: a stale PMIx directory of the job's step
+# on the node (TmpFS/spmix_appdir_UID_JOB.STEP, as a step killed with an
+# earlier throw-away cluster of the same job ids left in /tmp: CI, 2026-11-24)
+# fails srun's launch ("task 0 launch failed: Unspecified error"), and srun
+# still exits 0. Once (step .0): the job launches again 10 s later (step .1)
+# and completes. Three times (.0 .1 .2): the job fails 1:0 and cancels its
+# follow-on instead of handing an untouched store on, job after job.
+slurm_sweep_yaml "$T/quick.yaml" quick 5 "loss" "0.002, 0.01" 600
+"$DYNSWEEP" submit "$T/quick.yaml" -o "$T/q1.h5" --ntasks "$cpus" --time 5 --dry-run >/dev/null 2>&1
+"$DYNSWEEP" submit "$T/quick.yaml" -o "$T/q2.h5" --ntasks "$cpus" --time 5 --dry-run >/dev/null 2>&1
+q1=$(sbatch --parsable --hold -J ds-stale1 "$T/q1.h5.sbatch" 2>/dev/null) || q1=
+q2=$(sbatch --parsable --hold -J ds-stale2 "$T/q2.h5.sbatch" 2>/dev/null) || q2=
+check "sbatch --hold of two quick sweeps (jobs $q1 $q2)" test -n "$q1" -a -n "$q2"
+stale=$C/tmp/localhost/spmix_appdir_$(id -u)_
+mkdir -p "$stale$q1.0" "$stale$q2.0" "$stale$q2.1" "$stale$q2.2"
+scontrol release "$q1" "$q2" 2>/dev/null || true
+for _ in $(seq 150); do [ -z "$(squeue -h -n ds-stale1,ds-stale2 2>/dev/null)" ] && break; sleep 1; done
+for q in 1 2; do
+  j=$([ $q = 1 ] && echo "$q1" || echo "$q2")
+  echo "---- $T/q$q.h5.slurm-$j.out"; cat "$T/q$q.h5.slurm-$j.out" 2>/dev/null || true
+done
+check "stale once: srun's launch failed (step $q1.0)" grep -q 'launch failed' "$T/q1.h5.slurm-$q1.out"
+check "stale once: the job saw the store untouched and launched again" \
+  grep -qE "job $q1 segment 1: the run left .*q1.h5 as it was \(exit 0\): no rank started\? Again in 10 s" "$T/q1.h5.slurm-$q1.out"
+check "stale once: launch 2 of 3 completed the sweep" bash -c \
+  "grep -q 'job $q1 segment 1: dynsweep run with 2 ranks (srun), launch 2 of 3' '$T/q1.h5.slurm-$q1.out' &&
+   grep -q 'job $q1 segment 1: sweep complete' '$T/q1.h5.slurm-$q1.out'"
+"$DYNSWEEP" ls "$T/q1.h5" >"$T/q1.txt" 2>/dev/null || true
+check "stale once: the store has its 4 points, none pending" grep -q '^4 points: .* 0 pending' "$T/q1.txt"
+check "stale 3 times: three launches, then the chain stops" \
+  grep -qE "job $q2 segment 1: 3 launches left .*q2.h5 as it was \(the errors above\); cancelling follow-on job [0-9]+" "$T/q2.h5.slurm-$q2.out"
+check "stale 3 times: no store made, the chain records the job failed" bash -c \
+  "! test -e '$T/q2.h5' && awk -F'\t' -v j='$q2' '\$1 == j && \$3 == \"failed\" { f = 1 } END { exit !f }' '$T/q2.h5.chain.tsv'"
+slurm_sacct "$q1,$q2" "$T/qsacct.txt"
+check "sacct: the job that launched again COMPLETED 0:0, the one that gave up FAILED 1:0" \
+  bash -c "grep -qx '$q1|COMPLETED|0:0' '$T/qsacct.txt' && grep -qx '$q2|FAILED|1:0' '$T/qsacct.txt'"
 report

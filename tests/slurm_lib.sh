@@ -31,6 +31,8 @@ slurm_cleanup() {
   if [ "$rc" -ne 0 ] || [ "$fails" -ne 0 ]; then
     echo "---- slurm logs (last lines)"
     tail -n 15 "$C"/log/slurmctld.log "$C"/log/slurmd*.log 2>/dev/null || true
+    echo "---- slurmd errors (all; not PMIx's cleanup of an already removed directory)"
+    grep -h 'error' "$C"/log/slurmd*.log 2>/dev/null | grep -vE 'rmdir_recursive|Failed to remove /tmp/spmix|^: No such' || true
     for f in "$T"/*.out; do [ -e "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }; done
   fi
   bash "$CLUSTER" stop "$C" || true

@@ -50,9 +50,15 @@ cat >"$T/bin/fake-dynsweep" <<'X'
 echo "$*" >>"$FAKE_LOG/dynsweep"
 # the chain file is the real one
 [ "$1" = chain ] && exec "$REAL_DYNSWEEP" "$@"
-de=3 prev=
-for a in "$@"; do [ "$prev" = --drain-exit ] && de=$a; prev=$a; done
+de=3 prev= store=
+for a in "$@"; do [ "$prev" = --drain-exit ] && de=$a; [ "$prev" = -o ] && store=$a; prev=$a; done
+# a run that starts writes the store's journal (the job script checks that
+# a launch changed the store or journal); nolaunch: as if srun had started
+# no rank and exited 0 (srun: "task 0 launch failed")
+[ "$1" = run ] && [ "${FAKE_MODE:-ok}" != fail ] && [ "${FAKE_MODE:-ok}" != nolaunch ] &&
+  echo "$$" >>"$store.journal"
 case ${FAKE_MODE:-ok} in
+  nolaunch) [ "$1" = status ] && { echo drained; exit 0; }; exit 0 ;;
   ok) [ "$1" = status ] && echo complete; exit 0 ;;
   fail) exit 2 ;;
   # the launcher's exit 1 (mpirun sent SIGTERM itself) over a store that
@@ -227,6 +233,12 @@ for L in srun mpirun; do
   job "$L" stop1
   check "$L, launcher exit 1 over a stopped store: exit 1 ($jrc), follow-on cancelled" \
     bash -c "[ $jrc -eq 1 ] && grep -qx 4242 '$T/out/scancel'"
+  # a launch that leaves the store and journal as they were: 3 launches
+  # (10 s apart), then exit 1 and the follow-on cancelled, not handed over
+  job "$L" nolaunch
+  check "$L, 3 launches that left the store as it was: exit 1 ($jrc), follow-on cancelled" \
+    bash -c "[ $jrc -eq 1 ] && grep -qx 4242 '$T/out/scancel' && [ \$(grep -c '^run ' '$T/out/dynsweep') -eq 3 ] &&
+             grep -q '3 launches left $T/s.h5 as it was' '$T/out/job.log'"
 done
 
 job srun ok 100

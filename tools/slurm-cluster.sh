@@ -122,14 +122,18 @@ AccountingStoragePass=$d/munge/sock"  # for slurmdbd with munge: the munge socke
     done
   fi
   echo "$nodes" >"$d/nodes"
-  # several nodes: a node whose slurmd is gone is DOWN after 10 s, not 300;
-  # TmpFS per node: Slurm's PMIx plugin makes its client directory
-  # TmpFS/spmix_appdir_UID_JOB.STEP on every node of a step, and with one /tmp
-  # for all nodes the second slurmstepd fails ("File exists"): srun
-  # --mpi=pmix "task 2 launch failed"
+  # several nodes: a node whose slurmd is gone is DOWN after 10 s, not 300.
+  # TmpFS per cluster and node: Slurm's PMIx plugin makes its client
+  # directory TmpFS/spmix_appdir_UID_JOB.STEP on every node of a step, and
+  # the slurmstepd fails if it exists ("File exists": srun --mpi=pmix "task 0
+  # launch failed: Unspecified error"). In /tmp it would: one /tmp for all
+  # nodes (the second node's step), and a directory an earlier throw-away
+  # cluster left (a step killed with its cluster) under the same job id, as
+  # every such cluster numbers its jobs from 1.
+  mkdir -p "$d/tmp/localhost"
   local timeout="SlurmdTimeout=300"
-  [ "$nodes" -gt 1 ] && timeout="SlurmdTimeout=10
-TmpFS=$d/tmp/%n"
+  [ "$nodes" -gt 1 ] && timeout="SlurmdTimeout=10"
+  timeout+=$'\n'"TmpFS=$d/tmp/%n"
   cat >"$d/slurm.conf" <<EOF
 # test cluster of $nodes node(s) written by tools/slurm-cluster.sh
 ClusterName=dstest
