@@ -55,9 +55,10 @@ for a in "$@"; do [ "$prev" = --drain-exit ] && de=$a; [ "$prev" = -o ] && store
 # a run that starts writes the store's journal (the job script checks that
 # a launch changed the store or journal); nolaunch: as if srun had started
 # no rank and exited 0 (srun: "task 0 launch failed")
-[ "$1" = run ] && [ "${FAKE_MODE:-ok}" != fail ] && [ "${FAKE_MODE:-ok}" != nolaunch ] &&
-  echo "$$" >>"$store.journal"
+# (done: a complete store, "nothing to do", which a run leaves as it was)
+case ${FAKE_MODE:-ok} in fail|nolaunch|done) ;; *) [ "$1" = run ] && echo "$$" >>"$store.journal" ;; esac
 case ${FAKE_MODE:-ok} in
+  done) [ "$1" = status ] && echo complete; exit 0 ;;
   nolaunch) [ "$1" = status ] && { echo drained; exit 0; }; exit 0 ;;
   ok) [ "$1" = status ] && echo complete; exit 0 ;;
   fail) exit 2 ;;
@@ -235,6 +236,10 @@ for L in srun mpirun; do
     bash -c "[ $jrc -eq 1 ] && grep -qx 4242 '$T/out/scancel'"
   # a launch that leaves the store and journal as they were: 3 launches
   # (10 s apart), then exit 1 and the follow-on cancelled, not handed over
+  # ... but a run of a complete store ("nothing to do") is no failed launch
+  job "$L" done
+  check "$L, a complete store run again: exit 0 ($jrc), one launch, 'sweep complete'" \
+    bash -c "[ $jrc -eq 0 ] && [ \$(grep -c '^run ' '$T/out/dynsweep') -eq 1 ] && grep -q 'sweep complete' '$T/out/job.log'"
   job "$L" nolaunch
   check "$L, 3 launches that left the store as it was: exit 1 ($jrc), follow-on cancelled" \
     bash -c "[ $jrc -eq 1 ] && grep -qx 4242 '$T/out/scancel' && [ \$(grep -c '^run ' '$T/out/dynsweep') -eq 3 ] &&
