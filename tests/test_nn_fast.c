@@ -229,6 +229,7 @@ static void test_xsmm(void) {
  * without biases, a fixed output layer, narrow and uneven layers. */
 static void test_sample_blocks(void) {
   if (!ds_nn_xsmm_enabled()) return;
+  ds_mlp_set_e2e(0); /* linear nets: the layered step (the product step: test_e2e) */
   ds_rng r;
   ds_rng_init(&r, 15, 0, 0, DS_STREAM_TEST);
   static const int ns_[] = {257, 300, 512, 777, 1000, 4096};
@@ -269,6 +270,86 @@ static void test_sample_blocks(void) {
           }
   CHECK(cases > 100, "%ld nets", cases);
   CHECK(bad == 0, "blocks of samples: %ld of %ld steps not bitwise the unblocked step", bad, cases);
+  ds_mlp_set_e2e(1);
+}
+
+/* Linear nets' end-to-end product step (mlp.c): the loss, gradient, output
+ * F and dL/dF agree with the layered step to round-off, for every
+ * parameterisation, a fixed output layer, uneven layers and both losses
+ * the product step serves; it is taken exactly where the flop rule says
+ * (n well above d_0), never with biases, ReLU or depth 1. */
+static void test_e2e(void) {
+  ds_rng r;
+  ds_rng_init(&r, 16, 0, 0, DS_STREAM_TEST);
+  static const int nets[][6] = {{64, 64, 64, 64, 64, 0}, {16, 16, 1, 0, 0, 0},
+                                {10, 32, 32, 5, 0, 0},   {3, 8, 2, 0, 0, 0},
+                                {64, 64, 64, 0, 0, 0},   {5, 7, 0, 0, 0, 0},
+                                {8, 16, 16, 16, 16, 8}};
+  static const int ns_[] = {7, 64, 256, 1000};
+  long cases = 0, taken = 0, bad = 0, wrong_rule = 0;
+  double worst = 0.0;
+  for (size_t t = 0; t < sizeof nets / sizeof *nets; t++)
+    for (int param = 0; param < 3; param++)
+      for (int fixed = 0; fixed < 2; fixed++)
+        for (int bias = 0; bias < 2; bias++)
+          for (int lp = 0; lp < 2; lp++)
+            for (size_t q = 0; q < sizeof ns_ / sizeof *ns_; q++) {
+              int dims[6], depth = 0;
+              for (int l = 0; l < 6 && nets[t][l]; l++) dims[l] = nets[t][l], depth = l;
+              int n = ns_[q];
+              static const int params[3] = {DS_PARAM_STANDARD, DS_PARAM_NTK, DS_PARAM_MEANFIELD};
+              ds_mlp m;
+              if (ds_mlp_setup(&m, DS_ACT_LINEAR, bias, depth, dims, params[param], !fixed) != DS_OK)
+                continue;
+              ds_loss lo = {lp ? DS_LOSS_LP : DS_LOSS_MSE, lp ? 4.0 : 2.0, 0.5 / n};
+              size_t fn = (size_t)dims[depth] * n;
+              ds_mlp_work w;
+              ds_mlp_work_init(&m, n, &w);
+              double *th = rnd(&r, m.nparams), *X = rnd(&r, (size_t)dims[0] * n), *Y = rnd(&r, fn);
+              double *g0 = malloc(m.nparams * 8), *g1 = malloc(m.nparams * 8);
+              double *F0 = malloc(fn * 8), *dF0 = malloc(fn * 8);
+              ds_mlp_set_e2e(0);
+              double l0 = ds_mlp_loss_grad_l(&m, th, X, Y, &lo, g0, &w);
+              memcpy(F0, w.Z[depth], fn * 8);
+              memcpy(dF0, w.dF, fn * 8);
+              double f0 = ds_mlp_loss_l(&m, th, X, Y, &lo, &w);
+              ds_mlp_set_e2e(1);
+              int tk = ds_mlp_e2e_taken(&m, n, 1);
+              double l1 = ds_mlp_loss_grad_l(&m, th, X, Y, &lo, g1, &w);
+              double e = fmax(fabs(l1 - l0) / fabs(l0), rel_diff(g1, g0, m.nparams));
+              e = fmax(e, fmax(rel_diff(w.Z[depth], F0, fn), rel_diff(w.dF, dF0, fn)));
+              double f1 = ds_mlp_loss_l(&m, th, X, Y, &lo, &w);
+              e = fmax(e, fabs(f1 - f0) / fabs(f0));
+              /* the rule: bias-free, depth >= 2, and 2 n d_0 d_L products over
+               * the samples plus the net over d_0 columns <= 3/4 of the layers' */
+              double lay = 0, id = 0;
+              for (int l = 1; l <= depth; l++) {
+                lay += 2.0 * n * dims[l] * dims[l - 1];
+                id += 2.0 * dims[0] * dims[l] * dims[l - 1];
+              }
+              lay = 3 * lay - 2.0 * n * dims[1] * dims[0];
+              id = 3 * id - 2.0 * dims[0] * dims[1] * dims[0];
+              int expect = !bias && depth >= 2 && id + 4.0 * n * dims[0] * dims[depth] <= 0.75 * lay;
+              wrong_rule += tk != expect;
+              if (tk) {
+                worst = fmax(worst, e);
+                taken++;
+              }
+              if (e > 1e-12 && bad++ < 10)
+                fprintf(stderr, "e2e step: net %zu param %d fixed %d bias %d lp %d n %d: "
+                        "rel diff %.3g (taken %d)\n", t, param, fixed, bias, lp, n, e, tk);
+              if (fixed) /* the fixed output layer's gradient stays exactly 0 */
+                for (size_t k = m.w_off[depth - 1]; k < m.nparams; k++) bad += g1[k] != 0.0;
+              cases++;
+              free(th), free(X), free(Y), free(g0), free(g1), free(F0), free(dF0);
+              ds_mlp_work_free(&w);
+              ds_mlp_free(&m);
+            }
+  printf("linear nets' product step: taken in %ld of %ld cases, largest relative difference "
+         "to the layered step %.3g\n", taken, cases, worst);
+  CHECK(taken >= 40 && taken < cases / 2, "product step taken in %ld of %ld cases", taken, cases);
+  CHECK(wrong_rule == 0, "product step: %ld cases against the flop rule", wrong_rule);
+  CHECK(bad == 0, "product step: %ld of %ld cases differ from the layered step", bad, cases);
 }
 
 int main(void) {
@@ -281,5 +362,6 @@ int main(void) {
   ds_nn_set_xsmm(xs);
   test_xsmm();
   test_sample_blocks();
+  test_e2e();
   return ds_check_report("test_nn_fast");
 }

@@ -196,6 +196,28 @@ def main():
                 if not good:
                     print(f"torch_reference: {cases - 1} passed, 1 failed")
                     return 1
+        # issue 13: the bias-free deep linear net, whose step goes through the
+        # end-to-end product P = W3 W2 W1 (n = 48 samples against d_in = 5:
+        # src/nn/mlp.c, ds_mlp_e2e_taken), standard and mean field
+        with h5py.File(os.path.join(tmp, "w0_nb.h5"), "w") as f:
+            for l in range(depth):
+                f[f"W{l + 1}"] = Ws[l]
+        for param, opt, lr, batch, mu, lr_in, lr_out in (
+                ("standard", "gd", 0.05, 0, 0.0, 0, 0), ("standard", "sgd", 0.05, 8, 0.0, 0, 0),
+                ("standard", "momentum", 0.02, 12, 0.9, 0, 0), ("meanfield", "gd", 1.0, 0, 0.0, 0.6, 2.5)):
+            model = (f"{{type: linear, param: {param}, width: {width}, depth: {depth}, bias: false, "
+                     f"init: file, init_file: {tmp}/w0_nb.h5}}")
+            lrs = f", lr_in: {lr_in}, lr_out: {lr_out}" if lr_in else ""
+            ours = dynsweep_losses(exe, tmp, f"linear-nb-{param}-{opt}", seed, steps, model,
+                                   f"{{kind: hdf5, path: {tmp}/data.h5, n_train: {n}, n_test: 0, test_fraction: 0}}",
+                                   f"{{type: {opt}, lr: {lr}, batch_size: {batch}, momentum: {mu}{lrs}}}")
+            ref = torch_losses("linear", Ws, [None] * depth, X, Y, opt, lr, steps, batch, mu, seed,
+                               meanfield=param == "meanfield", lr_in=lr_in, lr_out=lr_out)
+            good, rel = compare(f"linear no bias {param:9s} {opt:8s} batch {batch:2d}", ours, ref, steps, 1e-12)
+            worst, cases = max(worst, rel), cases + 1
+            if not good:
+                print(f"torch_reference: {cases - 1} passed, 1 failed")
+                return 1
         # issue 13: the study's map net (width 16, depth 2, d_out 1, no bias,
         # W ~ N(0, 1), mean field), lr_in != lr_out
         m, nm, steps_mf = 16, 272, 60

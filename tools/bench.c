@@ -6,8 +6,10 @@
  * otherwise, best of a few reps), then for depth-4 MLPs (linear without bias,
  * ReLU with bias; widths 64, 256, 1024, d_in = d_out = width, n = 1024
  * samples) the training steps per second (loss + gradient + GD step) and the
- * achieved GFLOP/s (ds_mlp_step_flops / best step time) as a fraction of the
- * best DGEMM rate (best-of against best-of: this VM's timings are noisy).
+ * achieved GFLOP/s (the flops the step computes, ds_mlp_step_flops_run, over
+ * the best step time; bias-free linear nets with n well above d_0 take the
+ * end-to-end product step, fewer flops than the layered step) as a fraction
+ * of the best DGEMM rate (best-of against best-of: this VM's timings are noisy).
  *
  *   dynsweep-bench [--csv FILE] [--quick]
  *   dynsweep-bench --compare DIR [--quick] [--width W] [--net linear|relu]
@@ -17,7 +19,8 @@
  * --single (with --compare): the single-point grid of issue 13 (widths 16,
  * 64, 256 x n = 256, 1024, 4096 x depth 2, 4 x linear / ReLU + bias), each case
  * timed twice in the same process, repetitions alternating: "before"
- * (OpenBLAS for every product, no blocks of samples: the code before issue
+ * (OpenBLAS for every product, no blocks of samples, no end-to-end product
+ * step for linear nets: the code before issue
  * 13, bit for bit) and "after" (LIBXSMM per shape, blocks of samples); the
  * "before" figures are the b_* columns of cases.csv (bench/single.sh).
  *
@@ -127,7 +130,7 @@ static int bench_net(bench_row *row, double dgemm_gflops, double budget) {
   row->steps = steps;
   row->sec_per_step = dt / steps;
   row->best_step = best;
-  row->gflops = ds_mlp_step_flops(&m, n) / best * 1e-9;
+  row->gflops = ds_mlp_step_flops_run(&m, n) / best * 1e-9;
   row->frac = row->gflops / dgemm_gflops;
   int rc = loss == loss ? DS_OK : ds_fail(DS_ENUM, "bench: loss is NaN");
   free(theta);
@@ -268,13 +271,13 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
   int reps = 0, same = 1, breps = 0;
   double total = 0.0, best = 1e300, wall = 0.0, btotal = 0.0, bbest = 1e300, blast = 0.0;
   if (g_single) { /* warm-up of the "before" variant too */
-    ds_nn_set_xsmm(0), ds_mlp_set_sample_block(0);
+    ds_nn_set_xsmm(0), ds_mlp_set_sample_block(0), ds_mlp_set_e2e(0);
     memcpy(theta, theta0, P * sizeof *theta);
     train_k(&m, theta, grad, &data, c, lr, 1, &work, &f2, &l2);
   }
   for (int it = 0; reps < 2 || total < budget || (g_single && breps < 2); it++) {
     int before = g_single && it % 2 == 0; /* --single: alternate, "before" first */
-    if (g_single) ds_nn_set_xsmm(!before), ds_mlp_set_sample_block(!before);
+    if (g_single) ds_nn_set_xsmm(!before), ds_mlp_set_sample_block(!before), ds_mlp_set_e2e(!before);
     memcpy(theta, theta0, P * sizeof *theta);
     double w0 = ds_now(), t0 = cpu_now();
     train_k(&m, theta, grad, &data, c, lr, k, &work, &f2, &l2);
@@ -294,7 +297,9 @@ static int compare_one(const cmp_case *cc, int id, const char *dir, double budge
     reps++;
   }
   double sps = (double)k * reps / total, best_sps = k / best, wall_sps = (double)k * reps / wall;
-  double gflops = flops * best_sps * 1e-9;
+  /* the rate of the flops the step computes (linear nets' product step: fewer) */
+  if (g_single) ds_mlp_set_e2e(1);
+  double gflops = ds_mlp_step_flops_run(&m, n) * best_sps * 1e-9;
   const char *net = cc->act == DS_ACT_RELU ? "relu" : "linear";
   printf("%3d %-6s %4s %5d %5d %5d %6d %5d %12.1f %9.1f %7.1f%% %22.15e%s\n", id, net,
          cc->bias ? "yes" : "no", L, w, n, k, reps, sps, gflops, 100.0 * gflops / dgemm_ref, last,

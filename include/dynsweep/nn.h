@@ -45,6 +45,8 @@ typedef struct {
   /* --- issue 3 --- */
   void *prod; /* buffers of the JVP/HVP/approx products: NULL until first used
                  (ds_mlp_work_products); freed by ds_mlp_work_free */
+  /* --- issue 13 --- */
+  void *e2e; /* linear nets' end-to-end step (mlp.c): NULL until first used */
 } ds_mlp_work;
 
 int ds_mlp_init(ds_mlp *m, int act, int bias, int depth, const int *dims);
@@ -84,6 +86,10 @@ double ds_mlp_loss(const ds_mlp *m, const double *theta, const double *X, const 
  * the benchmark): 2*n*sum d_l d_{l-1} forward, twice that backward (minus the
  * unneeded dA_0). */
 double ds_mlp_step_flops(const ds_mlp *m, int n);
+/* The flops the step really computes: ds_mlp_step_flops, or for a linear net
+ * taking its end-to-end product step (mlp.c) the net over the d_0 columns of
+ * I plus F = P X and M = G X^T over the n samples. */
+double ds_mlp_step_flops_run(const ds_mlp *m, int n);
 
 /* ======================= issue 13: tanh nets, mean field ======================= */
 /* Layer l's weight scale alpha_l (Z_l = alpha_l W_l A_{l-1} + b_l): 1

@@ -172,7 +172,16 @@ double ds_point_cost(const ds_point_cfg *c) {
    * adds a Jacobian-vector product (x2), the quadratic model a second-order
    * term (x4); e2e adds an SVD of W_e per step */
   double approx = c->model.approx == DS_APPROX_LIN ? 2.0 : c->model.approx == DS_APPROX_QUAD ? 4.0 : 1.0;
-  double flops = steps * 6.0 * cost_batch(c) * w * approx;
+  double step = 6.0 * cost_batch(c) * w;
+  if (c->model.type == DS_MODEL_LINEAR && !c->model.bias && c->model.depth >= 2 &&
+      c->model.depth <= 64 && approx == 1.0 && c->train.distributed != DS_DIST_ON) {
+    /* issue 13: a bias-free linear net's step through its end-to-end product
+     * when that is cheaper (ds_mlp_e2e_taken, src/nn/mlp.c): the net over the
+     * d_0 columns of I, and F = P X, M = G X^T over the samples */
+    double d0 = c->data.d_in, dL = c->data.d_out, e2e = 6.0 * d0 * w + 4.0 * cost_batch(c) * d0 * dL;
+    if (e2e <= 0.75 * step) step = e2e;
+  }
+  double flops = steps * step * approx;
   flops += steps * cost_update(c->optimizer.type) * ds_point_nparams(c);
   if (c->model.type == DS_MODEL_E2E) {
     double m = c->data.d_out, n = c->data.d_in;

@@ -5,6 +5,8 @@
 #define DS_NN_LAYERS_H
 #include <stddef.h>
 
+#include "dynsweep/nn.h"
+
 /* Z = alpha W A + b 1^T   (alpha = 1 standard, 1/sqrt(din) NTK parameterisation)
  *   W (dout x din), A (din x n), b (dout, NULL = no bias) -> Z (dout x n) */
 void ds_nn_linear_forward(double *Z, const double *W, const double *b, const double *A,
@@ -63,6 +65,8 @@ void ds_nn_linear_backward_relu(double *dA, double *dW, const double *dZ, const 
  *       (dout din <= 4096). */
 #define DS_NN_SAMPLE_BLOCK 256
 void ds_mlp_set_sample_block(int on); /* mlp.c: 0 = off (tests, benchmarks) */
+void ds_mlp_set_e2e(int on);          /* mlp.c: linear nets' product step, 0 = off */
+int ds_mlp_e2e_taken(const ds_mlp *m, int n, int grad); /* would a step over n samples take it? */
 int ds_nn_xsmm_forward(double *Z, double *A, const double *b, const double *W, const double *Ain,
                        int dout, int din, int n);
 int ds_nn_xsmm_dw(double *dW, const double *dZ, const double *A, int dout, int din, int n,

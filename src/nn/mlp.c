@@ -70,9 +70,14 @@ void ds_mlp_free(ds_mlp *m) {
   memset(m, 0, sizeof *m);
 }
 
+static double fwd_flops(const ds_mlp *m, int n) {
+  double f = 0.0;
+  for (int l = 1; l <= m->depth; l++) f += 2.0 * n * m->dims[l] * (double)m->dims[l - 1];
+  return f;
+}
+
 double ds_mlp_step_flops(const ds_mlp *m, int n) {
-  double fwd = 0.0;
-  for (int l = 1; l <= m->depth; l++) fwd += 2.0 * n * m->dims[l] * (double)m->dims[l - 1];
+  double fwd = fwd_flops(m, n);
   double dA0 = 2.0 * n * m->dims[1] * (double)m->dims[0];
   return fwd + (2.0 * fwd - dA0);
 }
@@ -125,8 +130,11 @@ int ds_mlp_work_init(const ds_mlp *m, int n, ds_mlp_work *w) {
   return DS_OK;
 }
 
+static void e2e_free(void *e2e);
+
 void ds_mlp_work_free(ds_mlp_work *w) {
   ds_nn_prod_free(w->prod);
+  e2e_free(w->e2e);
   free(w->Z);
   memset(w, 0, sizeof *w);
 }
@@ -292,10 +300,98 @@ static int loss_grad_blocked(const ds_mlp *m, const double *theta, const double 
   return 1;
 }
 
+/* ---- linear nets: the end-to-end product (issue 13) -------------------------
+ * A bias-free linear net computes F = P X with P = c W_L ... W_1 (d_L x d_0,
+ * c the product of the layers' alpha), so its gradient sees the data only
+ * through M = G X^T (G = dL/dF): dL/dP = M, and dW_l = alpha_l dZ_l A_{l-1}^T
+ * is what the backward pass of the same net gives when it is run on the d_0
+ * columns of the identity (its output is then P) with the output cotangent M.
+ * A step is therefore: the forward pass on I (d_0 "samples"), F = P X, the
+ * loss and G, M = G X^T, and the backward pass on I -- two products over the
+ * n samples instead of 3L - 1, the rest d x d x d_0 products. It is taken when
+ * its flop count is at most 3/4 of the layered step's (so for n well above
+ * d_0, the deep-linear studies' regime: width 64, depth 4, n = 256 is 2.3x
+ * fewer flops), decided by the shapes alone, so a point always takes the same
+ * path. The gradient and loss are the layered step's up to round-off (the
+ * products are associated differently; tests/test_nn_fast.c compares them).
+ * After it only Z_L (= F) and dF of the workspace hold values of the n
+ * samples (every caller of the hidden Z_l runs ds_mlp_forward itself).
+ * DYNSWEEP_NN_E2E=0 (read once) or ds_mlp_set_e2e(0) turns it off. */
+typedef struct {
+  ds_mlp_work w; /* the net over the d_0 columns of I */
+  double *eye;   /* d_0 x d_0 identity */
+} e2e_ws;
+
+static int g_e2e = -1;
+
+void ds_mlp_set_e2e(int on) { g_e2e = on ? 1 : 0; }
+
+static void e2e_free(void *e2e) {
+  e2e_ws *e = e2e;
+  if (!e) return;
+  ds_mlp_work_free(&e->w);
+  free(e->eye);
+  free(e);
+}
+
+int ds_mlp_e2e_taken(const ds_mlp *m, int n, int grad) {
+  if (g_e2e < 0) {
+    const char *e = getenv("DYNSWEEP_NN_E2E");
+    g_e2e = !(e && !strcmp(e, "0"));
+  }
+  if (!g_e2e || m->act != DS_ACT_LINEAR || m->bias || m->depth < 2) return 0;
+  int d0 = m->dims[0], dL = m->dims[m->depth];
+  double data = 2.0 * n * dL * (double)d0; /* F = P X, and M = G X^T */
+  if (grad) return ds_mlp_step_flops(m, d0) + 2.0 * data <= 0.75 * ds_mlp_step_flops(m, n);
+  return fwd_flops(m, d0) + data <= 0.75 * fwd_flops(m, n);
+}
+
+double ds_mlp_step_flops_run(const ds_mlp *m, int n) {
+  if (!ds_mlp_e2e_taken(m, n, 1)) return ds_mlp_step_flops(m, n);
+  return ds_mlp_step_flops(m, m->dims[0]) + 4.0 * n * m->dims[m->depth] * (double)m->dims[0];
+}
+
+static e2e_ws *e2e_get(const ds_mlp *m, ds_mlp_work *w) {
+  if (w->e2e) return w->e2e;
+  int d0 = m->dims[0];
+  e2e_ws *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->eye = calloc((size_t)d0 * d0, sizeof *e->eye);
+  if (!e->eye || ds_mlp_work_init(m, d0, &e->w) != DS_OK) {
+    free(e->eye);
+    free(e);
+    return NULL; /* the layered step instead */
+  }
+  for (int k = 0; k < d0; k++) e->eye[k + (size_t)k * d0] = 1.0;
+  w->e2e = e;
+  return e;
+}
+
+/* F = P X into w->Z[L] (P from the forward pass on I); NULL: no workspace */
+static const double *e2e_forward(const ds_mlp *m, const double *theta, const double *X,
+                                 ds_mlp_work *w, e2e_ws *e) {
+  int L = m->depth, d0 = m->dims[0], dL = m->dims[L];
+  const double *P = ds_mlp_forward(m, theta, e->eye, &e->w);
+  ds_nn_linear_forward(w->Z[L], P, NULL, X, dL, d0, w->n, 1.0);
+  w->A[0] = (double *)X;
+  w->A[L] = w->Z[L];
+  return w->Z[L];
+}
+
 double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                           const ds_loss *l, double *grad, ds_mlp_work *w) {
   double loss;
   int have_loss;
+  e2e_ws *e;
+  if (ds_mlp_e2e_taken(m, w->n, 1) && (e = e2e_get(m, w))) {
+    int L = m->depth, d0 = m->dims[0], dL = m->dims[L];
+    const double *F = e2e_forward(m, theta, X, w, e);
+    loss = ds_loss_eval(l, F, Y, dL, w->n, w->dF);
+    /* M = G X^T (d_L x d_0) is the output cotangent of the net on I */
+    ds_nn_linear_backward(NULL, e->w.dF, w->dF, NULL, X, dL, d0, w->n, 1.0);
+    ds_mlp_backward(m, theta, &e->w, grad);
+    return loss;
+  }
   if (blocked_ok(m, w->n) && loss_grad_blocked(m, theta, X, Y, l, grad, w, &loss, &have_loss))
     return have_loss ? loss : ds_loss_eval(l, w->Z[m->depth], Y, m->dims[m->depth], w->n, NULL);
   const double *F = ds_mlp_forward(m, theta, X, w);
@@ -306,7 +402,10 @@ double ds_mlp_loss_grad_l(const ds_mlp *m, const double *theta, const double *X,
 
 double ds_mlp_loss_l(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                      const ds_loss *l, ds_mlp_work *w) {
-  const double *F = ds_mlp_forward(m, theta, X, w);
+  e2e_ws *e;
+  const double *F = ds_mlp_e2e_taken(m, w->n, 0) && (e = e2e_get(m, w))
+                        ? e2e_forward(m, theta, X, w, e)
+                        : ds_mlp_forward(m, theta, X, w);
   return ds_loss_eval(l, F, Y, m->dims[m->depth], w->n, NULL);
 }
 
