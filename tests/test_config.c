@@ -581,6 +581,21 @@ static void test_issue3_options(void) {
   c.optimizer.type = DS_OPT_SGD;
   c.record.series = DS_REC_LR;
   double w = 4 * 8 + 8 * 6 + 6 * 2;
+  /* a bias-free linear net steps through its end-to-end product when that is
+   * cheaper (src/nn/mlp.c): the net over d_in = 4 columns of I, and F = P X,
+   * M = G X^T over the batch (d_out = 2); a ReLU net keeps the layered cost */
+  int bias = c.model.bias;
+  c.model.bias = 0;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 8 * 4 * 2), 1e-12),
+        "linear sgd cost (product step) %g", ds_point_cost(&c));
+  c.optimizer.type = DS_OPT_GD;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 64 * 4 * 2), 1e-12),
+        "linear gd cost (product step, n = 64) %g", ds_point_cost(&c));
+  c.model.bias = 1; /* biases: the layered step */
+  CHECK(ds_point_cost(&c) >= 1000.0 * 6 * 64 * w, "linear + bias gd cost %g", ds_point_cost(&c));
+  c.model.bias = bias;
+  c.model.type = DS_MODEL_RELU;
+  c.optimizer.type = DS_OPT_SGD;
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 8 * w, 1e-12), "sgd cost %g", ds_point_cost(&c));
   c.optimizer.type = DS_OPT_GD;
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 64 * w, 1e-12), "gd ignores batch %g",
