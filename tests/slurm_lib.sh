@@ -55,13 +55,16 @@ slurm_wait_chain() {
 
 # slurm_sweep_yaml FILE NAME SEED SERIES LRS [STEPS [GRID_LINE]]: a sweep of
 # linear and ReLU networks of ~9 CPU-seconds a point (one worker; STEPS
-# 9000), over the learning rates LRS (a YAML list's items), recording SERIES;
+# 9000), over the learning rates LRS (a YAML list's items), recording SERIES.
+# With biases: a bias-free linear net would take its end-to-end product step
+# (src/nn/mlp.c), several times faster, and the drains these tests time
+# would find its points already done;
 # GRID_LINE: one more grid axis, e.g. '  ranks_per_point: [1, 2]'
 slurm_sweep_yaml() {
   cat >"$1" <<Y
 name: $2
 seed: $3
-model: {type: linear, width: 64, depth: 4, init: gaussian, init_scale: 1.0}
+model: {type: linear, width: 64, depth: 4, bias: true, init: gaussian, init_scale: 1.0}
 data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
 loss: {type: mse, reduction: half_mean}
 optimizer: {type: gd}
