@@ -334,21 +334,25 @@ static void e2e_free(void *e2e) {
   free(e);
 }
 
+/* Flops of the product step (grad) or of its forward half (the net over the
+ * d_0 columns of I, then F = P X and, with grad, M = G X^T over n samples) */
+static double e2e_flops(const ds_mlp *m, int n, int grad) {
+  int d0 = m->dims[0];
+  double data = 2.0 * n * m->dims[m->depth] * (double)d0; /* one product over the samples */
+  return grad ? ds_mlp_step_flops(m, d0) + 2.0 * data : fwd_flops(m, d0) + data;
+}
+
 int ds_mlp_e2e_taken(const ds_mlp *m, int n, int grad) {
   if (g_e2e < 0) {
     const char *e = getenv("DYNSWEEP_NN_E2E");
     g_e2e = !(e && !strcmp(e, "0"));
   }
   if (!g_e2e || m->act != DS_ACT_LINEAR || m->bias || m->depth < 2) return 0;
-  int d0 = m->dims[0], dL = m->dims[m->depth];
-  double data = 2.0 * n * dL * (double)d0; /* F = P X, and M = G X^T */
-  if (grad) return ds_mlp_step_flops(m, d0) + 2.0 * data <= 0.75 * ds_mlp_step_flops(m, n);
-  return fwd_flops(m, d0) + data <= 0.75 * fwd_flops(m, n);
+  return e2e_flops(m, n, grad) <= 0.75 * (grad ? ds_mlp_step_flops(m, n) : fwd_flops(m, n));
 }
 
 double ds_mlp_step_flops_run(const ds_mlp *m, int n) {
-  if (!ds_mlp_e2e_taken(m, n, 1)) return ds_mlp_step_flops(m, n);
-  return ds_mlp_step_flops(m, m->dims[0]) + 4.0 * n * m->dims[m->depth] * (double)m->dims[0];
+  return ds_mlp_e2e_taken(m, n, 1) ? e2e_flops(m, n, 1) : ds_mlp_step_flops(m, n);
 }
 
 static e2e_ws *e2e_get(const ds_mlp *m, ds_mlp_work *w) {
@@ -367,7 +371,7 @@ static e2e_ws *e2e_get(const ds_mlp *m, ds_mlp_work *w) {
   return e;
 }
 
-/* F = P X into w->Z[L] (P from the forward pass on I); NULL: no workspace */
+/* F = P X into w->Z[L] (P from the forward pass on I) */
 static const double *e2e_forward(const ds_mlp *m, const double *theta, const double *X,
                                  ds_mlp_work *w, e2e_ws *e) {
   int L = m->depth, d0 = m->dims[0], dL = m->dims[L];
