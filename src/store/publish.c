@@ -842,6 +842,10 @@ void ds_store_tidy(const char *path) {
     unlink(s->tmppath);
   } else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
              stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino) {
+    /* a writer killed after its last publish (the store complete) may have
+     * left the segment and block files that publish retired: the resume of
+     * an unfinished store collects them (ds_store_resume), so does this */
+    if (ds_store_load(s) == DS_OK) ds_seg_gc(s);
     unlink(s->tmppath);
     unlink(s->jpath);
   }
