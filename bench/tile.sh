@@ -26,6 +26,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# One OpenBLAS kernel for the DGEMM reference and for torch: the user's
+# OPENBLAS_CORETYPE if set, else the one dynsweep picks for this CPU.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  OPENBLAS_CORETYPE=$("$BUILD/dynsweep" version 2>/dev/null | sed -n 's/.*best for this CPU: \([A-Za-z0-9]*\).*/\1/p')
+  [ -n "$OPENBLAS_CORETYPE" ] && export OPENBLAS_CORETYPE || unset OPENBLAS_CORETYPE
+fi
+echo "OpenBLAS kernel for both sides: ${OPENBLAS_CORETYPE:-OpenBLAS default}"
 OUT=$(mktemp -d /tmp/dynsweep-tile.XXXX)
 trap 'rm -rf "$OUT"' EXIT
 for ((r = 0; r < R; r++)); do

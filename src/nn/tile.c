@@ -136,6 +136,52 @@ __attribute__((target("avx2,fma"))) static inline __m256d tanh4(__m256d x) {
   return _mm256_or_pd(t, _mm256_and_pd(x, sign));
 }
 
+/* tanh4 in 8 lanes: the same IEEE operations, so the same bits (tested);
+ * about twice the values per instruction where the CPU has 512-bit units */
+__attribute__((target("avx512f,avx512dq,fma"))) static inline __m512d tanh8(__m512d x) {
+  const __m512d one = _mm512_set1_pd(1.0);
+  __m512d ax = _mm512_abs_pd(x);
+  __m512d y = _mm512_min_pd(_mm512_set1_pd(40.0), _mm512_add_pd(ax, ax)); /* NaN: y */
+  __m512d kd = _mm512_roundscale_pd(_mm512_mul_pd(y, _mm512_set1_pd(TANH_INV_LN2)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512d r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(TANH_LN2_HI), y);
+  r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(TANH_LN2_LO), r);
+  __m512d q = _mm512_set1_pd(tanh_q[0]);
+  for (int i = 1; i < 12; i++) q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(tanh_q[i]));
+  __m512d p = _mm512_fmadd_pd(_mm512_mul_pd(r, r), q, r);
+  __m512i k64 = _mm512_cvtpd_epi64(kd); /* 0..58 (NaN: garbage, p is NaN) */
+  __m512d tk = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(k64, _mm512_set1_epi64(1023)), 52));
+  __m512d u = _mm512_fmadd_pd(tk, p, _mm512_sub_pd(tk, one));
+  __m512d t = _mm512_div_pd(u, _mm512_add_pd(u, _mm512_set1_pd(2.0)));
+  /* the sign of x back: t >= 0 or NaN, so or-ing the sign bit is copysign */
+  return _mm512_castsi512_pd(_mm512_or_si512(
+      _mm512_castpd_si512(t),
+      _mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ULL))));
+}
+
+/* Z = tanh(g * (a1 * Z)) in place, 16 values an iteration (two independent
+ * polynomial chains) */
+__attribute__((target("avx512f,avx512dq,fma"))) static void tanh_pass_avx512(double *Z, size_t count,
+                                                                            double a1, double g) {
+  __m512d va = _mm512_set1_pd(a1), vg = _mm512_set1_pd(g);
+  size_t k = 0;
+  for (; k + 16 <= count; k += 16) {
+    __m512d z0 = _mm512_loadu_pd(Z + k), z1 = _mm512_loadu_pd(Z + k + 8);
+    if (a1 != 1.0) {
+      z0 = _mm512_mul_pd(va, z0);
+      z1 = _mm512_mul_pd(va, z1);
+    }
+    _mm512_storeu_pd(Z + k, tanh8(_mm512_mul_pd(vg, z0)));
+    _mm512_storeu_pd(Z + k + 8, tanh8(_mm512_mul_pd(vg, z1)));
+  }
+  for (; k + 8 <= count; k += 8) {
+    __m512d z = _mm512_loadu_pd(Z + k);
+    if (a1 != 1.0) z = _mm512_mul_pd(va, z);
+    _mm512_storeu_pd(Z + k, tanh8(_mm512_mul_pd(vg, z)));
+  }
+  for (; k < count; k++) Z[k] = tanh1(g * (a1 != 1.0 ? a1 * Z[k] : Z[k]));
+}
+
 /* Z = tanh(g * (a1 * Z)) in place (a1 = 1: tanh(g Z)) */
 __attribute__((target("avx2,fma"))) static void tanh_pass_avx2(double *Z, size_t count, double a1,
                                                                double g) {
@@ -162,17 +208,40 @@ static void tanh_pass_sleef(double *Z, size_t count, double a1, double g) {
   ds_nn_tanh(Z, Z, count, g);
 }
 
-/* for tests/test_tile.c: the tiles' tanh (vector version where the CPU has AVX2 + FMA) */
-void ds_tile_tanh(double *out, const double *in, size_t count, double gain) {
-  if (out != in) memcpy(out, in, count * sizeof *out);
+typedef void (*tanh_pass_fn)(double *Z, size_t count, double a1, double g);
+static const char *pass_isa(void);
+
+/* The tiles' tanh kernel: the widest vector version pass_isa allows (the
+ * same bits whichever), the scalar one under DYNSWEEP_TILE_GENERIC=1, SLEEF's
+ * under DYNSWEEP_TILE_TANH=sleef. */
+static tanh_pass_fn tanh_pick(const char **name) {
+  const char *env = getenv("DYNSWEEP_TILE_TANH");
+  if (env && !strcmp(env, "sleef")) {
+    *name = ds_nn_tanh_kernel();
+    return tanh_pass_sleef;
+  }
+  const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    tanh_pass_avx2(out, count, 1.0, gain);
-    return;
+  if (strcmp(isa, "generic") && !getenv("DYNSWEEP_TILE_GENERIC")) {
+    if (!strcmp(isa, "avx512")) {
+      *name = "the tiles' own (avx512)";
+      return tanh_pass_avx512;
+    }
+    *name = "the tiles' own (avx2)";
+    return tanh_pass_avx2;
   }
 #endif
-  tanh_pass_generic(out, count, 1.0, gain);
+  (void)isa;
+  *name = "the tiles' own (scalar)";
+  return tanh_pass_generic;
+}
+
+/* for tests/test_tile.c: the tiles' tanh, the kernel tanh_pick chooses (one
+ * value: the scalar version) */
+void ds_tile_tanh(double *out, const double *in, size_t count, double gain) {
+  if (out != in) memcpy(out, in, count * sizeof *out);
+  const char *name;
+  tanh_pick(&name)(out, count, 1.0, gain);
 }
 
 /* act(alpha_1 s) in place; relu/linear fused into the forward pass below,
@@ -302,6 +371,49 @@ static inline __attribute__((always_inline)) void backward(tile_ctx *t, int act,
   }
 }
 
+/* The passes' scalar ends, shared by the AVX2 and the AVX-512 versions: the
+ * samples after the last block of LANES (as forward() / backward() do them),
+ * then the lane sums in lane order. */
+static inline __attribute__((always_inline)) double fwd1_tail(tile_ctx *t, int act,
+                                                              double lanes[LANES]) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, m = net->width, nb = n / LANES * LANES;
+  const double a1 = t->a1, a2 = t->a2, c2 = 2.0 * net->c;
+  double *Z = t->Z, *G = t->G;
+  const double *W2 = t->W2, *Y = t->Y;
+  for (int j = nb; j < n; j++) { /* the tail as forward() */
+    double f = 0.0;
+    for (int i = 0; i < m; i++) {
+      double *zc = Z + (size_t)i * n + j, a = *zc;
+      if (act != DS_ACT_TANH) *zc = a = act_f(act, a1, a);
+      f = fma(W2[i], a, f);
+    }
+    double r = a2 * f - Y[j];
+    lanes[j - nb] += r * r;
+    G[j] = c2 * r;
+  }
+  double sum = 0.0;
+  for (int q = 0; q < LANES; q++) sum += lanes[q];
+  return net->c * sum;
+}
+
+static inline __attribute__((always_inline)) void bwd1_tail(tile_ctx *t, int act, int i, double s,
+                                                            double lanes[LANES], double lr_out) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, nb = n / LANES * LANES;
+  const double a2 = t->a2, gain = net->gain;
+  double *zc = t->Z + (size_t)i * n, *W2 = t->W2, w = W2[i];
+  const double *G = t->G;
+  for (int j = nb; j < n; j++) { /* the tail as backward() */
+    double a = zc[j], g = G[j];
+    lanes[j - nb] = fma(g, a, lanes[j - nb]);
+    zc[j] = dz(act, s, gain, a, w * g);
+  }
+  double sum = 0.0;
+  for (int q = 0; q < LANES; q++) sum += lanes[q];
+  if (net->train_output) W2[i] -= lr_out * (a2 * sum);
+}
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 /* relu(a1 s) / a1 s as act_f, 4 lanes: max(z, 0) is z > 0 ? z : 0 (NaN, -0 -> +0) */
@@ -343,20 +455,7 @@ AVX2_INLINE double fwd1_body(tile_ctx *t, int act) {
   }
   double lanes[LANES];
   for (int v = 0; v < 4; v++) _mm256_storeu_pd(lanes + 4 * v, p[v]);
-  for (int j = nb; j < n; j++) { /* the tail as forward() */
-    double f = 0.0;
-    for (int i = 0; i < m; i++) {
-      double *zc = Z + (size_t)i * n + j, a = *zc;
-      if (act != DS_ACT_TANH) *zc = a = act_f(act, a1, a);
-      f = fma(W2[i], a, f);
-    }
-    double r = a2 * f - Y[j];
-    lanes[j - nb] += r * r;
-    G[j] = c2 * r;
-  }
-  double sum = 0.0;
-  for (int q = 0; q < LANES; q++) sum += lanes[q];
-  return net->c * sum;
+  return fwd1_tail(t, act, lanes);
 }
 
 AVX2_INLINE void bwd1_body(tile_ctx *t, int act, double lr_in, double lr_out) {
@@ -383,14 +482,76 @@ AVX2_INLINE void bwd1_body(tile_ctx *t, int act, double lr_in, double lr_out) {
       }
     double lanes[LANES];
     for (int v = 0; v < 4; v++) _mm256_storeu_pd(lanes + 4 * v, acc[v]);
-    for (int j = nb; j < n; j++) { /* the tail as backward() */
-      double a = zc[j], g = G[j];
-      lanes[j - nb] = fma(g, a, lanes[j - nb]);
-      zc[j] = dz(act, s, gain, a, w * g);
+    bwd1_tail(t, act, i, s, lanes, lr_out);
+  }
+}
+
+#define AVX512_INLINE __attribute__((target("avx512f,avx512dq,avx2,fma"), always_inline)) static inline
+/* fwd1_body and bwd1_body in 8 lanes: the same 16 lane sums (lanes 0-7 and
+ * 8-15 in two registers instead of four of 4), the same IEEE operations in
+ * the same order: the same bits (tests/test_tile.c) */
+AVX512_INLINE double fwd1_body512(tile_ctx *t, int act) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, m = net->width, nb = n / LANES * LANES;
+  const double a1 = t->a1, a2 = t->a2, c2 = 2.0 * net->c;
+  double *Z = t->Z, *G = t->G;
+  const double *W2 = t->W2, *Y = t->Y;
+  if (act == DS_ACT_TANH) t->tanh_pass(Z, (size_t)n * m, a1, net->gain);
+  const __m512d va1 = _mm512_set1_pd(a1), va2 = _mm512_set1_pd(a2), vc2 = _mm512_set1_pd(c2),
+                zero = _mm512_setzero_pd();
+  __m512d p[2] = {zero, zero};
+  for (int j = 0; j < nb; j += LANES) {
+    __m512d f[2] = {zero, zero};
+    for (int i = 0; i < m; i++) {
+      __m512d w = _mm512_set1_pd(W2[i]);
+      double *zc = Z + (size_t)i * n + j;
+      for (int v = 0; v < 2; v++) {
+        __m512d a = _mm512_loadu_pd(zc + 8 * v);
+        if (act != DS_ACT_TANH) {
+          if (a1 != 1.0) a = _mm512_mul_pd(va1, a);
+          if (act == DS_ACT_RELU) a = _mm512_max_pd(a, zero); /* as act4 */
+          _mm512_storeu_pd(zc + 8 * v, a);
+        }
+        f[v] = _mm512_fmadd_pd(w, a, f[v]);
+      }
     }
-    double sum = 0.0;
-    for (int q = 0; q < LANES; q++) sum += lanes[q];
-    if (net->train_output) W2[i] -= lr_out * (a2 * sum);
+    for (int v = 0; v < 2; v++) {
+      __m512d r = _mm512_sub_pd(_mm512_mul_pd(va2, f[v]), _mm512_loadu_pd(Y + j + 8 * v));
+      p[v] = _mm512_add_pd(p[v], _mm512_mul_pd(r, r));
+      _mm512_storeu_pd(G + j + 8 * v, _mm512_mul_pd(vc2, r));
+    }
+  }
+  double lanes[LANES];
+  for (int v = 0; v < 2; v++) _mm512_storeu_pd(lanes + 8 * v, p[v]);
+  return fwd1_tail(t, act, lanes);
+}
+
+AVX512_INLINE void bwd1_body512(tile_ctx *t, int act, double lr_in, double lr_out) {
+  const ds_tile_net *net = t->net;
+  const int n = net->n, m = net->width, nb = n / LANES * LANES;
+  const double a2 = t->a2, s = -lr_in * t->a1 * a2, gain = net->gain;
+  double *Z = t->Z, *W2 = t->W2;
+  const double *G = t->G;
+  const __m512d vs = _mm512_set1_pd(s), vg = _mm512_set1_pd(gain), one = _mm512_set1_pd(1.0),
+                zero = _mm512_setzero_pd();
+  for (int i = 0; i < m; i++) {
+    double *zc = Z + (size_t)i * n, w = W2[i];
+    const __m512d vw = _mm512_set1_pd(w);
+    __m512d acc[2] = {zero, zero};
+    for (int j = 0; j < nb; j += LANES)
+      for (int v = 0; v < 2; v++) {
+        __m512d a = _mm512_loadu_pd(zc + j + 8 * v), g = _mm512_loadu_pd(G + j + 8 * v);
+        acc[v] = _mm512_fmadd_pd(g, a, acc[v]);
+        __m512d d = _mm512_mul_pd(vs, _mm512_mul_pd(vw, g));
+        if (act == DS_ACT_RELU) /* d where a > 0, else +0 (as the AVX2 and-mask) */
+          d = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ), d);
+        else if (act == DS_ACT_TANH)
+          d = _mm512_mul_pd(d, _mm512_mul_pd(vg, _mm512_sub_pd(one, _mm512_mul_pd(a, a))));
+        _mm512_storeu_pd(zc + j + 8 * v, d);
+      }
+    double lanes[LANES];
+    for (int v = 0; v < 2; v++) _mm512_storeu_pd(lanes + 8 * v, acc[v]);
+    bwd1_tail(t, act, i, s, lanes, lr_out);
   }
 }
 
@@ -400,6 +561,14 @@ AVX2_INLINE void bwd1_body(tile_ctx *t, int act, double lr_in, double lr_out) {
   }                                                                                             \
   __attribute__((target("avx2,fma"))) static void bwd1_##name(tile_ctx *t, double li, double lo) { \
     bwd1_body(t, ACT, li, lo);                                                                  \
+  }                                                                                             \
+  __attribute__((target("avx512f,avx512dq,avx2,fma"))) static double fwd1_##name##512(          \
+      tile_ctx *t) {                                                                            \
+    return fwd1_body512(t, ACT);                                                                \
+  }                                                                                             \
+  __attribute__((target("avx512f,avx512dq,avx2,fma"))) static void bwd1_##name##512(           \
+      tile_ctx *t, double li, double lo) {                                                      \
+    bwd1_body512(t, ACT, li, lo);                                                               \
   }
 DS_TILE_PASS1(linear, DS_ACT_LINEAR)
 DS_TILE_PASS1(relu, DS_ACT_RELU)
@@ -449,8 +618,9 @@ static void run_generic(tile_ctx *t, const tile_job *j) { run_points(t, j); }
 static const char *pass_isa(void) {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
   __builtin_cpu_init();
+  const char *cap = getenv("DYNSWEEP_TILE_ISA"); /* avx2: the AVX2 kernels (comparisons) */
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("fma"))
+      __builtin_cpu_supports("fma") && !(cap && !strcmp(cap, "avx2")))
     return "avx512";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
 #endif
@@ -503,13 +673,10 @@ const char *ds_tile_kernels(const ds_tile_net *net) {
     if (k2) g2 = "libxsmm JIT";
   }
 #endif
-  const char *tenv = getenv("DYNSWEEP_TILE_TANH");
-  if (tenv && !strcmp(tenv, "sleef"))
-    snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: %s", g1, g2,
-             pass_isa(), ds_nn_tanh_kernel());
-  else
-    snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: the tiles' own "
-             "(%s)", g1, g2, pass_isa(), strcmp(pass_isa(), "generic") ? "avx2" : "scalar");
+  const char *tname;
+  tanh_pick(&tname);
+  snprintf(buf, sizeof buf, "forward GEMM %s, update GEMM %s, pass %s, tanh: %s", g1, g2,
+           pass_isa(), tname);
   return buf;
 }
 
@@ -546,18 +713,23 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
 #ifdef DS_HAVE_LIBXSMM
   xsmm_kernels(net, &t.k1, &t.k2);
 #endif
-  t.tanh_pass = tanh_pass_generic;
+  const char *tname;
+  t.tanh_pass = tanh_pick(&tname);
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
   if (strcmp(pass_isa(), "generic") && !getenv("DYNSWEEP_TILE_GENERIC")) {
-    t.tanh_pass = tanh_pass_avx2;
-    if (net->d_out == 1) {
+    if (net->d_out == 1 && !strcmp(pass_isa(), "avx512")) {
+      t.fwd1 = net->act == DS_ACT_RELU   ? fwd1_relu512
+               : net->act == DS_ACT_TANH ? fwd1_tanh512
+                                         : fwd1_linear512;
+      t.bwd1 = net->act == DS_ACT_RELU   ? bwd1_relu512
+               : net->act == DS_ACT_TANH ? bwd1_tanh512
+                                         : bwd1_linear512;
+    } else if (net->d_out == 1) {
       t.fwd1 = net->act == DS_ACT_RELU ? fwd1_relu : net->act == DS_ACT_TANH ? fwd1_tanh : fwd1_linear;
       t.bwd1 = net->act == DS_ACT_RELU ? bwd1_relu : net->act == DS_ACT_TANH ? bwd1_tanh : bwd1_linear;
     }
   }
 #endif
-  const char *tenv = getenv("DYNSWEEP_TILE_TANH");
-  if (tenv && !strcmp(tenv, "sleef")) t.tanh_pass = tanh_pass_sleef;
   tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg};
   const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
