@@ -27,9 +27,10 @@
  * SLEEF's 1-ulp one, which DYNSWEEP_TILE_TANH=sleef selects here too). Every number of a point is computed by
  * the same kernels in the same order whatever the other points of the tile
  * are: a point's losses (so its record) are bitwise independent of npts and
- * of its neighbours (tests/test_tile.c); the pass has an AVX2 intrinsics version
- * (d_out 1) and a plain C one (DYNSWEEP_TILE_GENERIC=1 forces it) that give the
- * same bits. They agree with ds_worker_run_point
+ * of its neighbours (tests/test_tile.c); the pass and the tanh have AVX-512
+ * and AVX2 intrinsics versions (d_out 1; DYNSWEEP_TILE_ISA=avx2 picks AVX2 on
+ * an AVX-512 CPU) and a plain C one (DYNSWEEP_TILE_GENERIC=1 forces it), all
+ * giving the same bits. They agree with ds_worker_run_point
  * to rounding (the order of a few products differs), not bitwise. */
 #ifndef DYNSWEEP_TILE_H
 #define DYNSWEEP_TILE_H
