@@ -21,6 +21,7 @@
 #include "dynsweep/analysis.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/submit.h"
+#include "dynsweep/tile.h"
 #include "dynsweep/util.h"
 
 #ifndef DS_SCALAPACK_VERSION
@@ -343,7 +344,11 @@ static int cmd_plan(int argc, char **argv) {
     char why[128];
     double has = ds_rank_memory(1, rank_mem, why, sizeof why);
     printf("sweep '%s' (%s), hash %016llx\n", sw.name, file, (unsigned long long)sw.hash);
-    rc = ds_map_plan_print(stdout, &sw, &pr, has, why, from_path ? &from : NULL);
+    ds_point p0;
+    double tile_sec = 0;
+    if (ds_sweep_point(&sw, 0, &p0) == DS_OK) /* ~0.1 s: 64 points x 100 steps in a tile */
+      tile_sec = ds_tile_seconds(&sw, &p0, 64, 100) * (double)p0.cfg.train.steps;
+    rc = ds_map_plan_print(stdout, &sw, &pr, has, why, from_path ? &from : NULL, tile_sec);
     ds_sweep_free(&sw);
     if (rc) fprintf(stderr, "%s\n", ds_errmsg());
     return ds_exit_code(rc);

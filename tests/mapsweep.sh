@@ -35,6 +35,15 @@ ax 33
 check "plan: 1089 pixels in tiles of 64" grep -q "^map: 1089 pixels .* tiles of 64 points" "$T/plan.txt"
 check "plan: rank 0 memory and disk bound" bash -c "grep -q '^memory: rank 0 needs' '$T/plan.txt' && grep -q '^disk: the store takes at most' '$T/plan.txt'"
 check "plan: every line after the header (it names the file) fits 80 columns" bash -c "! awk 'NR > 1 && length > 80' '$T/plan.txt' | grep -q ."
+# the time: a tile of the sweep's net measured on this host, faster than the
+# one-at-a-time model; a net tiles do not cover keeps the model
+tile_s=$(sed -n 's/^time: \([0-9.e+-]*\) s per point in tiles.*/\1/p' "$T/plan.txt")
+one_s=$(sed -n 's/^  measured here; \([0-9.e+-]*\) s one at a time.*/\1/p' "$T/plan.txt")
+check "plan: the time per point measured in tiles ($tile_s s) is below one at a time ($one_s s)" \
+  awk -v a="$tile_s" -v b="$one_s" 'BEGIN { exit !(a > 0 && b > 0 && a < b) }'
+"$DYNSWEEP" plan "$sweep" "${S[@]}" "${AX[@]}" --set model.depth=3 > "$T/plan3.txt"
+check "plan: a depth-3 net (no tiles) is priced one at a time" \
+  grep -q "^time: [0-9.e+-]* s per point one at a time" "$T/plan3.txt"
 ax 4097
 "$DYNSWEEP" plan "$sweep" "${S[@]}" "${AX[@]}" > "$T/big.txt" 2>&1 || true
 check "plan: a 4097 x 4097 map is not refused (16785409 pixels)" grep -q "^map: 16785409 pixels" "$T/big.txt"

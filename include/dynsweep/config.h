@@ -407,9 +407,11 @@ typedef struct {
   int64_t trained[33];   /* [0] the coarse grid */
 } ds_map_levels;
 /* `plan` of a map sweep: pixels, tiles, refinement, time, memory and disk;
- * DS_EINPUT when rank 0's memory (has) cannot hold the map. */
+ * DS_EINPUT when rank 0's memory (has) cannot hold the map. tile_sec: the
+ * seconds a point takes in tiles, measured (ds_tile_seconds x steps), or 0:
+ * then the one-at-a-time model's. */
 int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why,
-                      const ds_map_levels *from);
+                      const ds_map_levels *from, double tile_sec);
 void ds_estimate_print_submit(FILE *f, const ds_estimate *e, const ds_probe *pr, int ranks, const char *ranks_why,
                               const char *time, int time_given, long time_s, long signal_s, int signal_given,
                               long max_jobs);

@@ -52,6 +52,11 @@ int ds_tile_supported(const ds_point_cfg *c, char *why, int whylen);
  * out[i] with ds_map_acc_finish(..., train.steps, record.spectra.catapult_factor, ...).
  * train.tol and train.diverge_above do not apply (the map measure decides). */
 int ds_tile_train(const ds_sweep *sw, const ds_point *pts, int npts, ds_map_rec *out);
+/* CPU seconds per point and step of point p's net in tiles on this host, for
+ * `plan`: npts copies of p at learning rate 0 (the loss stays put, so every
+ * step runs), steps steps, the best of 3 after a warm-up (LIBXSMM's JIT);
+ * 0 when p's net does not go through tiles. */
+double ds_tile_seconds(const ds_sweep *sw, const ds_point *p, int npts, int64_t steps);
 
 /* ---- the batched trainer (src/nn/tile.c) ---- */
 typedef struct {

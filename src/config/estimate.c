@@ -314,7 +314,7 @@ static double levels_print(FILE *f, const ds_sweep *sw, const ds_map_cost *mc, c
 }
 
 int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double has, const char *has_why,
-                      const ds_map_levels *from) {
+                      const ds_map_levels *from, double tile_sec) {
   ds_map_cost mc;
   ds_map_bytes(sw, &mc);
   ds_point p;
@@ -337,11 +337,17 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
     }
   }
   char t1[32], t2[32], hb[32], rb[32], db[32];
+  if (tile_sec > 0) { /* measured on this host: the time the map will take */
+    fprintf(f, "time: %.3g s per point in tiles (point 0's net, every step counted,\n"
+               "  measured here; %.3g s one at a time; diverging points stop early):\n",
+            tile_sec, sec);
+    sec = tile_sec;
+  } else
+    fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
+               "  trained together are faster, diverging points stop early):\n", sec);
   ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);
   ds_estimate_fmt(sec * (double)mc.pixels, t2, sizeof t2);
-  fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
-             "  trained together are faster, diverging points stop early):\n  %s of work%s%s\n",
-          sec, sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",
+  fprintf(f, "  %s of work%s%s\n", sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",
           sw->refine_levels ? t2 : "");
   fprintf(f, "  ranks  ");
   for (int r = 2; r <= 1024; r *= 4) fprintf(f, " %7d", r);

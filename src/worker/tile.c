@@ -11,6 +11,7 @@
 #include "dynsweep/map.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/tile.h"
+#include "dynsweep/util.h"
 #include "dynsweep/worker.h"
 
 static int unsupported(char *why, int whylen, const char *fmt, const char *what) {
@@ -137,4 +138,31 @@ int ds_tile_train(const ds_sweep *sw, const ds_point *pts, int npts, ds_map_rec 
   free(lr);
   free(acc);
   return rc;
+}
+
+double ds_tile_seconds(const ds_sweep *sw, const ds_point *p, int npts, int64_t steps) {
+  char why[160];
+  if (npts < 1 || steps < 1 || !ds_tile_supported(&p->cfg, why, sizeof why)) return 0.0;
+  ds_point *pts = ds_calloc((size_t)npts, sizeof *pts);
+  ds_map_rec *rec = ds_calloc((size_t)npts, sizeof *rec);
+  double best = 0.0;
+  if (pts && rec) {
+    for (int i = 0; i < npts; i++) { /* lr 0: the loss stays put, every step runs */
+      pts[i] = *p;
+      pts[i].cfg.optimizer.lr = pts[i].cfg.optimizer.lr_in = pts[i].cfg.optimizer.lr_out = 0.0;
+      pts[i].cfg.train.steps = 2;
+    }
+    int rc = ds_tile_train(sw, pts, 1, rec); /* warm-up: LIBXSMM's JIT, the caches */
+    for (int i = 0; i < npts; i++) pts[i].cfg.train.steps = steps;
+    for (int r = 0; r < 3 && rc == DS_OK; r++) {
+      double t0 = ds_cpu_time();
+      rc = ds_tile_train(sw, pts, npts, rec);
+      double s = ds_cpu_time() - t0;
+      if (rc == DS_OK && (best == 0.0 || s < best)) best = s;
+    }
+    if (rc != DS_OK) best = 0.0;
+  }
+  free(pts);
+  free(rec);
+  return best / ((double)npts * (double)steps);
 }
