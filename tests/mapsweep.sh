@@ -41,6 +41,11 @@ tile_s=$(sed -n 's/^time: \([0-9.e+-]*\) s per point in tiles.*/\1/p' "$T/plan.t
 one_s=$(sed -n 's/^  measured here; \([0-9.e+-]*\) s one at a time.*/\1/p' "$T/plan.txt")
 check "plan: the time per point measured in tiles ($tile_s s) is below one at a time ($one_s s)" \
   awk -v a="$tile_s" -v b="$one_s" 'BEGIN { exit !(a > 0 && b > 0 && a < b) }'
+"$DYNSWEEP" submit "$sweep" -o "$T/sub.h5" --ntasks 4 --dry-run "${S[@]}" "${AX[@]}" > "$T/sub.txt"
+px_s=$(sed -n 's/^map: \([0-9.e+-]*\) s a pixel, measured in tiles.*/\1/p' "$T/sub.txt")
+core_s=$(sed -n 's/^  for \([0-9.e+-]*\) core-seconds of work.*/\1/p' "$T/sub.txt")
+check "submit --dry-run: the map's 1089 pixels at the tile rate ($px_s s a pixel, $core_s core-s)" \
+  awk -v p="$px_s" -v c="$core_s" 'BEGIN { exit !(p > 0 && c > 0 && c > 0.98 * 1089 * p && c < 1.02 * 1089 * p) }'
 "$DYNSWEEP" plan "$sweep" "${S[@]}" "${AX[@]}" --set model.depth=3 > "$T/plan3.txt"
 check "plan: a depth-3 net (no tiles) is priced one at a time" \
   grep -q "^time: [0-9.e+-]* s per point one at a time" "$T/plan3.txt"

@@ -25,6 +25,7 @@
 #include "dynsweep/config.h"
 #include "dynsweep/sched.h"
 #include "dynsweep/submit.h"
+#include "dynsweep/tile.h"
 #include "dynsweep/util.h"
 
 /* The job script compares `dynsweep run`'s exit code with DS_EXIT_DRAINED
@@ -688,6 +689,16 @@ static void sub_dry_run_estimate(const sub_opts *o, const ds_sweep *sw) {
   if (ds_sweep_estimate(sw, &pr, 1024 * 1048576.0, &est) != DS_OK) {
     fprintf(stderr, "dynsweep: submit: no time estimate: %s\n", ds_errmsg());
     return;
+  }
+  ds_point p0; /* a map whose net goes through tiles: its pixels at the rate measured in tiles */
+  double tile_sec = 0;
+  if (sw->map && est.n > 0 && ds_sweep_point(sw, 0, &p0) == DS_OK)
+    tile_sec = ds_tile_seconds(sw, &p0, 64, 100) * (double)p0.cfg.train.steps;
+  if (tile_sec > 0) {
+    est.core_s = 0;
+    for (int64_t i = 0; i < est.n; i++) est.core_s += est.sec[i] = tile_sec;
+    printf("map: %.3g s a pixel, measured in tiles here (as `dynsweep plan`), every pixel\n"
+           "  trained (a refined map trains fewer)\n", tile_sec);
   }
   ds_estimate_print_submit(stdout, &est, &pr, ranks > 1 << 30 ? 1 << 30 : (int)ranks, why, o->time,
                            strcmp(o->time, "1:00:00") != 0, o->time_s, o->signal_s,
