@@ -55,12 +55,36 @@ slurm_wait_chain() {
 
 # slurm_sweep_yaml FILE NAME SEED SERIES LRS [STEPS [GRID_LINE]]: a sweep of
 # linear and ReLU networks of ~9 CPU-seconds a point (one worker; STEPS
-# 9000), over the learning rates LRS (a YAML list's items), recording SERIES.
-# With biases: a bias-free linear net would take its end-to-end product step
-# (src/nn/mlp.c), several times faster, and the drains these tests time
-# would find its points already done;
+# 9000 of a host that runs these nets at 1 ms a step; scaled to this host by
+# slurm_step_scale), over the learning rates LRS (a YAML list's items),
+# recording SERIES. With biases: a bias-free linear net would take its
+# end-to-end product step (src/nn/mlp.c), several times faster, and the
+# drains these tests time would find its points already done;
 # GRID_LINE: one more grid axis, e.g. '  ranks_per_point: [1, 2]'
 slurm_sweep_yaml() {
+  slurm_step_scale
+  local steps
+  steps=$(awk -v s="${6:-9000}" -v k="$DS_SLURM_SCALE" 'BEGIN { printf "%d", s * k + 0.5 }')
+  slurm_sweep_file "$1" "$2" "$3" "$4" "$5" "$steps" "${7:-}"
+}
+# slurm_step_scale: DS_SLURM_SCALE, this host's steps per reference step.
+# These tests time drains against points of ~9 CPU-seconds: a host 3x as
+# fast (AVX-512, say) finished their sweeps inside the first job, and no
+# drain happened. So the test sweep's two nets are timed here for 1000 steps
+# (their wall_s in the store, on the load the tests then run on), and the
+# steps scaled to 1 ms a step's worth (clamped to 0.25x..8x); once a test.
+slurm_step_scale() {
+  [ -n "${DS_SLURM_SCALE:-}" ] && return
+  local d w
+  d=$(mktemp -d "${T:-/tmp}/scale.XXXX")
+  slurm_sweep_file "$d/s.yaml" scale 1 loss 0.002 1000 ""
+  mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$d/s.yaml" -o "$d/s.h5" --quiet >"$d/log" 2>&1 || true
+  w=$("$DYNSWEEP" ls "$d/s.h5" 2>/dev/null | awk '$5 == "done" { s += $10; n++ } END { if (n == 2) printf "%.4f", s / n }')
+  DS_SLURM_SCALE=$(awk -v w="${w:-1}" 'BEGIN { k = w > 0 ? 1 / w : 1; k = k < 0.25 ? 0.25 : k > 8 ? 8 : k; printf "%.3f", k }')
+  echo "$SLURM_TEST: these nets take ${w:-?} s for 1000 steps here: steps x $DS_SLURM_SCALE"
+  rm -rf "$d"
+}
+slurm_sweep_file() {
   cat >"$1" <<Y
 name: $2
 seed: $3
@@ -68,7 +92,7 @@ model: {type: linear, width: 64, depth: 4, bias: true, init: gaussian, init_scal
 data: {kind: teacher, d_in: 32, d_out: 8, rank: 4, n_train: 512, n_test: 128, noise: 0.01}
 loss: {type: mse, reduction: half_mean}
 optimizer: {type: gd}
-train: {steps: ${6:-9000}, tol: 0, diverge_above: 1.0e6}
+train: {steps: $6, tol: 0, diverge_above: 1.0e6}
 record:
   series: [$4]
   every: 50
@@ -76,7 +100,7 @@ record:
 grid:
   lr: [$5]
   model.type: [linear, relu]
-${7:-}
+$7
 Y
 }
 

@@ -58,8 +58,9 @@ void ds_nn_linear_backward_relu(double *dA, double *dW, const double *dZ, const 
 /* Blocks of samples through the whole net (mlp.c): the LIBXSMM products of one
  * block, each returning 0 (nothing usable written) when LIBXSMM has no kernel.
  *   forward: Z = W Ain (+ b, A = relu(Z) when given), as ds_nn_linear_forward_relu;
- *   dw: dW = dZ A^T (first) or dW += dZ A^T, the products added in sample order,
- *       so a sum over blocks is bitwise the sum over all samples;
+ *   dw: dW = dZ A^T (first) or dW += dZ A^T in kernel calls of DS_NN_XSMM_NB
+ *       samples, so a sum over blocks (of a multiple of DS_NN_XSMM_NB samples)
+ *       makes the same calls, bitwise the sum over all samples;
  *   backward_act: dA = W^T dZ, then dA *= [Zin > 0] (Zin not NULL) and the row
  *       sums into db (not NULL), carried on from db unless first
  *       (dout din <= 4096). */
