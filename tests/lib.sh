@@ -90,3 +90,19 @@ memcg_remove() {
   for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
   for i in $(seq 1 50); do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
 }
+
+# long_sweep: $T/long.yaml, tests/sweeps/long.yaml with its steps scaled so a
+# point takes ~2 s of this host (never fewer than its 60000). The drain tests
+# need every worker mid-point 0.6 s after the store appears; an AVX-512 host
+# ran its 60000 steps in 0.67 s and finished the sweep before the signal.
+long_sweep() {
+  local w steps
+  mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/long.yaml" -o "$T/lcal.h5" -q \
+    --set train.steps=6000 --set train.tol=0 --set 'grid.lr=[0.01]' >"$T/lcal.log" 2>&1 || true
+  w=$("$DYNSWEEP" ls "$T/lcal.h5" 2>/dev/null | awk '$5 == "done" { s += $10; n++ } END { if (n) printf "%.4f", s / n }')
+  steps=$(awk -v w="${w:-0}" 'BEGIN { s = w > 0 ? 6000 * 2.0 / w : 60000; s = s < 60000 ? 60000 : s > 2000000 ? 2000000 : s; printf "%d", s }')
+  sed "s/^  steps: 60000$/  steps: $steps/" "$DS_SRC/tests/sweeps/long.yaml" >"$T/long.yaml"
+  grep -q "^  steps: $steps\$" "$T/long.yaml" || bad "long_sweep: sed changed nothing"
+  echo "long_sweep: 6000 steps take ${w:-?} s here: $steps steps a point"
+  rm -f "$T/lcal.h5"*
+}

@@ -16,7 +16,8 @@ sweep=$T/resume.yaml
 sed -e 's/^  steps: 1500$/  steps: 40000/' -e 's/^  every: 10$/  every: 250/' \
   "$DS_SRC/tests/sweeps/durability.yaml" >"$sweep"
 grep -q '^  steps: 40000$' "$sweep" && grep -q '^  every: 250$' "$sweep" || bad "resume.yaml: sed changed nothing"
-long=$DS_SRC/tests/sweeps/long.yaml
+long_sweep
+long=$T/long.yaml
 npts=36
 
 drun 2 "$sweep" -o "$T/ref.h5" -q

@@ -19,7 +19,8 @@
 #  4. status: running while a writer lives, "not running" and --state dead
 #     after kill -9.
 . "$(dirname "$0")/lib.sh"
-long=$DS_SRC/tests/sweeps/long.yaml
+long_sweep
+long=$T/long.yaml
 
 # ---- 1. early signals
 "$PY" - "$DYNSWEEP" "$long" "$T/early.h5" >"$T/early.txt" <<'PYEOF'
