@@ -28,11 +28,12 @@ check "mpirun's stderr to a file: no bar on the terminal" test "$(bars "$T/pty" 
 check "... the file has plain lines, no carriage return" bash -c \
   "grep -q 'finished 32 points' '$T/b.err' && ! grep -q $'\r' '$T/b.err'"
 
-# one rank training a long point: the bar says run 1
-( script -qfec "stty cols 80 rows 24; '$DYNSWEEP' run '$DS_SRC/tests/sweeps/long.yaml' -o '$T/c.h5'" \
+# one rank training a long point (~2 s of this host, long_sweep): the bar says run 1
+long_sweep
+( script -qfec "stty cols 80 rows 24; '$DYNSWEEP' run '$T/long.yaml' -o '$T/c.h5'" \
     "$T/pty1" >/dev/null 2>&1 </dev/null & echo $! >"$T/spid"; wait ) &
 for i in $(seq 1 1200); do grep -q 'run 1' "$T/pty1" 2>/dev/null && break; sleep 0.05; done
 check "-n 1: the bar says run 1 while rank 0 trains" grep -q '0/4 done 0 div 0 fail 0 run 1' "$T/pty1"
-pkill -USR1 -f "run $DS_SRC/tests/sweeps/long.yaml -o $T/c.h5" || true
+pkill -USR1 -f "run $T/long.yaml -o $T/c.h5" || true
 wait || true
 report

@@ -95,11 +95,12 @@ resumed() {
 }
 
 # ---- checkpoints ---------------------------------------------------------------------
-# one long point (~2 s): a reference run, and a run drained mid-point so the
-# store keeps its checkpoint
+# one long point (~2 s of this host, long_sweep): a reference run, and a run
+# drained mid-point so the store keeps its checkpoint
+long_sweep
 one=$T/one.yaml
 sed -e 's/^  model.type: \[linear, relu\]$/  model.type: [linear]/' -e 's/^  lr: \[0.01, 0.02\]$/  lr: [0.01]/' \
-  "$DS_SRC/tests/sweeps/long.yaml" >"$one"
+  "$T/long.yaml" >"$one"
 grep -q '^  lr: \[0.01\]$' "$one" || bad "one.yaml: sed changed nothing"
 drun 2 "$one" -o "$T/ref.h5" -q
 start_bg "$T/c1.log" -n 2 "$D" run "$one" -o "$T/c.h5" --checkpoint-every 0.2
