@@ -70,18 +70,26 @@ slurm_sweep_yaml() {
 # slurm_step_scale: DS_SLURM_SCALE, this host's steps per reference step.
 # These tests time drains against points of ~9 CPU-seconds: a host 3x as
 # fast (AVX-512, say) finished their sweeps inside the first job, and no
-# drain happened. So the test sweep's two nets are timed here for 1000 steps
-# (their wall_s in the store, on the load the tests then run on), and the
-# steps scaled to 1 ms a step's worth (clamped to 0.25x..8x); once a test.
+# drain happened. So the test sweep's two nets are timed here, in CPU
+# seconds of one process (rank 0 trains them: no mpirun), at 500 and 2500
+# steps; the difference (start-up cancels) gives the CPU time of a step, and
+# the steps are scaled to 1 ms of CPU a step (clamped to 0.25x..8x); once a
+# test. CPU time, not wall: a scale taken from wall time on a loaded machine
+# (x1.84 during a CI run) was too small once the load fell, and slurm_chain's
+# sweep fit into its first job again.
 slurm_step_scale() {
   [ -n "${DS_SLURM_SCALE:-}" ] && return
-  local d w
+  local d s c=() ms TIMEFORMAT=%U+%S
   d=$(mktemp -d "${T:-/tmp}/scale.XXXX")
-  slurm_sweep_file "$d/s.yaml" scale 1 loss 0.002 1000 ""
-  mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$d/s.yaml" -o "$d/s.h5" --quiet >"$d/log" 2>&1 || true
-  w=$("$DYNSWEEP" ls "$d/s.h5" 2>/dev/null | awk '$5 == "done" { s += $10; n++ } END { if (n == 2) printf "%.4f", s / n }')
-  DS_SLURM_SCALE=$(awk -v w="${w:-1}" 'BEGIN { k = w > 0 ? 1 / w : 1; k = k < 0.25 ? 0.25 : k > 8 ? 8 : k; printf "%.3f", k }')
-  echo "$SLURM_TEST: these nets take ${w:-?} s for 1000 steps here: steps x $DS_SLURM_SCALE"
+  for s in 500 2500; do
+    slurm_sweep_file "$d/s$s.yaml" scale 1 loss 0.002 "$s" ""
+    { time "$DYNSWEEP" run "$d/s$s.yaml" -o "$d/s$s.h5" --quiet >"$d/log" 2>&1; } 2>"$d/t$s" || true
+    c+=("$(awk -F+ '{ printf "%.3f", $1 + $2 }' "$d/t$s")")
+  done
+  # 2 points x 2000 steps between the runs
+  ms=$(awk -v a="${c[0]}" -v b="${c[1]}" 'BEGIN { printf "%.4f", (b - a) / 4 }')
+  DS_SLURM_SCALE=$(awk -v w="$ms" 'BEGIN { k = w > 0 ? 1 / w : 1; k = k < 0.25 ? 0.25 : k > 8 ? 8 : k; printf "%.3f", k }')
+  echo "$SLURM_TEST: these nets take $ms ms of CPU a step here (${c[0]} s for 500 steps, ${c[1]} s for 2500): steps x $DS_SLURM_SCALE"
   rm -rf "$d"
 }
 slurm_sweep_file() {
