@@ -79,15 +79,16 @@ slurm_sweep_yaml() {
 # sweep fit into its first job again.
 slurm_step_scale() {
   [ -n "${DS_SLURM_SCALE:-}" ] && return
-  local d s c=() ms TIMEFORMAT=%U+%S
+  local d s c=() ms=0 ok=1 TIMEFORMAT=%U+%S
   d=$(mktemp -d "${T:-/tmp}/scale.XXXX")
   for s in 500 2500; do
     slurm_sweep_file "$d/s$s.yaml" scale 1 loss 0.002 "$s" ""
-    { time "$DYNSWEEP" run "$d/s$s.yaml" -o "$d/s$s.h5" --quiet >"$d/log" 2>&1; } 2>"$d/t$s" || true
+    { time "$DYNSWEEP" run "$d/s$s.yaml" -o "$d/s$s.h5" --quiet >"$d/log" 2>&1; } 2>"$d/t$s" || ok=0
     c+=("$(awk -F+ '{ printf "%.3f", $1 + $2 }' "$d/t$s")")
   done
-  # 2 points x 2000 steps between the runs
-  ms=$(awk -v a="${c[0]}" -v b="${c[1]}" 'BEGIN { printf "%.4f", (b - a) / 4 }')
+  # 2 points x 2000 steps between the runs; a failed run: no scale (x1), said
+  [ "$ok" = 1 ] && ms=$(awk -v a="${c[0]}" -v b="${c[1]}" 'BEGIN { printf "%.4f", (b - a) / 4 }') ||
+    echo "$SLURM_TEST: timing the test nets failed (steps x 1): $(tail -n 2 "$d/log")"
   DS_SLURM_SCALE=$(awk -v w="$ms" 'BEGIN { k = w > 0 ? 1 / w : 1; k = k < 0.25 ? 0.25 : k > 8 ? 8 : k; printf "%.3f", k }')
   echo "$SLURM_TEST: these nets take $ms ms of CPU a step here (${c[0]} s for 500 steps, ${c[1]} s for 2500): steps x $DS_SLURM_SCALE"
   rm -rf "$d"
