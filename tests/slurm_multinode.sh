@@ -25,7 +25,16 @@ unset SLURMD_NODENAME OMPI_MCA_btl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 refpid=
-slurm_cleanup_hook() { [ -n "$refpid" ] && kill "$refpid" 2>/dev/null && wait "$refpid" 2>/dev/null; }
+# held: follow-on jobs held by part 2; ms_follow_on JOB: JOB's follow-on;
+# ms_queued JOB: JOB is pending, running or completing
+declare -A held
+ms_follow_on() { squeue -h -t PENDING -o '%i %E' 2>/dev/null |
+  awk -v j="afterany:$1(" 'index($2, j) == 1 { print $1; exit }' || true; }
+ms_queued() { local q; q=$(squeue -h -o %i 2>/dev/null || true); grep -qx "$1" <<<"$q"; }
+slurm_cleanup_hook() {
+  [ -n "$refpid" ] && kill "$refpid" 2>/dev/null && wait "$refpid" 2>/dev/null
+  [ ${#held[@]} -eq 0 ] || scontrol release "${held[@]}" 2>/dev/null || true
+}
 slurm_start 4 2
 check "cluster: 2 nodes idle" test "$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')" = "node1 idle node2 idle "
 check "cluster env: Open MPI over TCP (shared-memory segments of two nodes on one host collide)" \
@@ -67,21 +76,32 @@ refpid=$!
 # it has finished 2 points, so that both teams (both nodes) are in a point
 # whatever the machine's load; later jobs drain by their timer when the rest
 # of the sweep outlasts them. A snapshot of each store when job 1 has drained
-# (the points it handed back).
+# (the points it handed back). The follow-on is held from the drain until the
+# snapshot is taken: it starts as soon as job 1 ends and marks the points it
+# hands out running again, and a snapshot taken a second late (CI of 7c0e8b3:
+# the mpirun chain, polled after the srun one) saw only one of the two
+# handed-back points pending.
 for _ in $(seq 150); do
   for l in srun mpirun; do
     [ -e "$T/$l.drained.txt" ] && continue
     nd=$(grep -hcE '\] point [0-9]+ done ' "$T/$l.h5.slurm-${job1[$l]}.out" 2>/dev/null || true)
     if [ ! -e "$T/$l.usr1" ] && [ "${nd:-0}" -ge 2 ]; then
+      nx=$(ms_follow_on "${job1[$l]}")
+      [ -n "$nx" ] && scontrol hold "$nx" && held[$l]=$nx
+      echo "slurm_multinode: $l: job ${job1[$l]} drained by hand after $nd points; follow-on ${nx:-(none found)} held"
       scancel --batch --signal=USR1 "${job1[$l]}" && touch "$T/$l.usr1"
     fi
-    grep -qs 'drained.*follow-on job [0-9]* resumes' "$T"/$l.h5.slurm-*.out &&
+    if grep -qs 'drained.*follow-on job [0-9]* resumes' "$T"/$l.h5.slurm-*.out &&
+       ! ms_queued "${job1[$l]}"; then
       ms_rows "$T/$l.h5" >"$T/$l.drained.txt"
+      [ -n "${held[$l]:-}" ] && scontrol release "${held[$l]}" && unset "held[$l]"
+    fi
   done
   [ -e "$T/srun.drained.txt" ] && [ -e "$T/mpirun.drained.txt" ] && break
   [ -z "$(squeue -h -o %i)" ] && break
   sleep 1
 done
+[ ${#held[@]} -eq 0 ] || { echo "slurm_multinode: no snapshot, released ${held[*]}"; scontrol release "${held[@]}"; held=(); }
 slurm_wait_chain ds-mn-srun "${DS_SLURM_WAIT:-400}" "$t0"
 slurm_wait_chain ds-mn-mpirun "${DS_SLURM_WAIT:-400}" "$t0"
 rc=0; wait "$refpid" || rc=$?; refpid=
