@@ -27,7 +27,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 refpid=
 # held: follow-on jobs held by part 2; ms_follow_on JOB: JOB's follow-on;
 # ms_queued JOB: JOB is pending, running or completing
-declare -A held
+declare -A held=()
 ms_follow_on() { squeue -h -t PENDING -o '%i %E' 2>/dev/null |
   awk -v j="afterany:$1(" 'index($2, j) == 1 { print $1; exit }' || true; }
 ms_queued() { local q; q=$(squeue -h -o %i 2>/dev/null || true); grep -qx "$1" <<<"$q"; }
