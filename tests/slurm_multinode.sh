@@ -25,11 +25,9 @@ unset SLURMD_NODENAME OMPI_MCA_btl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 refpid=
-# held: follow-on jobs held by part 2; ms_follow_on JOB: JOB's follow-on;
-# ms_queued JOB: JOB is pending, running or completing
+# held: follow-on jobs held by part 2; ms_queued JOB: JOB is pending,
+# running or completing
 declare -A held=()
-ms_follow_on() { squeue -h -t PENDING -o '%i %E' 2>/dev/null |
-  awk -v j="afterany:$1(" 'index($2, j) == 1 { print $1; exit }' || true; }
 ms_queued() { local q; q=$(squeue -h -o %i 2>/dev/null || true); grep -qx "$1" <<<"$q"; }
 slurm_cleanup_hook() {
   [ -n "$refpid" ] && kill "$refpid" 2>/dev/null && wait "$refpid" 2>/dev/null
@@ -78,17 +76,18 @@ refpid=$!
 # of the sweep outlasts them. A snapshot of each store when job 1 has drained
 # (the points it handed back). The follow-on is held from the drain until the
 # snapshot is taken: it starts as soon as job 1 ends and marks the points it
-# hands out running again, and a snapshot taken a second late (CI of 7c0e8b3:
-# the mpirun chain, polled after the srun one) saw only one of the two
-# handed-back points pending.
+# hands out running again (~6-8 s after job 1's 'drained' line here), and a
+# snapshot taken that late (CI of 7c0e8b3: the mpirun chain, polled after the
+# srun one) saw only one of the two handed-back points pending. The follow-on
+# is the one job 1 logged ('segment 1: follow-on job N').
 for _ in $(seq 150); do
   for l in srun mpirun; do
     [ -e "$T/$l.drained.txt" ] && continue
     nd=$(grep -hcE '\] point [0-9]+ done ' "$T/$l.h5.slurm-${job1[$l]}.out" 2>/dev/null || true)
     if [ ! -e "$T/$l.usr1" ] && [ "${nd:-0}" -ge 2 ]; then
-      nx=$(ms_follow_on "${job1[$l]}")
+      nx=$(sed -n 's/.* segment 1: follow-on job \([0-9][0-9]*\)$/\1/p' "$T/$l.h5.slurm-${job1[$l]}.out")
       [ -n "$nx" ] && scontrol hold "$nx" && held[$l]=$nx
-      echo "slurm_multinode: $l: job ${job1[$l]} drained by hand after $nd points; follow-on ${nx:-(none found)} held"
+      echo "slurm_multinode: $l: job ${job1[$l]} drained by hand after $nd points; follow-on: ${held[$l]:-none logged or held}${held[$l]:+ held}"
       scancel --batch --signal=USR1 "${job1[$l]}" && touch "$T/$l.usr1"
     fi
     if grep -qs 'drained.*follow-on job [0-9]* resumes' "$T"/$l.h5.slurm-*.out &&
