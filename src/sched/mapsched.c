@@ -24,10 +24,20 @@
  * computed) for refinement and progress; the records go to the store's map
  * arrays (ds_store_write_map). */
 #include "sched_priv.h"
+#include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
 #include "dynsweep/tile.h"
 
 enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
+
+/* A pixel whose own process died (isolation, "A pixel that kills its
+ * process" in docs/maps.md): sent after a tile's records, logged by rank 0. */
+typedef struct {
+  int64_t idx;       /* grid index */
+  int32_t signo;     /* the signal that killed the child (0: it exited with code) */
+  int32_t code;
+  int64_t maxrss_kb; /* the child's peak RSS */
+} ms_pxfail;
 
 typedef struct {
   const ds_sweep *sw;
@@ -42,6 +52,11 @@ typedef struct {
   int64_t inflight;         /* tiles out */
   int64_t (*wunit)[3];      /* per world rank: its tile (first index or -1, count, offset in pts) */
   int *parked, nparked;
+  int64_t *redo;            /* tiles that came back incomplete (a drained child): hand out again */
+  int nredo;
+  int last_died;            /* the store says its last run did not end (run_state "running") */
+  int isolate;              /* every tile runs in a child process (the last run died, or --isolate always) */
+  int64_t px_killed;        /* pixels failed because their own process died (this session) */
   int64_t count[5], computed0, computed, session_done;
   double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
   int tty, fatal, draining;
@@ -158,13 +173,15 @@ static int ms_make_level(msched *m, int k) {
 
 /* The next tile of this level nobody has computed (a tile is written whole). */
 static int64_t ms_next_unit(msched *m) {
+  if (m->nredo > 0) return m->redo[--m->nredo];
   while (m->next < m->nunits && m->out[ms_unit_idx0(m, m->next)] != DS_MAP_UNSET) m->next++;
   return m->next < m->nunits ? m->next++ : -1;
 }
 
 /* Level done and nothing in flight: move to the next level with points. */
 static int ms_advance(msched *m) {
-  while (!ms_dense(m) && m->inflight == 0 && m->next >= m->nunits && m->level < m->L) {
+  while (!ms_dense(m) && m->inflight == 0 && m->nredo == 0 && m->next >= m->nunits &&
+         m->level < m->L) {
     DS_TRY(ms_make_level(m, m->level + 1));
     if (!m->o->quiet && m->npts && !m->tty)
       ds_log("refinement level %d of %d: %lld points near the boundary", m->level, m->L,
@@ -175,7 +192,8 @@ static int ms_advance(msched *m) {
 }
 
 static int ms_finished(const msched *m) {
-  return m->next >= m->nunits && m->inflight == 0 && (ms_dense(m) || m->level >= m->L);
+  return m->next >= m->nunits && m->inflight == 0 && m->nredo == 0 &&
+         (ms_dense(m) || m->level >= m->L);
 }
 
 /* ---- the worker's side: one tile -------------------------------------------- */
@@ -218,9 +236,14 @@ static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *r
 /* Trains the count points idx[] (a tile): runs of points that may be trained
  * together go through ds_tile_train, the others one at a time. Benchmark knob
  * DYNSWEEP_BENCH_NOWORK=1: no training, a record made from the index (to
- * measure rank 0 alone). */
+ * measure rank 0 alone). Test-only fault switch DYNSWEEP_TEST_CRASH=pixel:N
+ * (isolate.h): the process dies for real before it trains a tile holding
+ * grid index N, whichever trainer the tile would use. */
 static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, int64_t count,
                         ds_map_rec *recs) {
+  const char *tc = getenv("DYNSWEEP_TEST_CRASH");
+  if (tc && *tc)
+    for (int64_t i = 0; i < count; i++) ds_test_crash("pixel", idx[i]);
   const char *nw = getenv("DYNSWEEP_BENCH_NOWORK");
   if (nw && !strcmp(nw, "1")) {
     for (int64_t i = 0; i < count; i++) {
@@ -268,6 +291,95 @@ static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, i
   free(pts);
 }
 
+/* ---- isolation: a tile in a child process, bisected when the child dies ----
+ * (docs/maps.md, "A pixel that kills its process"). The child trains the
+ * tile exactly as the worker would (ms_run_tile: the tile trainer's bits do
+ * not depend on which points share its batch) and sends the records back;
+ * the worker survives the child's death (a signal: out of memory, a
+ * segfault; or an exit without its records) and runs each half of the tile
+ * in a child of its own, down to single pixels: a pixel whose own child dies
+ * is recorded failed, with how it died (ms_pxfail, logged by rank 0). A
+ * child that exits without its records after a drain request was forwarded
+ * to it is no evidence: its pixels come back DS_MAP_UNSET (the tile is not
+ * written; it runs again). */
+
+enum { MS_ISO_RECS = 1 };
+
+typedef struct {
+  const ds_sweep *sw;
+  ds_team *team;
+  ms_pxfail *fails; /* room for one per pixel of the tile */
+  int64_t nfail;
+} ms_iso;
+
+typedef struct {
+  ms_iso *t;
+  const int64_t *idx;
+  int64_t count;
+  ds_map_rec *recs;
+  int got;
+} ms_iso_part;
+
+static int ms_iso_body(void *arg, ds_iso_chan *ch) { /* in the child */
+  ms_iso_part *p = arg;
+  ms_run_tile(p->t->sw, p->t->team, p->idx, p->count, p->recs);
+  return ds_iso_send(ch, MS_ISO_RECS, p->recs, (size_t)p->count * sizeof *p->recs) ? 1 : 0;
+}
+
+static int ms_iso_recv(void *arg, uint32_t type, const char *buf, size_t len) { /* in the parent */
+  ms_iso_part *p = arg;
+  if (type == MS_ISO_RECS && len == (size_t)p->count * sizeof *p->recs) {
+    memcpy(p->recs, buf, len);
+    p->got = 1;
+  }
+  return 0;
+}
+
+static void ms_iso_tile(ms_iso *t, const int64_t *idx, int64_t count, ds_map_rec *recs) {
+  if (count <= 0) return;
+  ms_iso_part part = {t, idx, count, recs, 0};
+  ds_iso_fate f;
+  if (ds_isolate_run(ms_iso_body, &part, ms_iso_recv, &part, &f) != DS_OK) {
+    /* no child (fork failed): train here, as without isolation */
+    ds_warn("%s; the tile is trained in the worker itself", ds_errmsg());
+    ds_clear_error();
+    ms_run_tile(t->sw, t->team, idx, count, recs);
+    return;
+  }
+  if (part.got) return; /* whole records: the tile is done, however the child ended */
+  if (!f.signo && f.drained) {
+    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]), recs[i].outcome = DS_MAP_UNSET;
+    return;
+  }
+  if (count == 1) {
+    ds_map_rec_failed(recs);
+    ms_pxfail *e = &t->fails[t->nfail++];
+    e->idx = idx[0], e->signo = f.signo, e->code = f.code, e->maxrss_kb = f.maxrss_kb;
+    return;
+  }
+  int64_t h = count / 2;
+  ms_iso_tile(t, idx, h, recs);
+  ms_iso_tile(t, idx + h, count - h, recs + h);
+}
+
+/* The tile idx[] trained into recs, in this process or (isolate) in child
+ * processes; the pixels whose own child died are listed in *fails (malloc'd,
+ * *nfail of them; NULL when none). */
+static void ms_train(const ds_sweep *sw, ds_team *team, int isolate, const int64_t *idx,
+                     int64_t count, ds_map_rec *recs, ms_pxfail **fails, int64_t *nfail) {
+  *fails = NULL;
+  *nfail = 0;
+  ms_iso t = {sw, team, isolate ? ds_calloc((size_t)count, sizeof(ms_pxfail)) : NULL, 0};
+  if (!isolate || !t.fails) {
+    if (isolate) ds_clear_error(); /* no room to isolate: as without */
+    ms_run_tile(sw, team, idx, count, recs);
+    return;
+  }
+  ms_iso_tile(&t, idx, count, recs);
+  if (t.nfail) *fails = t.fails, *nfail = t.nfail;
+  else free(t.fails);
+}
+
 /* The tile's grid indices from an assignment. */
 static int64_t *ms_tile_idx(int64_t first, int64_t count, MPI_Comm comm) {
   int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
@@ -291,16 +403,24 @@ static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
   int zero = 0;
   MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
   for (;;) {
-    int64_t hdr[3];
-    MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
+    int64_t hdr[4];
+    MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
     if (hdr[1] <= 0) break;
     int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
-    ds_map_rec *recs = ds_calloc((size_t)hdr[1], sizeof *recs);
-    if (idx && recs) ms_run_tile(sw, &team, idx, hdr[1], recs);
+    ms_pxfail *fails = NULL;
+    int64_t nfail = 0;
+    size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
+    /* the records, then one ms_pxfail per pixel whose own process died */
+    char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
+    ds_map_rec *recs = (ds_map_rec *)msg;
+    if (idx && recs) ms_train(sw, &team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
     else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
-    MPI_Send(recs, recs ? (int)(hdr[1] * (int64_t)sizeof *recs) : 0, MPI_BYTE, 0, TAG_MAP_RESULT, comm);
+    if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
+    MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
+             TAG_MAP_RESULT, comm);
+    free(fails);
     free(idx);
-    free(recs);
+    free(msg);
   }
   ds_team_free(&team);
   return DS_OK;
@@ -327,7 +447,40 @@ static void ms_progress(msched *m, int force) {
   m->last_prog = now;
 }
 
-static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const ds_map_rec *recs) {
+/* "pixel 17 (optimizer.lr_in=3.16, optimizer.lr_out=1) failed: its process was
+ * killed by SIGKILL (signal 9), peak RSS 512 MB" on rank 0 (a user reads it
+ * in the job's log; the map records the pixel failed). */
+static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
+  char where[512] = "", how[64];
+  size_t w = 0;
+  for (int a = 0; a < m->sw->naxes && w < sizeof where; a++) {
+    int64_t c = (e->idx / m->stride[a]) % m->shape[a];
+    w += (size_t)snprintf(where + w, sizeof where - w, "%s%s=%.6g", a ? ", " : "",
+                          m->sw->axes[a].name, m->sw->axes[a].val[c]);
+  }
+  ds_iso_fate f = {.started = 1, .exited = !e->signo, .code = e->code, .signo = e->signo};
+  ds_iso_fate_text(&f, how, sizeof how);
+  ds_warn("pixel %lld (%s) failed: its own process %s %s, peak RSS %.0f MB (the rest of its tile "
+          "was trained in other processes)", (long long)e->idx, where,
+          e->signo ? "was killed by" : "ended with", how, e->maxrss_kb / 1024.0);
+  m->px_killed++;
+}
+
+/* A tile's records from a worker (or rank 0 itself), with the pixels whose
+ * own process died. A tile with a pixel not computed (a child drained before
+ * it sent its records) is not written: it goes back to the queue (unit u). */
+static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const ds_map_rec *recs,
+                    const ms_pxfail *fails, int64_t nfail) {
+  for (int64_t i = 0; i < count; i++)
+    if (recs[i].outcome == DS_MAP_UNSET) {
+      m->redo[m->nredo++] = off / m->tile;
+      return;
+    }
+  for (int64_t k = 0; k < nfail; k++) {
+    ms_pxfail e;
+    memcpy(&e, fails + k, sizeof e);
+    ms_log_pxfail(m, &e);
+  }
   int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
   if (!idx) {
     ms_fatal(m);
@@ -355,13 +508,13 @@ static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
     m->parked[m->nparked++] = dst;
     return;
   }
-  int64_t hdr[3] = {0, 0, m->level}, off = 0;
+  int64_t hdr[4] = {0, 0, m->level, m->isolate}, off = 0;
   if (u >= 0) {
     ms_unit(m, u, &hdr[0], &hdr[1], &off);
     m->wunit[dst][0] = hdr[0], m->wunit[dst][1] = hdr[1], m->wunit[dst][2] = off;
     m->inflight++;
   }
-  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_MAP_ASSIGN, comm);
+  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_MAP_ASSIGN, comm);
   if (u >= 0 && hdr[0] < 0) MPI_Send(m->pts + off, (int)hdr[1], MPI_INT64_T, dst, TAG_MAP_IDX, comm);
   if (u < 0) (*active)--;
 }
@@ -379,6 +532,27 @@ static void ms_tick(msched *m) {
   ms_progress(m, 0);
 }
 
+/* Drain or store failure with tiles still running past the deadline: publish
+ * what we have and end the job, exit 1 after a store failure (as the rows'
+ * abort_busy in dispatch.c), DS_EXIT_DRAINED after a drain. The watchdog a
+ * drain signal armed waits for the publish (a slow publish is not a wedge). */
+static void ms_abort_busy(msched *m, MPI_Comm comm) {
+  int code = m->fatal ? 1 : DS_EXIT_DRAINED;
+  if (m->tty) ds_console_bar_end();
+  ds_warn("%lld tile(s) still running %.0f s after the %s; ending the job (they run again "
+          "in the next run)", (long long)m->inflight, m->o->drain_timeout,
+          m->fatal ? "store failure" : "drain signal");
+  if (!m->fatal) ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
+  if (m->fatal) fprintf(stderr, "dynsweep: %s\n", m->fatal_msg);
+  ds_store_stats st;
+  ds_store_get_stats(m->store, &st);
+  ds_drain_watchdog_extend(30 + 10 * st.last_publish_s);
+  ds_store_close(m->store);
+  m->store = NULL;
+  fflush(stderr);
+  MPI_Abort(comm, code);
+}
+
 static int ms_serve(msched *m, MPI_Comm comm, int size) {
   int active = size - 1;
   while (active > 0) {
@@ -387,14 +561,7 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
     int got = sc_wait_message(m->store, &failed, comm, &st);
     if (failed && !m->fatal) ms_fatal(m);
     ms_tick(m); /* drain signal, publish, progress: also while results stream in */
-    if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) {
-      ds_warn("%lld tile(s) still running %.0f s after the drain signal; ending the job",
-              (long long)m->inflight, m->o->drain_timeout);
-      ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
-      ds_store_close(m->store);
-      m->store = NULL;
-      MPI_Abort(comm, DS_EXIT_DRAINED);
-    }
+    if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) ms_abort_busy(m, comm);
     if (!got) continue;
     int src = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
@@ -405,12 +572,15 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
       char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
       int64_t *w = m->wunit[src];
       m->inflight--;
-      if (!buf || len != (int)(w[1] * (int64_t)sizeof(ds_map_rec))) {
+      int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
+      if (!buf || extra < 0 || extra % (int64_t)sizeof(ms_pxfail) ||
+          extra / (int64_t)sizeof(ms_pxfail) > w[1]) {
         if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
                          (long long)w[1]);
         ms_fatal(m);
       } else {
-        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf);
+        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ms_pxfail *)(buf + rb),
+                extra / (int64_t)sizeof(ms_pxfail));
       }
       free(buf);
     } else {
@@ -445,8 +615,12 @@ static void ms_alone(msched *m) {
       break;
     }
     for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
-    ms_run_tile(m->sw, &team, idx, count, recs);
-    ms_take(m, first, count, off, recs);
+    /* isolated: the child must not touch the open store (it leaves with _exit) */
+    ms_pxfail *fails = NULL;
+    int64_t nfail = 0;
+    ms_train(m->sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
+    ms_take(m, first, count, off, recs, fails, nfail);
+    free(fails);
     free(idx);
     free(recs);
   }
@@ -612,6 +786,9 @@ static int ms_open(msched *m, const char *hosts, int nranks) {
   snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
   int rc = DS_OK, is_map = ds_store_is_map(r);
   if (ds_store_attr(r, "sweep_hash", h, sizeof h) != DS_OK) ds_clear_error();
+  char state[32] = "";
+  if (ds_store_attr(r, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
+  m->last_died = !strcmp(state, "running"); /* a live writer would hold the lock: resume refuses */
   if (is_map && strcmp(h, want)) rc = ds_store_sweep_text(r, &text);
   ds_store_close(r);
   if (rc != DS_OK) return rc;
@@ -651,9 +828,15 @@ static int ms_prepare(msched *m, const char *hosts, int nranks) {
   else DS_TRY(ms_make_level(m, 0));
   ds_store_set_publish_every(m->store, m->o->publish_every);
   ds_store_set_run(m->store, "running", (double)time(NULL), m->computed0);
+  /* isolation ("A pixel that kills its process", docs/maps.md) */
+  m->isolate = m->o->isolate == DS_ISOLATE_ALWAYS || (m->o->isolate == DS_ISOLATE_AUTO && m->last_died);
   if (!m->o->quiet)
     ds_log("map: %lld pixels in tiles of %lld%s; %lld trained already", (long long)m->N,
            (long long)m->tile, ms_dense(m) ? "" : ", refined", (long long)m->computed);
+  if (!m->o->quiet && m->isolate && !ms_finished(m))
+    ds_log("map: %s: every tile runs in a child process of its worker; a tile whose child dies "
+           "is split down to the pixels that kill it", m->o->isolate == DS_ISOLATE_ALWAYS
+           ? "--isolate always" : "the last run did not end (killed?)");
   return ds_store_publish(m->store, 1);
 }
 
@@ -666,6 +849,10 @@ static int ms_wrap_up(msched *m, double cpu, double wall) {
     ds_console_bar_end();
   }
   if (!complete) ds_store_set_run(m->store, m->fatal ? "stopped" : "drained", (double)time(NULL), m->computed0);
+  /* the final publish: after a drain signal the watchdog waits for it (as sc_wrap_up) */
+  ds_store_stats st;
+  ds_store_get_stats(m->store, &st);
+  ds_drain_watchdog_extend(30 + 20 * st.last_publish_s);
   if (ds_store_finish(m->store, complete ? end : NULL, m->prev_cpu + cpu, m->prev_wall + wall) != DS_OK)
     ms_fatal(m);
   if (ds_store_close(m->store) != DS_OK) ms_fatal(m);
@@ -678,6 +865,9 @@ static int ms_wrap_up(msched *m, double cpu, double wall) {
            (long long)m->count[DS_OUT_CONVERGED], (long long)m->count[DS_OUT_CATAPULT],
            (long long)m->count[DS_OUT_DIVERGED], (long long)m->count[DS_OUT_FAILED], (long long)m->N);
     if (!complete) ds_log("drained: run the same command again to resume");
+    if (m->px_killed)
+      ds_warn("%lld pixel(s) failed because their own process died (listed above, 'pixel N "
+              "(...) failed'); the other pixels of their tiles are trained", (long long)m->px_killed);
   }
   return DS_OK;
 }
@@ -695,7 +885,8 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
     if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.store, rank_nodes);
     m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
     m.parked = ds_calloc((size_t)size, sizeof *m.parked);
-    if (rc == DS_OK && (!m.wunit || !m.parked)) rc = DS_ENOMEM;
+    m.redo = ds_calloc((size_t)size + 1, sizeof *m.redo);
+    if (rc == DS_OK && (!m.wunit || !m.parked || !m.redo)) rc = DS_ENOMEM;
     if (rc != DS_OK && m.store) {
       ds_store_close(m.store);
       m.store = NULL;
@@ -722,6 +913,7 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   free(m.pts);
   free(m.wunit);
   free(m.parked);
+  free(m.redo);
   if (o->drained) *o->drained = all[0] == DS_OK && all[1];
   return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
 }
