@@ -83,10 +83,14 @@ static const char *usage_run =
     "                              running, with the reason. ranks_per_point: auto takes\n"
     "                              the smallest power-of-two team whose share fits it\n"
     "                              (1024 when not given)\n"
-    "  --max-attempts N            a point that was running when the job died (killed:\n"
-    "                              out of memory, a signal, a lost node) runs again after\n"
-    "                              the points never tried, its last attempt alone; after\n"
-    "                              N attempts it ends failed with the reason (2)\n"
+    "  --isolate auto|always|never a point runs in a child process of its worker when\n"
+    "                              the last run died (auto), always or never; a point\n"
+    "                              fails only when its own child is killed (a signal:\n"
+    "                              out of memory, a segfault), never for a job's death\n"
+    "  --max-attempts N            team points (not isolated) that were running when the\n"
+    "                              job died run again alone; a death in that lone run\n"
+    "                              fails them after N starts (2). Single points: a\n"
+    "                              crash-loop guard fails a point after 10 x N starts\n"
     "  --retry failed              run the store's failed points again (attempts reset);\n"
     "                              the other points are kept\n"
     "  --set KEY=VALUE             override an option of the sweep (repeatable; as 'dynsweep\n"
@@ -455,7 +459,7 @@ static int cmd_run(int argc, char **argv) {
   const char *file = NULL, *out = NULL;
   int quiet = 0, verbose = 0;
   double ckpt = 300, publish = 2, drain = 25, rank_mem = 0, attempts = 2, drain_exit = DS_EXIT_DRAINED;
-  int retry = 0, nset = 0, bad = 0;
+  int retry = 0, nset = 0, bad = 0, isolate = DS_ISOLATE_AUTO;
   char *sets[64];
   for (int i = 0; i < argc; i++) {
     if (set_arg(argc, argv, &i, sets, &nset, &bad)) {
@@ -477,6 +481,11 @@ static int cmd_run(int argc, char **argv) {
       if (++i == argc || strcmp(argv[i], "failed"))
         return bad_args(usage_run, "run: --retry takes 'failed'%s", "");
       retry = 1;
+    } else if (!strcmp(argv[i], "--isolate")) {
+      if (++i == argc || (strcmp(argv[i], "auto") && strcmp(argv[i], "always") && strcmp(argv[i], "never")))
+        return bad_args(usage_run, "run: --isolate takes auto, always or never%s", "");
+      isolate = !strcmp(argv[i], "auto") ? DS_ISOLATE_AUTO : !strcmp(argv[i], "always") ? DS_ISOLATE_ALWAYS
+                                                                                          : DS_ISOLATE_NEVER;
     } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (++i == argc) return bad_args(usage_run, "run: %s needs a file name", argv[i - 1]);
       out = argv[i];
@@ -523,7 +532,8 @@ static int cmd_run(int argc, char **argv) {
                      .library_versions = libs, .checkpoint_every = ckpt,
                      .publish_every = publish, .drain_timeout = drain, .drained = &drained,
                      .rank_mem_mb = rank_mem, .rank_mem_given = rank_mem > 0,
-                     .max_attempts = (int)attempts, .retry_failed = retry};
+                     .max_attempts = (int)attempts, .retry_failed = retry,
+                     .isolate = isolate};
     rc = ds_sched_run(&sw, &o, MPI_COMM_WORLD);
     ds_sweep_free(&sw);
   }
@@ -664,6 +674,17 @@ static int cmd_status(int argc, char **argv) {
            updated[0] ? " (published " : "", updated, updated[0] ? ")" : "");
     if (said_running)
       printf("         (killed, out of memory, node lost or disk full): no writer holds the store\n");
+    /* issue 23: what the next run does about the points the death caught */
+    if (said_running && (is_map || c[DS_ST_RUNNING] > 0)) {
+      char what[64];
+      if (is_map) snprintf(what, sizeof what, "tiles were running");
+      else snprintf(what, sizeof what, "%lld point(s) were running", (long long)c[DS_ST_RUNNING]);
+      printf("attempts: %s when it died; the next run trains every\n"
+             "         %s in a child process of its worker (--isolate auto): one\n"
+             "         whose own process is killed fails with the signal; a job's\n"
+             "         death fails none (crash-loop guard: 10 x --max-attempts starts)\n",
+             what, is_map ? "tile" : "single-rank point");
+    }
   }
   char nr[32] = "";
   if (ds_store_attr(s, "nranks", nr, sizeof nr) != DS_OK) ds_clear_error();

@@ -30,7 +30,12 @@ typedef struct {
                                rank has (else measured, ds_rank_memory) */
   int max_attempts;         /* a point killed while running this often ends failed (<= 0: 2) */
   int retry_failed;         /* --retry failed: failed points run again */
+  int isolate;              /* --isolate: DS_ISOLATE_AUTO (every point and tile of a run
+                               after a job death runs in a child process of its worker),
+                               _ALWAYS, _NEVER (docs/design.md, "Attempts") */
 } ds_run_opts;
+
+enum { DS_ISOLATE_AUTO = 0, DS_ISOLATE_ALWAYS = 1, DS_ISOLATE_NEVER = 2 };
 
 /* What one rank may use, bytes (INFINITY if nothing limits it): --rank-memory
  * if given_mb > 0, else the least of the cgroup memory limit, MemAvailable and

@@ -189,13 +189,14 @@ static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
     s->parked[s->nparked++] = dst;
     return;
   }
-  int64_t hdr[3] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0};
+  int64_t hdr[4] = {id, id >= 0 ? s->sidx[id] : -1, id >= 0 ? (int64_t)s->bloblen[id] : 0,
+                    id >= 0 && s->isolate && s->tsize[id] == 1};
   if (id >= 0 && !s->blob[id]) hdr[2] = 0;
   if (id >= 0) {
     s->rows[id].team_size = s->tsize[id];
     mark_running(s, id, dst);
   }
-  MPI_Send(hdr, 3, MPI_INT64_T, dst, TAG_ASSIGN, comm);
+  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_ASSIGN, comm);
   if (hdr[2] > 0) MPI_Send(s->blob[id], (int)hdr[2], MPI_BYTE, dst, TAG_BLOB, comm);
   if (id < 0) (*active)--;
 }
@@ -384,7 +385,8 @@ void sc_serve_alone(sched *s) {
      * (estimated > 1e8 FLOP), not around every short one */
     if (s->tty && (s->cost[id] > 1e8 || ds_now() - s->last_prog > 0.2)) sc_progress(s, NULL, 1);
     sc_init_ckpt(&ck, s->o, &c, 1, s->blob[id], s->bloblen[id]);
-    sc_run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
+    if (s->isolate) sc_run_isolated(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
+    else sc_run_one(s->sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
     take_result(s, &res, &tr);
     ds_traj_free(&tr);
   }

@@ -264,13 +264,26 @@ static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
   return ds_store_write_point(s->store, r, &none);
 }
 
-/* Queue every unfinished row (by_queue_order); count the finished ones. A
- * row left running was running when a run died: that attempt counts (it was
- * counted when the point was handed out), and after max_attempts the point
- * ends failed. A point whose memory estimate does not fit a rank ends
- * failed without running. */
+/* Queue every unfinished row (by_queue_order); count the finished ones.
+ * A row left running was running when a run died (docs/design.md,
+ * "Attempts"). A job's death is no evidence against a point: when the last
+ * run died, every single-rank point of this run trains in a child process of
+ * its worker (s->isolate, --isolate auto), so a point that kills its process
+ * kills only its child and fails with the signal, while the job goes on.
+ * Single-rank points are failed here only by the crash-loop guard (started
+ * 10 x --max-attempts times, each start ended by a job death). Team points
+ * (MPI inside the point) cannot run in a child: one that was running when a
+ * job died runs alone on its next start, and after --max-attempts starts it
+ * ends failed. A point whose memory estimate does not fit a rank ends failed
+ * without running. */
 int sc_build_queue(sched *s) {
   int64_t died = 0;
+  int guard = 10 * s->max_attempts;
+  for (int64_t i = 0; i < s->n; i++) {
+    if (s->rows[i].status == DS_ST_RUNNING) died++;
+  }
+  s->died = died;
+  s->isolate = s->o->isolate == DS_ISOLATE_ALWAYS || (s->o->isolate == DS_ISOLATE_AUTO && died > 0);
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
     DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
@@ -282,19 +295,25 @@ int sc_build_queue(sched *s) {
       if (r->status == DS_ST_RUNNING) {
         r->status = DS_ST_PENDING;
         r->rank = -1;
-        died++;
         DS_TRY(ds_store_write_row(s->store, r));
       }
+      /* team points cannot run in a child; with --isolate never no point does
+       * (-n 1 runs every point on rank 0, a team of one) */
+      int team = (s->nworkers && s->tsize[i] > 1) || s->o->isolate == DS_ISOLATE_NEVER;
       ds_fmt_bytes(est, sizeof est, ds_point_mem_bytes(&p.cfg));
       ds_fmt_bytes(has, sizeof has, s->has);
-      if (r->attempts >= s->max_attempts) {
+      if (team && r->attempts >= s->max_attempts) {
         snprintf(why, sizeof why, "killed while running, %d attempts; estimated %s, this rank has %s",
                  r->attempts, est, has);
+        DS_TRY(fail_unrun(s, r, why));
+      } else if (!team && r->attempts >= guard) {
+        snprintf(why, sizeof why, "crash-loop guard: %d starts, each ended by a job death "
+                 "(--max-attempts %d x 10)", r->attempts, s->max_attempts);
         DS_TRY(fail_unrun(s, r, why));
       } else if (ds_point_misfit(&p.cfg, s->nworkers ? s->tsize[i] : 1, s->has, s->has_why, why,
                                  sizeof why)) {
         DS_TRY(fail_unrun(s, r, why));
-      } else if (r->attempts > 0 && r->attempts + 1 >= s->max_attempts) {
+      } else if (team && r->attempts > 0 && r->attempts + 1 >= s->max_attempts) {
         s->lone[i] = 1; /* its last attempt runs alone, so a death names it */
       }
     }
@@ -309,8 +328,11 @@ int sc_build_queue(sched *s) {
   }
   s->final0 = s->nfinal;
   if (died && !s->o->quiet)
-    ds_log("%lld point(s) were running when the last run died: their attempt counts (--max-attempts "
-           "%d); they run after the points not tried yet", (long long)died, s->max_attempts);
+    ds_log("%lld point(s) were running when the last run died; they run after the points not "
+           "tried yet. %s", (long long)died,
+           s->isolate ? "This run trains every single-rank point in a child process of its worker: "
+                        "a point fails only if its own process is killed (--isolate)"
+                      : "--isolate never: a point that kills its process kills the job again");
   g_cost = s->cost;
   g_rows = s->rows;
   qsort(s->queue, s->qn, sizeof *s->queue, by_queue_order);

@@ -14,8 +14,8 @@
  *
  * Protocol (world communicator):
  *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
- *   0 -> worker  TAG_ASSIGN  (int64[3]: row id, sweep point index, blob
- *                             length; id -1 = stop)
+ *   0 -> worker  TAG_ASSIGN  (int64[4]: row id, sweep point index, blob
+ *                             length, isolate; id -1 = stop)
  *   0 -> worker  TAG_BLOB    (the checkpoint to resume from), only when the
  *                             length above is > 0
  *   worker -> 0  TAG_CKPT    (int64 row id + checkpoint blob), any number of
@@ -103,6 +103,8 @@ typedef struct {
   char *lone;            /* rows on their last attempt after a death: run alone */
   int lone_running;      /* a lone row is running: nothing else starts */
   int *parked, nparked;  /* leaders waiting for a lone row to end */
+  int isolate;           /* single-rank points run in a child process (issue 23) */
+  int64_t died;          /* rows left running by the last run (it died) */
 } sched;
 
 /* The queued rows of one team size, longest first, and its teams. */
@@ -138,6 +140,8 @@ void sc_progress(sched *s, const ds_summary_row *r, int force);
 void sc_tick(sched *s);
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
                 ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);
+void sc_run_isolated(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
+                     ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);
 void sc_init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
                   const char *resume, size_t resume_len);
 char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len);

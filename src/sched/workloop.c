@@ -1,12 +1,14 @@
 /* workloop.c -- a worker: asks rank 0 for points, runs them (on its team),
  * checkpoints them and sends the results back. */
 #include "sched_priv.h"
+#include "dynsweep/isolate.h"
 
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
                 ds_traj *tr, ds_point_result *res, const ds_ckpt *ck) {
   ds_point p;
   ds_traj_init(tr);
   memset(res, 0, sizeof *res);
+  ds_test_crash("point", id); /* the test-only fault switch (DYNSWEEP_TEST_CRASH) */
   int rc = ds_sweep_point(sw, sidx, &p);
   p.id = id; /* the store id: stable when a sweep is extended (checkpoints name it) */
   if (rc == DS_OK) rc = ds_worker_run_point(sw, &p, team, tr, res, ck);
@@ -45,6 +47,107 @@ static int save_local(void *arg, int64_t point, const char *blob, size_t len) {
   return 0;
 }
 
+/* ---- a point in a child process (issue 23; docs/design.md, "Attempts") -------
+ * The child trains the point as sc_run_one would in this process and sends
+ * its checkpoints, then its result and series, over a pipe (isolate.h); the
+ * parent passes each checkpoint to the save function the point would have
+ * used (to rank 0, or into the store with -n 1). A child that dies is
+ * evidence against this point alone: the point fails with the signal, the
+ * child's peak RSS and the point's memory estimate, and this rank carries on. */
+enum { ISO_CKPT = 1, ISO_RESULT = 2, ISO_TRAJ = 3 };
+
+typedef struct {
+  const ds_sweep *sw;
+  int64_t id, sidx;
+  ds_team *team;
+  int rank;
+  const ds_ckpt *ck;  /* the parent's: its save goes to rank 0 / the store */
+  ds_iso_chan *ch;    /* the child's end */
+  ds_point_result *res;
+  ds_traj *tr;
+  int got_res, got_traj;
+} iso_point;
+
+static int save_pipe(void *arg, int64_t point, const char *blob, size_t len) {
+  iso_point *j = arg;
+  (void)point;
+  return ds_iso_send(j->ch, ISO_CKPT, blob, len);
+}
+
+static int iso_child(void *arg, ds_iso_chan *ch) {
+  iso_point *j = arg;
+  j->ch = ch;
+  ds_ckpt ck = *j->ck;
+  ck.save = save_pipe;
+  ck.arg = j;
+  ds_point_result res;
+  ds_traj tr;
+  sc_run_one(j->sw, j->id, j->sidx, j->team, j->rank, &tr, &res, &ck);
+  char *buf = NULL;
+  size_t len = 0;
+  if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
+    res.status = DS_ST_FAILED;
+    snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
+    len = 0;
+  }
+  int bad = ds_iso_send(ch, ISO_RESULT, &res, sizeof res) || ds_iso_send(ch, ISO_TRAJ, buf, len);
+  free(buf);
+  return bad ? 1 : 0;
+}
+
+static int iso_parent(void *arg, uint32_t type, const char *buf, size_t len) {
+  iso_point *j = arg;
+  if (type == ISO_CKPT) {
+    if (j->ck->save) j->ck->save(j->ck->arg, j->id, buf, len); /* a failure is the saver's to report */
+  } else if (type == ISO_RESULT && len == sizeof *j->res) {
+    memcpy(j->res, buf, len);
+    j->got_res = 1;
+  } else if (type == ISO_TRAJ && j->got_res) {
+    ds_traj_free(j->tr);
+    ds_traj_init(j->tr);
+    if (!len) j->got_traj = 1; /* a failed point: no series */
+    else j->got_traj = ds_traj_unpack(buf, len, j->tr) == DS_OK;
+  }
+  return 0;
+}
+
+void sc_run_isolated(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
+                     ds_traj *tr, ds_point_result *res, const ds_ckpt *ck) {
+  iso_point j = {sw, id, sidx, team, rank, ck, NULL, res, tr, 0, 0};
+  ds_traj_init(tr);
+  memset(res, 0, sizeof *res);
+  ds_iso_fate f;
+  int rc = ds_isolate_run(iso_child, &j, iso_parent, &j, &f);
+  if (j.got_res && j.got_traj) return; /* whatever became of the child after its result */
+  ds_traj_free(tr);
+  ds_traj_init(tr);
+  memset(res, 0, sizeof *res);
+  res->id = id;
+  res->rank = rank;
+  if (rc != DS_OK) { /* no child: the point is not to blame; it waits for another run */
+    ds_warn("point %lld: %s; handed back", (long long)id, ds_errmsg());
+    ds_clear_error();
+    res->status = DS_ST_PENDING;
+    return;
+  }
+  if (!f.signo && (f.drained || (ck->stop && *ck->stop) || f.code == 111)) {
+    res->status = DS_ST_PENDING; /* drained (watchdog exit) or orphaned: not its fault */
+    return;
+  }
+  char how[48], est[32], rss[32];
+  ds_iso_fate_text(&f, how, sizeof how);
+  ds_point p;
+  double mem = ds_sweep_point(sw, sidx, &p) == DS_OK ? ds_point_mem_bytes(&p.cfg) : 0;
+  ds_clear_error();
+  ds_fmt_bytes(est, sizeof est, mem);
+  ds_fmt_bytes(rss, sizeof rss, 1024.0 * (double)f.maxrss_kb);
+  res->status = DS_ST_FAILED;
+  snprintf(res->reason, sizeof res->reason, "%s %s in its own process (peak RSS %s, estimated %s)",
+           f.signo ? "killed by" : "ended with", how, rss, est);
+  ds_warn("point %lld failed: %s %s in its own process on rank %d (peak RSS %s; estimated %s); "
+          "the run goes on", (long long)id, f.signo ? "killed by" : "ended with", how, rank, rss, est);
+}
+
 void sc_init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
                   const char *resume, size_t resume_len) {
   memset(ck, 0, sizeof *ck);
@@ -78,30 +181,30 @@ int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, M
   int zero = 0;
   if (lead) MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
   for (;;) {
-    int64_t hdr[4] = {-1, -1, 0, 0}; /* id, sweep index, blob length, run it */
+    int64_t hdr[5] = {-1, -1, 0, 0, 0}; /* id, sweep index, blob length, isolate, run it */
     char *blob = NULL;
     int blen = 0;
     if (lead) {
-      MPI_Recv(hdr, 3, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+      MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
       if (hdr[0] >= 0 && hdr[2] > 0) blob = sc_recv_bytes(comm, 0, TAG_BLOB, &blen);
       hdr[2] = blob ? blen : 0;
-      hdr[3] = rc == DS_OK && !g_stop; /* the leader decides for the team */
+      hdr[4] = rc == DS_OK && !g_stop; /* the leader decides for the team */
     }
     if (multi) {
-      MPI_Bcast(hdr, 4, MPI_INT64_T, 0, team.comm);
-      if (hdr[0] >= 0 && hdr[3] && hdr[2] > 0) {
+      MPI_Bcast(hdr, 5, MPI_INT64_T, 0, team.comm);
+      if (hdr[0] >= 0 && hdr[4] && hdr[2] > 0) {
         if (!lead) blob = malloc((size_t)hdr[2]);
         int ok = blob != NULL, all = 0;
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, team.comm);
         if (all) MPI_Bcast(blob, (int)hdr[2], MPI_BYTE, 0, team.comm);
-        else hdr[3] = -1; /* out of memory somewhere: fail the point on every member */
+        else hdr[4] = -1; /* out of memory somewhere: fail the point on every member */
         blen = (int)hdr[2];
       }
     }
     if (hdr[0] < 0) break;
     ds_point_result res;
     ds_traj tr;
-    if (hdr[3] > 0) {
+    if (hdr[4] > 0) {
       ds_ckpt ck;
       ckpt_ctx c = {comm, hdr[0], NULL};
       sc_init_ckpt(&ck, o, &c, 0, blob, blob ? (size_t)blen : 0);
@@ -109,15 +212,18 @@ int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, M
         ck.save = save_none;
         ck.stop = NULL;
       }
-      sc_run_one(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
+      if (hdr[3] && !multi) /* rank 0 isolates single-rank points only */
+        sc_run_isolated(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
+      else
+        sc_run_one(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
     } else { /* stopping: hand the point back; or team setup failed */
       memset(&res, 0, sizeof res);
       ds_traj_init(&tr);
       res.id = hdr[0];
       res.rank = rank;
-      res.status = hdr[3] == 0 && rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
+      res.status = hdr[4] == 0 && rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
       snprintf(res.reason, sizeof res.reason, "%s",
-               rc != DS_OK ? terr : hdr[3] < 0 ? "out of memory for the checkpoint on a team member" : "");
+               rc != DS_OK ? terr : hdr[4] < 0 ? "out of memory for the checkpoint on a team member" : "");
     }
     free(blob);
     if (lead) {
