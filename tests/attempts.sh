@@ -7,15 +7,19 @@
 #     without running it, with the reason, and finishes the other twelve in
 #     one run (today: the run is killed by the OOM killer).
 #  B. run anyway (--rank-memory 100000 bypasses the estimate), the OOM killer
-#     kills its rank: run 1 dies, run 2 finishes the twelve others first and
-#     dies on point 12 (its second attempt, alone), run 3 fails it ("killed
-#     while running, 2 attempts; ...") and exits 0. Nothing finished is lost.
+#     kills its rank: run 1 dies; run 2 (after a job death: every point in a
+#     child process of its worker, issue 23) finishes the twelve others first;
+#     point 12's child is OOM-killed, so point 12 fails at once ("killed by
+#     SIGKILL (signal 9) in its own process ...") and run 2 exits 0. Run 3
+#     has nothing to do. Nothing finished is lost.
 #  C. the same through the Slurm job script's follow-on chain (stand-in
 #     sbatch/squeue/scancel, the real script body, mpirun and dynsweep): the
-#     chain ends with the sweep complete instead of resubmitting forever.
+#     chain ends with the sweep complete after 2 jobs.
 #  D. --retry failed runs exactly the failed rows again, keeps the others.
-#  E. a SIGKILL of a worker by the test: the killed point's attempt counts,
-#     a drained point's does not.
+#  E. a SIGKILL of a worker by the test, then of the whole job while the
+#     point runs isolated: neither fails it; a drain hands the isolated point
+#     back (its child checkpoints); --isolate never keeps the old rule
+#     (--max-attempts 1 fails it); the crash-loop guard.
 #  G. (a figure) a bystander of an OOM kill drains in mpirun's SIGTERM window.
 #  H. a store whose /summary predates the field gets it at the first publish.
 # The memory figure is measured (cgroup, MemAvailable, ulimit -v, Slurm):
@@ -73,17 +77,17 @@ done
 oom1=$(ooms)
 check "B: run 1 killed (exit ${rcs[1]} > 128), one point left running (${lv[1]})" \
   test "${rcs[1]}" -gt 128 -a "$(echo ${lv[1]} | cut -d' ' -f2)" = 1
-check "B: run 2 killed again (exit ${rcs[2]}), one point left running (${lv[2]})" \
-  test "${rcs[2]}" -gt 128 -a "$(echo ${lv[2]} | cut -d' ' -f2)" = 1
-check "B: run 2 counted the attempt of the point that was running" grep -q "1 point(s) were running when the last run died" "$T/b2.err"
+att2=$(field "$T/b.h5" 12 status)/$(field "$T/b.h5" 12 attempts)
+check "B: run 2 isolates every point after the death (its log says so)" \
+  grep -q "1 point(s) were running when the last run died.*child process of its worker" "$T/b2.err"
+check "B: run 2 exits 0 (${rcs[2]}): point 12's own process was killed, not the job ($att2)" \
+  test "${rcs[2]}" -eq 0 -a "$att2" = "failed/2"
 check "B: all 12 other points finished within two runs (${fin[2]})" test "${fin[2]}" -eq 12
 check "B: run 2 ran point 12 last (12 points finished before it started)" \
   test "$(grep -c '\] point [0-9]* *done' "$T/b2.err")" -eq 12
-att3=$(field "$T/b.h5" 12 status)/$(field "$T/b.h5" 12 attempts)
-check "B: run 3 exits 0 (${rcs[3]}), point 12 failed after 2 attempts ($att3)" \
-  test "${rcs[3]}" -eq 0 -a "$att3" = "failed/2"
-check "B: the reason says so" grep -q "killed while running, 2 attempts; estimated 559 MB, this rank has 97.7 GB" \
-  <(row "$T/b.h5" 12)
+check "B: the reason names the signal, the peak RSS and the estimate" \
+  grep -q "killed by SIGKILL (signal 9) in its own process (peak RSS [0-9.]* MB, estimated 559 MB)" <(row "$T/b.h5" 12)
+check "B: run 3 has nothing to do (exit ${rcs[3]})" bash -c "test ${rcs[3]} -eq 0 && grep -q 'nothing to do' '$T/b3.err'"
 check "B: the kernel's OOM killer did the kills ($oom0 -> $oom1)" test "$((oom1 - oom0))" -ge 2
 check "B: the store is sound" deep_check "$T/b.h5"
 same=$(diff <("$DYNSWEEP" export "$T/a.h5" --where 'id<12' | cut -d, -f1-13) \
@@ -117,11 +121,11 @@ while [ "$seg" -le 6 ]; do
   if grep -qx "$next" "$T/sl/log/scancel" 2>/dev/null; then ended=$seg; break; fi
   job=$next seg=$((seg + 1))
 done
-check "C: the chain ended by itself after 3 jobs (ended after job $ended)" test "$ended" -eq 3
-check "C: jobs 1 and 2 were killed and left their follow-on" \
-  test "$(grep -l 'stopped (exit 13[0-9]), resumable' "$T"/sl/job10[01].out | wc -l)" -eq 2
-check "C: job 3 saw the sweep complete" grep -q 'sweep complete' "$T/sl/job102.out"
-check "C: 12 points finished, point 12 failed after 2 attempts" \
+check "C: the chain ended by itself after 2 jobs (ended after job $ended)" test "$ended" -eq 2
+check "C: job 1 was killed and left its follow-on" \
+  test "$(grep -l 'stopped (exit 13[0-9]), resumable' "$T"/sl/job100.out | wc -l)" -eq 1
+check "C: job 2 saw the sweep complete" grep -q 'sweep complete' "$T/sl/job101.out"
+check "C: 12 points finished, point 12 failed in its own process (2 starts)" \
   test "$(nfinished "$T/c.h5")/$(field "$T/c.h5" 12 status)/$(field "$T/c.h5" 12 attempts)" = 12/failed/2
 
 # ---- D. --retry failed: exactly the failed rows run again, the others are kept
@@ -177,25 +181,80 @@ wait_running() {
     bg_running || return 1; sleep 0.05
   done; return 1
 }
+# isolated_child: pid of a dynsweep whose parent is a dynsweep rank (an
+# isolated point's child process), or nothing
+isolated_child() {
+  local p pp
+  for p in $(ps -o pid= -s "$SID" 2>/dev/null); do
+    pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+    [ -n "$pp" ] && [ "$(ps -o comm= -p "$p" 2>/dev/null)" = dynsweep ] &&
+      [ "$(ps -o comm= -p "$pp" 2>/dev/null)" = dynsweep ] && { echo "$p"; return; }
+  done
+}
 start_bg "$T/e1.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1
 wait_running "$T/e.h5" 3 && kill -KILL "$(worker1)" || true
 wait_bg
 check "E: worker killed by SIGKILL while it ran point 3: the job ends (exit $RC)" test "$RC" -ne 0 -a "$RC" -ne 3
 check "E: point 3 was running, 1 attempt (published before the kill)" test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = running/1
+# run 2: after the death every point runs in a child process; the test kills
+# the worker (the child's parent) while point 3 runs: the job ends, the
+# child goes with it (PR_SET_PDEATHSIG), and no point is blamed
 start_bg "$T/e2.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1 -v
-# the published store still says point 3 running (the killed run): wait for
-# this run's three other points first
 for _ in $(seq 1 600); do [ "$(grep -c '\] point [012] *done' "$T/e2.log")" -ge 3 ] && break; bg_running || break; sleep 0.05; done
-wait_running "$T/e.h5" 3 && kill -USR1 "$SID" || true
+child=
+if wait_running "$T/e.h5" 3; then
+  for _ in $(seq 1 100); do child=$(isolated_child); [ -n "$child" ] && break; sleep 0.05; done
+  kill -KILL "$(worker1)" || true
+fi
 wait_bg
-check "E: resumed, the 3 others first, then point 3; SIGUSR1 drains (exit $RC)" \
-  test "$RC" -eq 3 -a "$(grep -c '\] point [012] *done' "$T/e2.log")" -eq 3
-check "E: the drained attempt is not counted (point 3 $(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts))" \
-  test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = pending/1
-rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --max-attempts 1)
-check "E: --max-attempts 1: point 3 fails at once (exit $rc)" \
-  test "$rc" -eq 0 -a "$(field "$T/e.h5" 3 status)" = failed
-check "E: ... reason" grep -q "killed while running, 1 attempts; estimated" <(row "$T/e.h5" 3)
+check "E: run 2 trained point 3 in a child process of its worker (pid ${child:-none})" test -n "$child"
+check "E: ... the worker's SIGKILL ended the job (exit $RC) and the child with it" \
+  bash -c "test $RC -ne 0 -a $RC -ne 3 && sleep 0.5 && ! kill -0 ${child:-999999} 2>/dev/null"
+check "E: point 3 is not blamed: running, 2 starts ($(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts))" \
+  test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = running/2
+"$DYNSWEEP" status "$T/e.h5" >"$T/e_status" 2>&1 || true
+check "E: status says what the next run does about it" \
+  grep -q "^attempts: 1 point(s) were running when it died; the next run trains every" "$T/e_status"
+# run 3 (--max-attempts 1 would have failed it before issue 23): isolated
+# again; SIGUSR1 drains, the child checkpoints through its parent
+start_bg "$T/e3.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1 -v --max-attempts 1
+wait_running "$T/e.h5" 3 && sleep 0.5 && kill -USR1 "$SID" || true
+wait_bg
+check "E: run 3 (--max-attempts 1) runs point 3 again; SIGUSR1 drains (exit $RC)" test "$RC" -eq 3
+check "E: the drained start is not counted (point 3 $(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts))" \
+  test "$(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts)" = pending/2
+start_bg "$T/e4.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1
+for _ in $(seq 1 200); do grep -q "from a checkpoint" "$T/e4.log" && break; bg_running || break; sleep 0.05; done
+kill -USR1 "$SID" 2>/dev/null || true
+wait_bg
+check "E: ... and it resumes from the checkpoint its child sent (then drained again: exit $RC)" \
+  bash -c "test $RC -eq 3 && grep -q '3 of 4 points finished, 1 to run (1 from a checkpoint)' '$T/e4.log'"
+rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --isolate never --max-attempts 1)
+check "E: --isolate never keeps the old rule: --max-attempts 1 fails it at once (exit $rc)" \
+  test "$(field "$T/e.h5" 3 status)" = failed
+check "E: ... reason" grep -q "killed while running, 2 attempts; estimated" <(row "$T/e.h5" 3)
+# the crash-loop guard: 10 x --max-attempts starts, each ended by a job death
+# (the whole session SIGKILLed while point 3 runs)
+# wait_started STORE ID N: until point ID is running with N starts (not the
+# stale "running" a killed run left)
+wait_started() {
+  for _ in $(seq 1 600); do
+    [ -e "$1" ] && [ "$(field "$1" "$2" status 2>/dev/null)/$(field "$1" "$2" attempts 2>/dev/null)" = "running/$3" ] && return 0
+    bg_running || return 1; sleep 0.05
+  done; return 1
+}
+kills=0
+for i in $(seq 1 12); do
+  start_bg "$T/g$i.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/guard.h5" --publish-every 0.1 --max-attempts 1
+  if wait_started "$T/guard.h5" 3 "$i"; then kill_session "$SID" || true; kills=$((kills + 1)); fi
+  wait_bg
+  [ "$RC" -eq 0 ] && break
+done
+check "E: the crash-loop guard ends point 3 after 10 starts ($kills kills, last exit $RC)" \
+  test "$RC" -eq 0 -a "$kills" -eq 10 -a "$(field "$T/guard.h5" 3 status)/$(field "$T/guard.h5" 3 attempts)" = failed/10
+check "E: ... saying so" grep -q "crash-loop guard: 10 starts, each ended by a job death (--max-attempts 1 x 10)" \
+  <(row "$T/guard.h5" 3)
+check "E: ... and the 3 other points finished" test "$(nfinished "$T/guard.h5")" -eq 3
 
 # ---- G. (a figure, not a check: it depends on timing) a bystander: when the
 # OOM killer kills one rank, mpirun sends SIGTERM to the others a second
@@ -249,8 +308,8 @@ PY
   wait_bg
   check "H: after a publish the store has the field and point 3's attempt (killed run: exit $RC)" \
     test "$(field "$T/h.h5" 3 status)/$(field "$T/h.h5" 3 attempts)" = running/1
-  rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/h.h5" --max-attempts 1)
-  check "H: ... so --max-attempts 1 fails it at the next resume (exit $rc)" \
+  rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/h.h5" --isolate never --max-attempts 1)
+  check "H: ... so --isolate never --max-attempts 1 fails it at the next resume (exit $rc)" \
     test "$rc" -eq 0 -a "$(field "$T/h.h5" 3 status)" = failed
 fi
 
@@ -259,5 +318,5 @@ check "store_v2.h5 (no attempts field) reads attempts 0" \
   test "$("$DYNSWEEP" export "$DS_SRC/tests/data/store_v2.h5" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "attempts") k = i; next } { print $k }' | sort -u)" = 0
 
 # the fault campaign of this test, by kind
-echo "attempts: fault campaign: $(( $(ooms) - oom_start )) OOM kills by the kernel (cgroup limit $((LIMIT / 1048576)) MB), 1 SIGKILL of a worker, $([ "$HAVE_H5PY" = 1 ] && echo 1 || echo 0) SIGKILL of a whole job, $([ "$HAVE_H5PY" = 1 ] && echo 2 || echo 1) SIGUSR1 drains, $(ls "$T"/sl/job*.out | wc -l) chained Slurm jobs ($(grep -l 'stopped (exit 1[3-9][0-9])' "$T"/sl/job*.out | wc -l) killed)"
+echo "attempts: fault campaign: $(( $(ooms) - oom_start )) OOM kills by the kernel (cgroup limit $((LIMIT / 1048576)) MB), 2 SIGKILLs of a worker, $((kills + (HAVE_H5PY == 1))) SIGKILLs of a whole job, $([ "$HAVE_H5PY" = 1 ] && echo 2 || echo 1) SIGUSR1 drains, $(ls "$T"/sl/job*.out | wc -l) chained Slurm jobs ($(grep -l 'stopped (exit 1[3-9][0-9])' "$T"/sl/job*.out | wc -l) killed)"
 report
