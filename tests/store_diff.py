@@ -6,8 +6,9 @@ in the same order, the same unit, definition and shape, and step and value array
 equal byte for byte (NaN payloads and -0.0 included). The sweep-wide /series
 tables of a version-3 store are in the order the points finished, which depends on
 the number of ranks, so the files themselves are not compared. Reads any format
-version (tools/dynsweep_store.py). --ids LO-HI: only points LO..HI (inclusive). Exit 0 if equal, else prints the differences
-and exits 1."""
+version (tools/dynsweep_store.py). --ids LO-HI: only points LO..HI (inclusive). --except I,J,..:
+leave those points out (points failed on purpose in one store). Exit 0 if equal, else prints the
+differences and exits 1."""
 import os
 import sys
 
@@ -20,14 +21,22 @@ from dynsweep_store import read_points  # noqa: E402
 
 def main():
     a_path, b_path = sys.argv[1], sys.argv[2]
-    ids = None
-    if len(sys.argv) > 4 and sys.argv[3] == "--ids":
-        lo, hi = (int(x) for x in sys.argv[4].split("-"))
-        ids = list(range(lo, hi + 1))
+    ids, skip = None, set()
+    args = sys.argv[3:]
+    while len(args) >= 2:
+        if args[0] == "--ids":
+            lo, hi = (int(x) for x in args[1].split("-"))
+            ids = list(range(lo, hi + 1))
+        elif args[0] == "--except":
+            skip = {int(x) for x in args[1].split(",") if x}
+        args = args[2:]
     with h5py.File(a_path, "r") as f:
         a = read_points(f, ids)
     with h5py.File(b_path, "r") as f:
         b = read_points(f, ids)
+    for pid in skip:
+        a.pop(pid, None)
+        b.pop(pid, None)
     problems = []
     for pid in sorted(set(a) | set(b)):
         if pid not in a or pid not in b:
