@@ -57,6 +57,15 @@ rc=$(code mpirun --oversubscribe --mca btl self,tcp -n 2 bash -c \
 after_fault "file size limit" "$T/lim.h5" "File too large"
 check "... without the limit the run resumes and completes" test "$(code drun 2 "$sweep" -o "$T/lim.h5" -q)" -eq 0
 check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$T/lim.h5"
+# the same limit reached while points still run (long points checkpointing
+# every 0.2 s into the journal): rank 0 ends the job 1 s (--drain-timeout)
+# after the store failure with exit 1, never 3 ("drained"), and says so
+# (issue 23: the row path; tests/map_isolate.sh has the map path)
+rc=$(code mpirun --oversubscribe --mca btl self,tcp -n 3 bash -c \
+  "ulimit -f 400; exec '$DYNSWEEP' run '$sweep' --set train.steps=100000 --set record.every=20 -o '$T/busy.h5' -q --publish-every 0.05 --drain-timeout 1 --checkpoint-every 0.2")
+check "store failure with points still running past the drain timeout: exit 1 (got $rc), saying so" \
+  bash -c "[ $rc = 1 ] && grep -q 'still running 1 s after the store failure; ending the job' '$T/err' && grep -q 'File too large' '$T/err'"
+check "... the store is readable and resumable" bash -c "'$DYNSWEEP' status '$T/busy.h5' | grep -q '^points: .* pending of 36'"
 
 # ---- read-only directory ---------------------------------------------------------
 ro_dir=""
