@@ -124,10 +124,10 @@ void sc_run_isolated(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team
   memset(res, 0, sizeof *res);
   res->id = id;
   res->rank = rank;
-  if (rc != DS_OK) { /* no child: the point is not to blame; it waits for another run */
-    ds_warn("point %lld: %s; handed back", (long long)id, ds_errmsg());
+  if (rc != DS_OK) { /* no child (fork failed): train here, as without isolation (maps too) */
+    ds_warn("point %lld: %s; the point is trained in the worker itself", (long long)id, ds_errmsg());
     ds_clear_error();
-    res->status = DS_ST_PENDING;
+    sc_run_one(sw, id, sidx, team, rank, tr, res, ck);
     return;
   }
   if (!f.signo && (f.drained || (ck->stop && *ck->stop) || f.code == 111)) {
