@@ -43,6 +43,7 @@ static const char *usage_main =
     "  verify STORE.h5              read everything, check checksums and consistency\n"
     "  submit SWEEP.yaml -o STORE.h5 [...]  run a sweep as Slurm job(s) until complete\n"
     "  version                      versions of dynsweep and its libraries, BLAS kernel\n"
+    "  keys [--markdown]            every key a sweep file may hold: type, range, default\n"
     "\n"
     "'dynsweep COMMAND --help' describes each command.\n"
     "exit codes: 0 ok, 2 bad input (sweep file, arguments, a store of another sweep),\n"
@@ -851,7 +852,11 @@ int main(int argc, char **argv) {
   struct { const char *name, *usage; } cmds[] = {
       {"run", usage_run}, {"plan", usage_plan}, {"ls", ds_usage_ls}, {"export", ds_usage_export}, {"phase", ds_usage_phase}, {"show", usage_show},
       {"status", usage_status}, {"verify", usage_verify}, {"submit", ds_usage_submit},
-      {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"}};
+      {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"},
+      {"keys", "usage: dynsweep keys [--markdown]\n\nEvery key a sweep file may hold (option "
+               "paths, grid aliases, name, seed, grid, map, overrides): type, range, default and\n"
+               "meaning, from the parser's own table. --markdown: the table of docs/sweep-spec.md "
+               "(\"Key index\").\n"}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name) && want_help(sub_argc, sub_argv)) {
       fputs(cmds[i].usage, stdout);
@@ -871,6 +876,13 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "submit")) return ds_cli_submit(sub_argc, sub_argv);
   if (!strcmp(cmd, "chain")) return ds_cli_chain(sub_argc, sub_argv);
   if (!strcmp(cmd, "version")) return cmd_version();
+  if (!strcmp(cmd, "keys")) {
+    if (sub_argc > 1 || (sub_argc == 1 && strcmp(sub_argv[0], "--markdown")))
+      return bad_args("usage: dynsweep keys [--markdown]\n", "keys: unexpected argument '%s'",
+                      sub_argv[0]);
+    ds_keys_print(stdout, sub_argc == 1);
+    return 0;
+  }
   fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
   return 2;
 }

@@ -10,3 +10,7 @@ target_include_directories(mk_bad_inputs PRIVATE ${HDF5_C_INCLUDE_DIRS})
 target_link_libraries(mk_bad_inputs PRIVATE ${HDF5_C_LIBRARIES} MPI::MPI_C m)
 ds_script_test(bad_inputs bad_inputs.sh)
 set_tests_properties(bad_inputs PROPERTIES TIMEOUT 600)
+# Issue 24, item 5 (tests/keys.sh): docs/sweep-spec.md's Key index equals
+# `dynsweep keys --markdown`; no doc points outside the repository.
+ds_script_test(keys keys.sh)
+set_tests_properties(keys PROPERTIES TIMEOUT 120 LABELS "integration;config")

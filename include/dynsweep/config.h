@@ -423,4 +423,8 @@ void ds_point_dims(const ds_point_cfg *c, int *dims);
  * than half its length), or NULL; and the nearest option path. */
 const char *ds_suggest(const char *key, const char *const *cands, int n);
 const char *ds_opt_suggest(const char *path);
+/* `dynsweep keys`: every key of a sweep file, from the option table and the
+ * structural keys (config/keys.c); markdown = the table of docs/sweep-spec.md
+ * ("Key index"). */
+void ds_keys_print(FILE *f, int markdown);
 #endif

@@ -1,7 +1,7 @@
 """dynsweep.maps -- trainability maps: a metric over two grid axes as a 2-D numpy
 array with its coordinates, the trainability-fractal study's convergence measure,
 the boundary between converged and diverged pixels and its box-counting dimension
-(../shared/docs/maps.md; docs/analysis.md "Maps").
+(Sohl-Dickstein 2024, arXiv 2402.06184; docs/maps.md; docs/analysis.md "Maps").
 
     import dynsweep, dynsweep.maps as maps
     st = dynsweep.ArrayStore("map.h5")             # the numpy reader
