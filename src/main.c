@@ -773,9 +773,14 @@ static int cmd_show(int argc, char **argv) {
     return 2;
   }
   const ds_summary_row *r = &rows[id];
-  printf("# point %lld replica %d width %d depth %d lr %g init_scale %g: %s, %lld steps, final "
-         "loss %g%s%s; outcome %s (event step %lld, peak ratio %g, %d plateau(s))\n", id,
-         r->replica, r->width, r->depth, r->lr, r->init_scale, ds_status_name(r->status),
+  char axes[1024];
+  if (ds_point_axes_text(path, id, axes, sizeof axes) != DS_OK || !axes[0]) {
+    ds_clear_error(); /* a store without its sweep: the fixed fields */
+    snprintf(axes, sizeof axes, "width %d depth %d lr %g init_scale %g", r->width, r->depth, r->lr,
+             r->init_scale);
+  }
+  printf("# point %lld replica %d %s: %s, %lld steps, final loss %g%s%s; outcome %s (event step "
+         "%lld, peak ratio %g, %d plateau(s))\n", id, r->replica, axes, ds_status_name(r->status),
          (long long)r->steps, r->final_loss, r->reason[0] ? ", " : "", r->reason,
          ds_outcome_category_name(ds_outcome_category(r)),
          (long long)r->event_step, r->peak_ratio, r->plateaus);
@@ -783,6 +788,9 @@ static int cmd_show(int argc, char **argv) {
   ds_traj tr;
   if ((rc = ds_store_read_traj(s, id, &tr)) != DS_OK) return fail_store(s, rc);
   int shown = 0;
+  char names[1024] = "";
+  for (int i = 0, w = 0; i < tr.n && w < (int)sizeof names; i++)
+    w += snprintf(names + w, sizeof names - (size_t)w, "%s%s", i ? ", " : "", tr.s[i].name);
   for (int i = 0; i < tr.n; i++) {
     const ds_series *se = &tr.s[i];
     if (only && strcmp(only, se->name)) continue;
@@ -797,7 +805,8 @@ static int cmd_show(int argc, char **argv) {
   ds_traj_free(&tr);
   ds_store_close(s);
   if (only && !shown) {
-    fprintf(stderr, "dynsweep: point %lld has no series '%s'\n", id, only);
+    fprintf(stderr, "dynsweep: point %lld has no series '%s'; it has: %s\n", id, only,
+            names[0] ? names : "none (a failed or pending point)");
     return 2;
   }
   return 0;
@@ -883,6 +892,10 @@ int main(int argc, char **argv) {
     ds_keys_print(stdout, sub_argc == 1);
     return 0;
   }
-  fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
+  static const char *const names[] = {"run", "plan", "ls", "export", "phase", "map", "show",
+                                      "status", "verify", "submit", "version", "keys"};
+  const char *near = ds_suggest(cmd, names, (int)(sizeof names / sizeof *names));
+  if (near) fprintf(stderr, "dynsweep: unknown command '%s' (did you mean '%s'?)\n\n%s", cmd, near, usage_main);
+  else fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);
   return 2;
 }

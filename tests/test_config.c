@@ -1117,8 +1117,14 @@ static void test_spectra_options(void) {
                       "    ntk: {every: 10}\n    activations: {every: 10}\n", &s);
   CHECK(rc == DS_OK, "cross-entropy hessian/ntk: %s", ds_errmsg());
   if (rc == DS_OK) ds_sweep_free(&s);
+  /* a section left empty is a null, refused like every null (issue 24): {} is the empty map */
   rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\nrecord:\n  spectra:\n", &s);
-  CHECK(rc == DS_OK, "empty spectra: %s", ds_errmsg());
+  CHECK(rc == DS_EINPUT && strstr(ds_errmsg(), "record.spectra: expected a map of record.spectra "
+                                  "options, got an empty value (null values are not allowed"),
+        "empty spectra refused: %s", ds_errmsg());
+  if (rc == DS_OK) ds_sweep_free(&s);
+  rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\nrecord: {spectra: {}}\n", &s);
+  CHECK(rc == DS_OK, "spectra: {}: %s", ds_errmsg());
   if (rc == DS_OK) ds_sweep_free(&s);
   rc = ds_sweep_parse(path, "name: ok\nloss: {reduction: mean}\ndata: {kind: rank4, d_in: 5}\n"
                       "record: {spectra: {agop: {every: 10}, split: [], hessian: {every: 1}, top_k: 40}}\n", &s);

@@ -18,11 +18,16 @@
  *   diverged  status diverged
  *   catapult  status done and stored outcome DS_OUT_CATAPULT (peak ratio above
  *             record.spectra.catapult_factor)
- *   plateaus  status done, not a catapult, and >= 1 plateau in the loss
+ *   unconverged status done, stored outcome DS_OUT_UNCONVERGED: finished its
+ *             steps without diverging, a catapult or converging (issue 24;
+ *             the rule: dynsweep/outcome.h)
+ *   plateaus  status done, converged, and >= 1 plateau in the loss
  *             (ds_worker_plateaus: a saddle the loss sat on and escaped)
- *   converged status done otherwise */
+ *   converged status done otherwise: the loss fell below train.tol or settled
+ *             (outcome.h). A row of a store written before issue 24 with code 0
+ *             ("did not diverge") is re-classified by an_open (table.c). */
 enum { DS_OC_CONVERGED, DS_OC_CATAPULT, DS_OC_DIVERGED, DS_OC_PLATEAUS, DS_OC_FAILED,
-       DS_OC_PENDING, DS_OC_COUNT };
+       DS_OC_PENDING, DS_OC_UNCONVERGED, DS_OC_COUNT };
 int ds_outcome_category(const ds_summary_row *r);
 
 /* Grid values as printed by plan, ls and phase: the fewest significant
@@ -33,7 +38,12 @@ int ds_outcome_category(const ds_summary_row *r);
 int ds_short_digits(const double *v, int n);
 void ds_short_format(double v, int P, char *buf, int len);
 const char *ds_outcome_category_name(int oc); /* "converged", ...; "unknown" out of range */
-char ds_outcome_category_letter(int oc);     /* c C D P F . */
+char ds_outcome_category_letter(int oc);     /* c C D P F . u */
+
+/* "model.type relu width 16 lr 0.005": point id's value on every grid axis
+ * of the store's sweep, as `ls` prints them (`show`'s header); "" when the
+ * store holds no sweep. */
+int ds_point_axes_text(const char *store_path, int64_t id, char *buf, size_t n);
 
 extern const char *const ds_usage_ls;
 extern const char *const ds_usage_export;

@@ -274,6 +274,11 @@ static int sw_is_cadence(const char *path) {
  * (record.spectra, record.spectra.ntk); nested maps recurse. */
 static int sw_parse_map(sw_ctx *x, const char *prefix, const ds_yn *m) {
   int nested = strchr(prefix, '.') != NULL, cadence = sw_is_cadence(prefix);
+  if (sw_is_null(m) && !cadence) /* as every other null (issue 24): never a silent default */
+    return sw_err(x, m->line, m->col, "%s: expected a map of %s options, got %s%s%s (null values "
+                  "are not allowed; omit %s: for the defaults, or write %s: {})", prefix, prefix,
+                  m->str && m->str[0] ? "the null value '" : "an empty value",
+                  m->str ? m->str : "", m->str && m->str[0] ? "'" : "", prefix, prefix);
   if (sw_is_null(m) || (m->kind == DS_YN_MAP && m->n == 0)) {
     if (cadence)
       return sw_err(x, m->line, m->col,
