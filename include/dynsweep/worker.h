@@ -19,19 +19,28 @@ typedef struct {
   int32_t rank;           /* world rank of the team root */
   char reason[96];
   /* issue 4: outcome of the point (from its training loss) */
-  int32_t outcome;        /* DS_OUT_* */
+  int32_t outcome;        /* DS_OUT_* (a row point: never DS_OUT_CONVERGED) */
   int64_t event_step;     /* catapult: step of the loss peak; diverged: the diverged step; else -1 */
   double peak_ratio;      /* max_{t >= 1} L_t / L_0 (the step losses) */
   int32_t plateaus;       /* plateaus in the recorded loss (definition: ds_worker_plateaus) */
   int64_t plateau_end;    /* step where the last plateau ended, -1 if none */
 } ds_point_result;
 
-/* Outcomes: converged = finished (train.steps or train.tol) without a
- * catapult; catapult = finished after the loss rose above
- * record.spectra.catapult_factor x its initial value; diverged; failed;
- * unfinished (stopped with a checkpoint). */
+/* Outcomes (docs/store.md, "Outcome"; the rule: dynsweep/outcome.h):
+ *   DS_OUT_CONVERGED_ROW (6) finished and converged: the loss fell below
+ *            train.tol, or the recorded loss settled (outcome.h);
+ *   DS_OUT_UNCONVERGED (5) finished its steps without diverging, without a
+ *            catapult and without converging (issue 24);
+ *   catapult = finished after the loss rose above record.spectra.catapult_factor
+ *            x its initial value; diverged; failed; unfinished (stopped with a
+ *            checkpoint).
+ *   DS_OUT_CONVERGED (0): map pixels: converged in the map's measure (map.h);
+ *            row stores written before issue 24: finished without diverging or
+ *            a catapult, converged or not -- readers re-classify such rows by
+ *            the rule of outcome.h (their loss series and train.tol are stored),
+ *            the worker no longer writes it for a row point. */
 enum { DS_OUT_CONVERGED = 0, DS_OUT_DIVERGED = 1, DS_OUT_CATAPULT = 2, DS_OUT_FAILED = 3,
-       DS_OUT_UNFINISHED = 4 };
+       DS_OUT_UNFINISHED = 4, DS_OUT_UNCONVERGED = 5, DS_OUT_CONVERGED_ROW = 6 };
 const char *ds_outcome_name(int outcome);
 
 /* Plateaus of a loss series (steps ascending): a plateau is a run of records

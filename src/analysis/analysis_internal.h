@@ -17,12 +17,14 @@ typedef enum {
   AN_F_STEPS_TO_TOL, /* derived: steps if the point reached train.tol, else empty */
   AN_F_TEAM_SIZE,    /* ranks of the team that ran the point (0 pending, format >= 3) */
   AN_F_ATTEMPTS,     /* times the point was started (0 in stores before the field) */
+  AN_F_ETA,          /* issue 24: the absolute learning rate: lr, or under optimizer.lr_units
+                        lambda0 the stored series eta (else lr / ntk/top at step 0) */
   /* normalised axes, derived from the step-0 record of the spectra series
    * (empty when the point did not record them at step 0): */
   AN_F_LAMBDA0,      /* ntk/top[0] at step 0, else hessian/top[0] at step 0 */
   AN_F_ETA_CRIT0,    /* ntk/critical_lr at step 0, else 2 / lambda0 (Hessian) */
-  AN_F_LR_LAMBDA0,   /* lr * lambda0 */
-  AN_F_LR_ETA_CRIT,  /* lr / eta_crit0 */
+  AN_F_LR_LAMBDA0,   /* eta * lambda0 (eta: the absolute rate, AN_F_ETA) */
+  AN_F_LR_ETA_CRIT,  /* eta / eta_crit0 */
   AN_F_COUNT
 } an_field;
 
@@ -49,6 +51,7 @@ typedef struct {
   int ncols, capcols;
   an_col *cols;
   double *lam0, *eta0; /* per row, NaN if not recorded at step 0 (loaded on first use) */
+  double *eta;         /* per row: the absolute learning rate, NaN if unknown (same) */
 } an_table;
 
 typedef enum { AN_EQ, AN_NE, AN_LT, AN_LE, AN_GT, AN_GE } an_op;

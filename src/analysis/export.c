@@ -97,7 +97,7 @@ static int export_summary(an_table *t, out_t *o, const int64_t *sel, int64_t nse
                                       "peak_ratio", "plateaus", "plateau_end", "wall_s", "rank",
                                       "team_size", "attempts", "reason", "steps_to_tol"};
   enum { NAFTER = sizeof after / sizeof after[0] };
-  int cols[3 + DS_MAX_AXES + 80 + NAFTER + 4], n = 0;
+  int cols[3 + DS_MAX_AXES + 80 + NAFTER + 5], n = 0;
   for (int k = 0; k < 3; k++) DS_TRY(an_col_get(t, before[k], &cols[n++]));
   for (int k = 0; k < npc; k++) cols[n++] = pc[k];
   for (int k = 0; k < NAFTER; k++) DS_TRY(an_col_get(t, after[k], &cols[n++]));
@@ -107,6 +107,13 @@ static int export_summary(an_table *t, out_t *o, const int64_t *sel, int64_t nse
     static const char *const norm[] = {"lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit"};
     for (int k = 0; k < 4; k++) DS_TRY(an_col_get(t, norm[k], &cols[n++]));
   }
+  /* issue 24: the absolute learning rate, when a rate is given in units of 1/lambda0
+   * (or with the normalised axes, which are computed from it) */
+  int lam_units = t->sw.base.optimizer.lr_units == DS_LR_LAMBDA0;
+  for (int a = 0; a < t->sw.naxes; a++)
+    lam_units |= !strcmp(t->sw.axes[a].path, "optimizer.lr_units");
+  if (lam_units || ds_cadence_on(&sp->ntk) || ds_cadence_on(&sp->hessian))
+    DS_TRY(an_col_get(t, "eta", &cols[n++]));
   for (int k = 0; k < n; k++) put_field(o, t->cols[cols[k]].name);
   end_line(o);
   for (int64_t j = 0; j < nsel; j++) {

@@ -10,15 +10,16 @@
   "Column names (for --where, --sort, --x, --y, --params):\n"                                     \
   "  summary: id (or point), combo, replica, status, outcome, steps, final_loss, min_loss,\n"    \
   "           final_test_loss, diverged_step, event_step, peak_ratio, plateaus, plateau_end,\n" \
-  "           wall_s, rank, team_size, attempts, reason, steps_to_tol\n"                         \
+  "           wall_s, rank, team_size, attempts, reason, steps_to_tol, eta\n"                    \
   "           (attempts = times the point was started, run --max-attempts;\n"                    \
   "           steps_to_tol = steps of a point that finished done with its last loss below\n"    \
-  "           train.tol, empty otherwise)\n"                                                     \
+  "           train.tol, empty otherwise; eta = the absolute learning rate: lr, or with\n"       \
+  "           optimizer.lr_units: lambda0 (lr = eta x lambda_0) the stored eta)\n"              \
   "  normalised axes (empty unless the point recorded record.spectra.ntk or .hessian\n"       \
   "           at step 0): lambda0 = top NTK eigenvalue at step 0 (ntk/top), else top\n"         \
   "           Hessian eigenvalue (hessian/top); eta_crit0 = ntk/critical_lr at step 0\n"        \
   "           (2/lambda0 for half_sum, n/lambda0 for mean), else 2/lambda0 (Hessian);\n"       \
-  "           lr_lambda0 = lr x lambda0; lr_eta_crit = lr / eta_crit0 (seed 003's\n"             \
+  "           lr_lambda0 = eta x lambda0; lr_eta_crit = eta / eta_crit0 (seed 003's\n"           \
   "           catapult band: 2 < lr_lambda0 < 4 with half_sum, 1 < lr_eta_crit < 2)\n"           \
   "  parameters: a grid axis by its name or path (lr, width, model.type, ...), the aliases\n"    \
   "           width depth lr init_scale, or any option path (train.steps, loss.reduction)\n"     \
@@ -27,9 +28,12 @@
   "  diverged  status diverged\n"                                                                \
   "  catapult  done, and the loss rose above record.spectra.catapult_factor (default 2)\n"      \
   "            x its step-0 value (peak_ratio = max_{t>=1} L_t/L_0; event_step = the peak)\n"   \
-  "  plateaus  done, no catapult, and >= 1 plateau in the recorded loss (a run from step a\n"  \
+  "  converged done, no catapult, and the loss fell below train.tol or settled: over the\n"   \
+  "            last tenth of the steps it changed by <= 1% of its final value, and\n"         \
+  "            its decrease is not speeding up (docs/store.md, \"Outcome\")\n"                 \
+  "  plateaus  converged, and >= 1 plateau in the recorded loss (a run from step a\n"        \
   "            to b >= max(2a, a+10) within 5% of its start, ended by a drop below 80%)\n"      \
-  "  converged done otherwise\n"                                                                 \
+  "  unconverged done (all its steps), no catapult, not converged\n"                          \
   "Conditions: NAME OP VALUE, OP one of = != < <= > >=, comma-separated, all must hold.\n"       \
   "  Enum and bool parameters compare by name (model.type=relu, model.bias=true),\n"             \
   "  status and outcome by name (status=diverged, outcome=catapult). Numbers compare with a\n"  \
@@ -44,7 +48,7 @@ const char *const ds_usage_ls =
     "                   [--add COL,...]\n"
     "\n"
     "Prints one row per point: id, replica, grid parameters, status\n"
-    "(done / diverged / failed / pending / running), outcome (converged / catapult /\n"
+    "(done / diverged / failed / pending / running), outcome (converged / unconverged / catapult /\n"
     "diverged / plateaus / failed / pending, see below), steps done, final and minimum\n"
     "training loss, wall seconds, and the rank that ran it; then counts per status and\n"
     "per outcome,\n"
@@ -114,9 +118,10 @@ const char *const ds_usage_phase =
     "                        <= 16 bins and leaves others as distinct values; none: never.\n"
     "                        Points without a value on a binned axis are left out (noted)\n"
     "Outcome cells, one letter per outcome (see Outcome below): c converged, C catapult,\n"
-    "P plateaus, D diverged, F failed, . pending or running, '-' no point. A cell whose\n"
-    "points (replicas, other axes) do not all agree shows its most common outcome followed\n"
-    "by '*' (D* = mostly diverged); ties go to the worse outcome (F, D, C, P, ., c).\n"
+    "P plateaus, u unconverged, D diverged, F failed, . pending or running, '-' no point.\n"
+    "A cell whose points (replicas, other axes) do not all agree shows its most common\n"
+    "outcome followed by '*' (D* = mostly diverged); ties go to the worse outcome (F, D, C,\n"
+    "P, u, ., c).\n"
     "With --agg count an outcome cell shows its number of points.\n"
     "\n" AN_NAMES_HELP
     "\nExamples:\n"

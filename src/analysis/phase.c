@@ -147,11 +147,12 @@ static void comment(const char *fmt, ...) {
   }
 }
 
-/* Severity of an outcome category for ties: F > D > C > P > . > c. */
+/* Severity of an outcome category for ties: F > D > C > P > u > . > c. */
 static int severity(int oc) {
   static const int sev[DS_OC_COUNT] = {[DS_OC_CONVERGED] = 0, [DS_OC_PENDING] = 1,
-                                       [DS_OC_PLATEAUS] = 2,  [DS_OC_CATAPULT] = 3,
-                                       [DS_OC_DIVERGED] = 4,  [DS_OC_FAILED] = 5};
+                                       [DS_OC_UNCONVERGED] = 2, [DS_OC_PLATEAUS] = 3,
+                                       [DS_OC_CATAPULT] = 4,  [DS_OC_DIVERGED] = 5,
+                                       [DS_OC_FAILED] = 6};
   return sev[oc];
 }
 
@@ -336,7 +337,7 @@ int ds_cli_phase(int argc, char **argv) {
            (long long)nleft, bw[0] > 0 ? t.cols[cx].name : t.cols[cy].name);
   if (!outcome || agg == AG_COUNT) comment("%s", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
   if (outcome && agg != AG_COUNT) {
-    comment("c converged, C catapult, P plateaus, D diverged, F failed, . pending, - empty");
+    comment("c converged, C catapult, P plateaus, u unconverged, D diverged, F failed, . pending, - empty");
     comment("mixed cells: the most common letter%s (ties: the worse)",
             shares ? " and its share" : ", then *");
   }

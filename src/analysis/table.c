@@ -10,25 +10,30 @@
 
 #include "analysis_internal.h"
 #include "dynsweep/analysis.h"
+#include "dynsweep/outcome.h"
 #include "dynsweep/util.h"
 
 static const char *const field_names[AN_F_COUNT] = {
     "id", "combo", "replica", "status", "steps", "final_loss", "min_loss", "final_test_loss",
     "diverged_step", "wall_s", "rank", "reason", "outcome", "event_step", "peak_ratio",
-    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts", "lambda0", "eta_crit0",
+    "plateaus", "plateau_end", "steps_to_tol", "team_size", "attempts", "eta", "lambda0", "eta_crit0",
     "lr_lambda0", "lr_eta_crit"};
 
 const char *an_field_name(int f) { return f >= 0 && f < AN_F_COUNT ? field_names[f] : "?"; }
 
 /* ---- outcome categories (analysis.h) ---------------------------------------- */
 
-static const char *const oc_names[DS_OC_COUNT] = {"converged", "catapult", "diverged",
-                                                  "plateaus",  "failed",   "pending"};
+static const char *const oc_names[DS_OC_COUNT] = {"converged", "catapult", "diverged", "plateaus",
+                                                  "failed",    "pending",  "unconverged"};
 
+/* Stored codes (worker.h DS_OUT_*): 2 catapult, 5 unconverged, 6 converged; 0 in
+ * a store written before issue 24 means "finished without diverging": an_open
+ * re-classifies such rows by dynsweep/outcome.h (see legacy_outcomes). */
 int ds_outcome_category(const ds_summary_row *r) {
   switch (r->status) {
   case DS_ST_DONE:
     if (r->outcome == 2) return DS_OC_CATAPULT; /* DS_OUT_CATAPULT (worker.h) */
+    if (r->outcome == 5) return DS_OC_UNCONVERGED; /* DS_OUT_UNCONVERGED */
     return r->plateaus >= 1 ? DS_OC_PLATEAUS : DS_OC_CONVERGED;
   case DS_ST_DIVERGED: return DS_OC_DIVERGED;
   case DS_ST_FAILED: return DS_OC_FAILED;
@@ -91,7 +96,7 @@ const char *ds_outcome_category_name(int oc) {
 }
 
 char ds_outcome_category_letter(int oc) {
-  return oc >= 0 && oc < DS_OC_COUNT ? "cCDPF."[oc] : '?';
+  return oc >= 0 && oc < DS_OC_COUNT ? "cCDPF.u"[oc] : '?';
 }
 
 static const struct { const char *alias, *path; } aliases[] = {
@@ -142,6 +147,41 @@ int an_parse_number(const char *s, double *v) {
   return *end == 0 && end != s;
 }
 
+/* Issue 24: a done row with outcome code 0 (DS_OUT_CONVERGED) was written before
+ * "converged" had a criterion (then it meant "did not diverge"). Its stored loss
+ * series, train.steps and train.tol decide it by the rule of dynsweep/outcome.h,
+ * the same rule the worker applies now: code 6 (converged) or 5 (unconverged),
+ * in memory only. Stores of this version hold no such rows: nothing is read. */
+static int legacy_outcomes(an_table *t) {
+  for (int64_t i = 0; i < t->n; i++) {
+    ds_summary_row *r = &t->rows[i];
+    if (r->status != DS_ST_DONE || r->outcome != 0) continue;
+    ds_point p;
+    if (ds_sweep_point(&t->sw, r->combo * t->sw.replicas + r->replica, &p) != DS_OK) {
+      ds_clear_error(); /* reported by the column that needs the point */
+      continue;
+    }
+    const ds_train_spec *tr = &p.cfg.train;
+    int conv = tr->tol > 0 && r->final_loss < tr->tol;
+    if (!conv) {
+      ds_traj traj;
+      ds_traj_init(&traj);
+      int rc = ds_store_read_traj(t->st, r->id, &traj);
+      if (rc == DS_OK) {
+        int li = ds_traj_find(&traj, "loss");
+        if (li >= 0)
+          conv = ds_outcome_converged(traj.s[li].step, traj.s[li].val, traj.s[li].n, tr->steps,
+                                      tr->tol, r->final_loss);
+      } else {
+        ds_clear_error();
+      }
+      ds_traj_free(&traj);
+    }
+    r->outcome = conv ? 6 : 5;
+  }
+  return DS_OK;
+}
+
 int an_open(const char *path, an_table *t) {
   memset(t, 0, sizeof *t);
   t->path = path;
@@ -155,6 +195,7 @@ int an_open(const char *path, an_table *t) {
     else ds_context(rc, "%s: the stored sweep file", path);
   }
   free(text);
+  if (rc == DS_OK && t->have_sw) rc = legacy_outcomes(t);
   return rc;
 }
 
@@ -171,6 +212,7 @@ void an_close(an_table *t) {
   free(t->cols);
   free(t->lam0);
   free(t->eta0);
+  free(t->eta);
   if (t->have_sw) ds_sweep_free(&t->sw);
   free(t->rows);
   if (t->st) ds_store_close(t->st);
@@ -245,25 +287,50 @@ static int resolve(an_table *t, const char *name, an_col *c) {
 
 /* lambda0 and eta_crit0 of every written point: the step-0 records of ntk/top and
  * ntk/critical_lr, else of hessian/top (eta_crit0 = 2 / lambda0, the GD stability
- * threshold of the sharpness). One record per series and point is read. */
+ * threshold of the sharpness). One record per series and point is read.
+ * eta (issue 24), the absolute learning rate: optimizer.lr under lr_units
+ * absolute; under lr_units lambda0 (the grid's lr is eta * lambda_0) the stored
+ * series eta (step 0), else, in stores before it, lr / ntk/top at step 0 (the
+ * same NTK the rates were divided by: exact up to round-off), else unknown.
+ * Under lr_units lambda0 a point without ntk/top gets lambda0 = lr / eta (the
+ * NTK eigenvalue its rates were divided by). */
 static int load_normalised(an_table *t) {
   if (t->lam0) return DS_OK;
   size_t n = t->n > 0 ? (size_t)t->n : 1;
   t->lam0 = malloc(n * sizeof *t->lam0);
   t->eta0 = malloc(n * sizeof *t->eta0);
-  if (!t->lam0 || !t->eta0) return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
+  t->eta = malloc(n * sizeof *t->eta);
+  if (!t->lam0 || !t->eta0 || !t->eta)
+    return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
   for (int64_t i = 0; i < t->n; i++) {
     const ds_summary_row *r = &t->rows[i];
-    t->lam0[i] = t->eta0[i] = NAN;
+    t->lam0[i] = t->eta0[i] = t->eta[i] = NAN;
     if (r->status == DS_ST_PENDING || r->status == DS_ST_RUNNING) continue;
+    int units = DS_LR_ABSOLUTE;
+    ds_point p;
+    if (t->have_sw && ds_sweep_point(&t->sw, r->combo * t->sw.replicas + r->replica, &p) == DS_OK)
+      units = p.cfg.optimizer.lr_units;
+    else
+      ds_clear_error();
     int64_t step;
     double v;
     int found;
+    if (units == DS_LR_LAMBDA0) {
+      DS_TRY(ds_store_read_first(t->st, r->id, "eta", &step, &v, &found));
+      if (found && step == 0) t->eta[i] = v;
+    } else {
+      t->eta[i] = r->lr;
+    }
     DS_TRY(ds_store_read_first(t->st, r->id, "ntk/top", &step, &v, &found));
     if (found && step == 0) {
       t->lam0[i] = v;
+      if (units == DS_LR_LAMBDA0 && isnan(t->eta[i])) t->eta[i] = r->lr / v;
       DS_TRY(ds_store_read_first(t->st, r->id, "ntk/critical_lr", &step, &v, &found));
       if (found && step == 0) t->eta0[i] = v;
+      continue;
+    }
+    if (units == DS_LR_LAMBDA0 && isfinite(t->eta[i]) && t->eta[i] > 0) {
+      t->lam0[i] = r->lr / t->eta[i];
       continue;
     }
     DS_TRY(ds_store_read_first(t->st, r->id, "hessian/top", &step, &v, &found));
@@ -292,7 +359,7 @@ static int materialise(an_table *t, an_col *c) {
   if (!c->v || !c->isnum || !c->empty || (text && !c->s))
     return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
   int need_cfg = c->is_param || c->field == AN_F_STEPS_TO_TOL;
-  if (normalised(c)) DS_TRY(load_normalised(t));
+  if (normalised(c) || (!c->is_param && c->field == AN_F_ETA)) DS_TRY(load_normalised(t));
   for (int64_t i = 0; i < t->n; i++) {
     const ds_summary_row *r = &t->rows[i];
     ds_point p;
@@ -349,8 +416,9 @@ static int materialise(an_table *t, an_col *c) {
       case AN_F_PLATEAU_END: v = (double)r->plateau_end; break;
       case AN_F_LAMBDA0: v = t->lam0[i]; break;
       case AN_F_ETA_CRIT0: v = t->eta0[i]; break;
-      case AN_F_LR_LAMBDA0: v = r->lr * t->lam0[i]; break;
-      case AN_F_LR_ETA_CRIT: v = r->lr / t->eta0[i]; break;
+      case AN_F_ETA: v = t->eta[i]; break;
+      case AN_F_LR_LAMBDA0: v = t->eta[i] * t->lam0[i]; break;
+      case AN_F_LR_ETA_CRIT: v = t->eta[i] / t->eta0[i]; break;
       case AN_F_STEPS_TO_TOL:
         /* reached the tolerance: finished as done with the last loss below train.tol */
         if (r->status == DS_ST_DONE && p.cfg.train.tol > 0 && r->final_loss < p.cfg.train.tol)
@@ -360,8 +428,8 @@ static int materialise(an_table *t, an_col *c) {
       default: break;
       }
     }
-    if (normalised(c) && isnan(v))
-      isnum = 0, c->empty[i] = 1; /* not recorded at step 0 */
+    if ((normalised(c) || (!c->is_param && c->field == AN_F_ETA)) && isnan(v))
+      isnum = 0, c->empty[i] = 1; /* not recorded at step 0; eta: not known */
     c->v[i] = v;
     c->isnum[i] = (char)isnum;
   }
@@ -521,8 +589,8 @@ static int check_cond(an_table *t, an_cond *k) {
     for (int o = 0; o < DS_OC_COUNT; o++)
       if (!strcmp(k->val, ds_outcome_category_name(o))) return DS_OK;
     return ds_fail(DS_EINPUT,
-                   "--where outcome%s%s: unknown outcome; use converged, catapult, diverged, "
-                   "plateaus, failed, pending",
+                   "--where outcome%s%s: unknown outcome; use converged, unconverged, catapult, "
+                   "diverged, plateaus, failed, pending",
                    op_text(k->op), k->val);
   }
   if (c->is_param && any_text && !match) {

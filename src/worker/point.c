@@ -25,6 +25,7 @@
 #include "dynsweep/optim.h"
 #include "dynsweep/store.h"
 #include "dynsweep/worker.h"
+#include "dynsweep/outcome.h"
 #include "diagrec.h"
 #include "series.h"
 
@@ -648,8 +649,9 @@ static int ckpt_restore_dist(point_state *st, const ds_point *p, ds_traj *tr, co
 /* ---- the loop --------------------------------------------------------------- */
 
 const char *ds_outcome_name(int o) {
-  static const char *names[] = {"converged", "diverged", "catapult", "failed", "unfinished"};
-  return o >= 0 && o <= DS_OUT_UNFINISHED ? names[o] : "unknown";
+  static const char *names[] = {"converged",  "diverged",    "catapult", "failed",
+                                "unfinished", "unconverged", "converged"};
+  return o >= 0 && o <= DS_OUT_CONVERGED_ROW ? names[o] : "unknown";
 }
 
 int ds_worker_loss_rose(double prev, double cur, double rel) {
@@ -690,8 +692,11 @@ static void outcome(point_state *st, const ds_traj *tr, const ds_point_cfg *c, d
   } else if (res->peak_ratio > factor) {
     res->outcome = DS_OUT_CATAPULT;
     res->event_step = st->peak_step;
-  } else {
-    res->outcome = DS_OUT_CONVERGED;
+  } else { /* issue 24: converged only by train.tol or a settled loss (dynsweep/outcome.h) */
+    int conv = ds_outcome_converged(li < 0 ? NULL : tr->s[li].step, li < 0 ? NULL : tr->s[li].val,
+                                    li < 0 ? 0 : tr->s[li].n, c->train.steps, c->train.tol,
+                                    res->final_loss);
+    res->outcome = conv ? DS_OUT_CONVERGED_ROW : DS_OUT_UNCONVERGED;
   }
 }
 
@@ -777,6 +782,10 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     }
     double norm = c->optimizer.schedule == DS_SCHED_ADAPTIVE_NORM ? theta_norm(&st) : 0;
     double lr = ds_schedule_lr(&c->optimizer, t, norm, c->model.depth);
+    if (t == 0 && st.ix.eta >= 0) { /* lr_units lambda0: the absolute rate (issue 24) */
+      rc = ds_traj_append(tr, st.ix.eta, 0, &c->optimizer.lr);
+      if (rc != DS_OK) break;
+    }
     loss = step_loss_grad(&st);
     int diverged = !isfinite(loss) || loss > c->train.diverge_above;
     int last = diverged || t == T || (c->train.tol > 0 && loss < c->train.tol);

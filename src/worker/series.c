@@ -41,6 +41,14 @@ int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, ds
                      : -1;
   ix->lr = want(c, DS_REC_LR) ? ds_traj_add(tr, "lr", 1, "1", "learning rate used for the update "
                                                                 "from this step") : -1;
+  /* issue 24: under optimizer.lr_units: lambda0 the grid's rates are eta * lambda_0;
+   * the absolute eta in effect is stored with the point (c: the rates divided) */
+  ix->eta = c->optimizer.lr_units == DS_LR_LAMBDA0
+                ? ds_traj_add(tr, "eta", 1, "1",
+                              "absolute learning rate in effect: optimizer.lr / lambda_0, lambda_0 = "
+                              "top NTK eigenvalue at initialisation on the training set "
+                              "(optimizer.lr_units: lambda0); one record, at step 0")
+                : -1;
   ix->grad_norm = want(c, DS_REC_GRAD_NORM)
                       ? ds_traj_add(tr, "grad_norm", 1, "1",
                                     c->optimizer.batch_size > 0
@@ -68,7 +76,7 @@ int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, ds
     ix->sv[l] = ds_traj_add(tr, name, k, "1", def);
   }
   /* ds_traj_add returns -code on failure; -1 means "not recorded" */
-  int worst = -1, all[] = {ix->loss, ix->test_loss, ix->loss_gap, ix->lr, ix->grad_norm,
+  int worst = -1, all[] = {ix->loss, ix->test_loss, ix->loss_gap, ix->lr, ix->eta, ix->grad_norm,
                            ix->param_norm, ix->layer_fro};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) worst = all[i] < worst ? all[i] : worst;
   for (int l = 0; l < L; l++) worst = ix->sv[l] < worst ? ix->sv[l] : worst;

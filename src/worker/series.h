@@ -8,6 +8,7 @@
 /* Index of each series in the trajectory, -1 where not recorded. */
 typedef struct {
   int loss, test_loss, loss_gap, lr, grad_norm, param_norm, layer_fro;
+  int eta; /* optimizer.lr_units lambda0: the absolute rate, one record at step 0 */
   int *sv; /* per layer */
 } ds_series_ix;
 
