@@ -17,7 +17,8 @@ from ._deps import require
 OUTCOME_NAMES = {0: "converged", 1: "diverged", 2: "catapult", 3: "failed", 4: "unfinished"}
 #: the named outcome, as `dynsweep ls/export/phase` print it (include/dynsweep/analysis.h,
 #: docs/store.md "Outcome"): derived from status, the stored code and the plateau count
-OUTCOME_CATEGORIES = ["converged", "catapult", "diverged", "plateaus", "failed", "pending"]
+OUTCOME_CATEGORIES = ["converged", "catapult", "diverged", "plateaus", "failed", "pending",
+                      "unconverged"]
 STATUS_CATEGORIES = [_store.STATUS_NAMES[i] for i in range(len(_store.STATUS_NAMES))]
 # status -> outcome for stores written before the outcome fields existed
 _OUTCOME_OF_STATUS = {0: 4, 1: 0, 2: 1, 3: 3, 4: 4}
@@ -81,24 +82,23 @@ class Store:
         for k in ("steps", "final_loss", "min_loss", "final_test_loss", "diverged_step",
                   "wall_s", "rank"):
             c[k] = np.asarray(s[k])
-        if "outcome" in names:
-            c["outcome"] = s["outcome"].astype(np.int64)
-        else:
-            c["outcome"] = np.array([_OUTCOME_OF_STATUS.get(int(x), -1) for x in s["status"]],
-                                    dtype=np.int64)
+        # stored codes; a done row of code 0 (stores before issue 24, or before the
+        # outcome fields) re-classified by the rule of include/dynsweep/outcome.h
+        c["outcome"] = raw.outcome_codes()
         for k, dt, dflt in _DEFAULTS:
             c[k] = np.asarray(s[k]) if k in names else np.full(raw.n, dflt, dtype=dt)
         # the named outcome (same rule as ds_outcome_category): pending/running ->
-        # pending, failed, diverged; done: catapult (stored code 2), else plateaus
-        # (>= 1 plateau), else converged
+        # pending, failed, diverged; done: catapult (code 2), unconverged (code 5),
+        # else plateaus (>= 1 plateau), else converged
         st, stored, pl = c["status"], c["outcome"], np.asarray(c["plateaus"])
         cat = np.full(len(st), OUTCOME_CATEGORIES.index("pending"), dtype=np.int64)
         cat[st == 3] = OUTCOME_CATEGORIES.index("failed")
         cat[st == 2] = OUTCOME_CATEGORIES.index("diverged")
         done = st == 1
         cat[done] = np.where(stored[done] == 2, OUTCOME_CATEGORIES.index("catapult"),
-                             np.where(pl[done] >= 1, OUTCOME_CATEGORIES.index("plateaus"),
-                                      OUTCOME_CATEGORIES.index("converged")))
+                             np.where(stored[done] == 5, OUTCOME_CATEGORIES.index("unconverged"),
+                                      np.where(pl[done] >= 1, OUTCOME_CATEGORIES.index("plateaus"),
+                                               OUTCOME_CATEGORIES.index("converged"))))
         c["outcome"], c["outcome_code"] = cat, stored
         c["reason"] = t["reason"]
         c["steps_to_tol"] = t["steps_to_tol"]

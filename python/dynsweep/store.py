@@ -200,6 +200,42 @@ def read_points(f, ids=None, names=None):
     return out
 
 
+SETTLE_REL = 1e-2  # include/dynsweep/outcome.h DS_SETTLE_REL
+
+
+def outcome_settled(step, loss, T):
+    """include/dynsweep/outcome.h ds_outcome_settled: has the recorded loss settled?"""
+    step = np.asarray(step, dtype=np.int64).ravel()
+    loss = np.asarray(loss, dtype=np.float64).ravel()
+    n = len(step)
+    if n < 3 or T < 2 or step[-1] != T:
+        return False
+    ea = T - (T + 9) // 10
+    ia = [i for i in range(n - 1) if step[i] <= ea]
+    if not ia:
+        return False
+    ia = ia[-1]
+    ep = step[ia] - (T - step[ia])
+    ip = [i for i in range(ia) if step[i] <= ep]
+    if not ip:
+        return False
+    ip = ip[-1]
+    L0, LT, La, Lp = loss[0], loss[-1], loss[ia], loss[ip]
+    if not all(np.isfinite([L0, LT, La, Lp])):
+        return False
+    gain, d1, d0 = L0 - LT, La - LT, Lp - La
+    if not gain > 0 or abs(d1) > SETTLE_REL * abs(LT):
+        return False
+    return d1 <= max(d0, 1e-6 * gain)
+
+
+def outcome_converged(step, loss, T, tol, final_loss):
+    """include/dynsweep/outcome.h ds_outcome_converged: train.tol reached, or settled."""
+    if tol > 0 and final_loss < tol:
+        return True
+    return step is not None and loss is not None and outcome_settled(step, loss, T)
+
+
 def _s(x):
     """h5py attribute/string value -> str."""
     if isinstance(x, bytes):
@@ -502,8 +538,61 @@ class Store:
             elif "ntk/top" not in at0 and "hessian/top" in at0:
                 crit[i] = 2.0 / lam[i]
         lr = self.table()["lr"].astype(np.float64)
-        return {"lambda0": lam, "eta_crit0": crit, "lr_lambda0": lr * lam,
-                "lr_eta_crit": lr / crit}
+        # issue 24: the absolute learning rate eta (lr_units lambda0: the grid's lr is
+        # eta * lambda_0): lr, or the stored series eta, or lr / ntk/top at step 0 in
+        # stores before it; lambda0 of such a point without ntk/top = lr / eta
+        units = self.per_point_text("optimizer.lr_units", "absolute")
+        lam_units = np.array([u == "lambda0" for u in units], dtype=bool)
+        eta = np.where(lam_units, np.nan, lr)
+        eta[np.isin(np.asarray(self.summary["status"]), (STATUS_CODES["pending"], STATUS_CODES["running"]))] = np.nan
+        if lam_units.any():
+            got_eta = _read(self.path, lambda f: read_points(f, [ids[i] for i in np.nonzero(lam_units)[0]],
+                                                             ("eta",)))
+            for i in np.nonzero(lam_units)[0]:
+                if int(self.summary["status"][i]) in (STATUS_CODES["pending"], STATUS_CODES["running"]):
+                    continue
+                for name, _, _, step, val in got_eta.get(ids[i], []):
+                    hit = np.nonzero(np.asarray(step) == 0)[0]
+                    if len(hit):
+                        eta[i] = float(np.asarray(val, dtype=np.float64).ravel()[hit[0]])
+                had_ntk = self._had_ntk(i, got, ids)
+                if np.isnan(eta[i]) and had_ntk:
+                    eta[i] = lr[i] / lam[i]  # ntk/top at step 0: the NTK the rates were divided by
+                if not had_ntk and np.isfinite(eta[i]) and eta[i] > 0:
+                    lam[i] = lr[i] / eta[i]  # the NTK eigenvalue the rates were divided by
+                    crit[i] = np.nan
+        return {"lambda0": lam, "eta_crit0": crit, "lr_lambda0": eta * lam,
+                "lr_eta_crit": eta / crit, "eta": eta}
+
+    @staticmethod
+    def _had_ntk(i, got, ids):
+        return any(name == "ntk/top" and len(np.nonzero(np.asarray(step) == 0)[0])
+                   for name, _, _, step, _ in got.get(ids[i], []))
+
+    def outcome_codes(self):
+        """The stored outcome codes (worker.h DS_OUT_*), with every done row of code 0
+        (a store written before issue 24: "did not diverge") re-classified by the
+        rule of include/dynsweep/outcome.h from its stored loss series, train.steps
+        and train.tol: 6 converged or 5 unconverged (as `dynsweep ls` does)."""
+        s = self.summary
+        if "outcome" in s.dtype.names:
+            code = np.asarray(s["outcome"]).astype(np.int64)
+        else:
+            code = np.array([{0: 4, 1: 0, 2: 1, 3: 3, 4: 4}.get(int(x), -1) for x in s["status"]],
+                            dtype=np.int64)
+        legacy = np.nonzero((np.asarray(s["status"]) == 1) & (code == 0))[0]
+        if not len(legacy):
+            return code
+        tol = self._per_point("train.tol", 0.0)
+        steps = self._per_point("train.steps", 1000.0)
+        ids = [int(x) for x in s["id"]]
+        got = _read(self.path, lambda f: read_points(f, [ids[i] for i in legacy], ("loss",)))
+        for i in legacy:
+            ser = [(st, v) for name, _, _, st, v in got.get(ids[i], []) if name == "loss"]
+            step, val = (ser[0] if ser else (None, None))
+            code[i] = 6 if outcome_converged(step, val, int(steps[i]), float(tol[i]),
+                                             float(s["final_loss"][i])) else 5
+        return code
 
     def _per_point(self, dotted, default):
         """Per-point numeric value of an option: the axis if it is one, else the base value."""
