@@ -132,7 +132,7 @@ fi
 run_ds() {
   local name=$1 sweep=$2 st=$OUT/$1.h5
   rm -f "$st"
-  local cmd=(mpirun $MPIFLAGS -n 3 "$DS" run "$sweep" -o "$st")
+  local cmd=(mpirun $MPIFLAGS -n 3 "$DS" run "$sweep" -o "$st" -v) # -v: the store-timing line report.py reads
   if [ $PROBES -eq 1 ]; then
     cmd=(perf record -q -o "$OUT/$name.perf" -e 'dsbench:*' -a -- "${cmd[@]}")
   fi

@@ -725,15 +725,21 @@ static int cmd_status(int argc, char **argv) {
          (long long)c[DS_ST_DIVERGED], (long long)c[DS_ST_FAILED], (long long)c[DS_ST_PENDING],
          (long long)n, n ? 100.0 * fin / n : 100.0);
   double span = last - start, made = fin - done0;
+  /* the ETA the run itself keeps (its cost model corrected by the points
+   * finished, eta_unix at each publish); else from the rate */
+  double eta_at = store_num(s, "eta_unix");
+  ds_clear_error();
+  char eta[32] = "";
+  if (isfinite(eta_at) && eta_at > 0) fmt_secs(eta, sizeof eta, eta_at > now ? eta_at - now : 0);
   if (isfinite(start) && isfinite(done0) && span > 0 && made > 0) {
     double rate = made / span;
-    char eta[32];
-    fmt_secs(eta, sizeof eta, left / rate);
+    if (!eta[0] && !refined) fmt_secs(eta, sizeof eta, left / rate); /* refined: most are never trained */
     printf("speed:   %.3g points/s this session (%.0f points in %.0f s)", rate, made, span);
-    if (left > 0 && live && !refined) printf("; ETA %s", eta); /* refined: most are never trained */
+    if (left > 0 && live && eta[0]) printf("; ETA %s", eta);
     printf("\n");
   } else if (left > 0) {
-    printf("speed:   no point finished yet this session\n");
+    printf("speed:   no point finished yet this session%s%s\n", live && eta[0] ? "; ETA " : "",
+           live && eta[0] ? eta : "");
   }
   if (!live && left > 0)
     printf("resume:  mpirun -n %s dynsweep run SWEEP.yaml -o %s   (the sweep file that made it)\n",

@@ -171,6 +171,9 @@ void ds_store_set_publish_every(ds_store *s, double every_s);
  * run_state ("running", "drained", "stopped", "complete"), the session's
  * start (unix seconds) and how many points had finished when it started. */
 void ds_store_set_run(ds_store *s, const char *state, double session_start_unix, int64_t done0);
+/* The run's predicted end (unix seconds; 0 = none), root attribute eta_unix,
+ * written with the next publish (it forces none): what `status` shows. */
+void ds_store_set_eta(ds_store *s, double eta_unix);
 /* New values of the inputs / inputs_hash root attributes (the input files
  * changed since the store was created), written at the next publish. */
 int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash);

@@ -13,13 +13,16 @@ void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len) {
 }
 
 void sc_progress(sched *s, const ds_summary_row *r, int force) {
+  int64_t left = s->n - s->nfinal, pending = left - s->nrunning;
+  double eta = sc_eta(s);
+  struct timespec ts; /* for `status`, quiet or not */
+  clock_gettime(CLOCK_REALTIME, &ts);
+  if (s->store) ds_store_set_eta(s->store, left > 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
   if (s->o->quiet) return;
   double now = ds_now(), el = now - s->t0;
   double rate = s->session_done / (el > 0 ? el : 1e-9);
-  int64_t left = s->n - s->nfinal, pending = left - s->nrunning;
-  double eta = rate > 0 ? left / rate : 0;
   char etas[32];
-  if (!(rate > 0)) snprintf(etas, sizeof etas, "?");
+  if (!(eta >= 0) || !isfinite(eta)) snprintf(etas, sizeof etas, "?");
   else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
   else if (eta < 6000) snprintf(etas, sizeof etas, "%.0fm%02.0fs", floor(eta / 60), fmod(eta, 60));
   else snprintf(etas, sizeof etas, "%.0fh%02.0fm", floor(eta / 3600), fmod(eta / 60, 60));
@@ -56,8 +59,47 @@ void sc_progress(sched *s, const ds_summary_row *r, int force) {
   s->last_prog = now;
 }
 
+/* The running sums of the ETA: a row starts, or stops running (finished:
+ * its measured seconds feed the correction; handed back: queued again). */
+static void eta_start(sched *s, int64_t id) {
+  s->t_run[id] = ds_now();
+  s->est_pending -= s->est[id];
+  s->est_running += s->est[id];
+  s->t_running += s->t_run[id];
+}
+
+static void eta_stop(sched *s, int64_t id, int finished, double wall_s, int64_t steps) {
+  if (s->t_run[id] <= 0) return;
+  s->est_running -= s->est[id];
+  s->t_running -= s->t_run[id];
+  /* a point that stopped early (diverged, train.tol) ran its share of the estimate */
+  double share = s->nsteps[id] > 0 ? (double)steps / (double)s->nsteps[id] : 1;
+  share = share < 0 ? 0 : share > 1 ? 1 : share;
+  if (finished && wall_s > 0 && s->est[id] > 0) s->done_est += share * s->est[id], s->done_wall += wall_s;
+  if (!finished) s->est_pending += s->est[id];
+  s->t_run[id] = 0;
+}
+
+/* Seconds left: the estimated seconds of the queued points, and of the
+ * running ones less the time they have run, each scaled by the measured /
+ * estimated ratio of this session's finished points (starting from 1, worth
+ * two average points, so one odd early point does not swing it), spread
+ * over the points that run at once. */
+double sc_eta(const sched *s) {
+  double corr = (s->done_wall + s->est_prior) / (s->done_est + s->est_prior);
+  if (!isfinite(corr) || corr <= 0) corr = 1;
+  int64_t nrun = s->nrunning > 0 ? s->nrunning : 0;
+  double ran = nrun * ds_now() - s->t_running; /* sum of (now - t_run) over running rows */
+  double left_run = corr * s->est_running - ran;
+  double floor_run = nrun ? 0.05 * corr * s->est_running : 0; /* a late point is not done */
+  if (left_run < floor_run) left_run = floor_run;
+  double left = corr * (s->est_pending > 0 ? s->est_pending : 0) + left_run;
+  return left / (s->slots > 0 ? s->slots : 1);
+}
+
 static void finish_point(sched *s, int64_t id, const ds_point_result *res, const ds_traj *tr) {
   if (id < 0 || id >= s->n) return;
+  eta_stop(s, id, 1, res->wall_s, res->steps);
   ds_summary_row *r = &s->rows[id];
   r->status = res->status;
   r->steps = res->steps;
@@ -94,6 +136,7 @@ static void take_result(sched *s, const ds_point_result *res, const ds_traj *tr)
   s->nrunning--;
   if (id >= 0 && id < s->n && s->lone[id]) s->lone_running = 0;
   if (res->status == DS_ST_PENDING || res->status == DS_ST_RUNNING) {
+    if (id >= 0 && id < s->n) eta_stop(s, id, 0, 0, 0);
     sc_requeue(s, id);
     if (id >= 0 && id < s->n) {
       s->rows[id].status = DS_ST_PENDING;
@@ -114,6 +157,7 @@ static void mark_running(sched *s, int64_t id, int rank) {
   s->rows[id].status = DS_ST_RUNNING;
   s->rows[id].rank = rank;
   s->rows[id].attempts++;
+  eta_start(s, id);
   if (!s->fatal && ds_store_write_row(s->store, &s->rows[id]) != DS_OK) sc_set_fatal(s);
 }
 

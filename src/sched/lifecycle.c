@@ -14,8 +14,13 @@ static int alloc_rows(sched *s, int64_t n) {
   s->tsize = ds_calloc(m, sizeof *s->tsize);
   free(s->lone);
   s->lone = ds_calloc(m, 1);
+  free(s->est), free(s->t_run), free(s->nsteps);
+  s->est = ds_calloc(m, sizeof *s->est);
+  s->t_run = ds_calloc(m, sizeof *s->t_run);
+  s->nsteps = ds_calloc(m, sizeof *s->nsteps);
   if (!s->rows) s->rows = ds_calloc(m, sizeof *s->rows);
-  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->tsize && s->lone && s->rows
+  return s->sidx && s->cost && s->blob && s->bloblen && s->queue && s->tsize && s->lone && s->rows &&
+                 s->est && s->t_run && s->nsteps
              ? DS_OK
              : DS_ENOMEM;
 }
@@ -30,6 +35,9 @@ void sc_free_sched(sched *s) {
   free(s->queue);
   free(s->tsize);
   free(s->lone);
+  free(s->est);
+  free(s->t_run);
+  free(s->nsteps);
   free(s->parked);
   for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
   free(s->cls);
@@ -431,12 +439,28 @@ int sc_wrap_up(sched *s, int size, double cpu, double wall) {
   if (crc != DS_OK && !s->fatal) sc_set_fatal(s);
   if (s->fatal) return ds_fail(DS_EIO, "%s", s->fatal_msg);
   if (!s->o->quiet) {
-    ds_log("%s %lld points in %.2f s: %lld done, %lld diverged, %lld failed of %lld; rank 0 CPU "
-           "%.3f s (%.1f%% of a core)%s", complete ? "finished" : "drained after",
-           (long long)s->session_done, wall, (long long)s->ndone, (long long)s->ndiv,
-           (long long)s->nfail, (long long)s->n, cpu, 100.0 * cpu / (wall > 0 ? wall : 1),
+    /* the outcomes of the store's finished points, as `ls` counts them
+     * (docs/store.md "Outcome"; a row written before issue 24 with code 0
+     * counts as converged here, `ls` re-reads its loss) */
+    int64_t oc[6] = {0}; /* converged unconverged catapult plateaus diverged failed */
+    for (int64_t i = 0; i < s->n; i++) {
+      const ds_summary_row *r = &s->rows[i];
+      if (r->status == DS_ST_FAILED) oc[5]++;
+      else if (r->status == DS_ST_DIVERGED) oc[4]++;
+      else if (r->status != DS_ST_DONE) continue;
+      else if (r->outcome == DS_OUT_CATAPULT) oc[2]++;
+      else if (r->outcome == DS_OUT_UNCONVERGED) oc[1]++;
+      else if (r->plateaus > 0) oc[3]++;
+      else oc[0]++;
+    }
+    ds_log("%s %lld points in %.2f s: %lld converged, %lld unconverged, %lld catapult, %lld "
+           "plateaus, %lld diverged, %lld failed of %lld; rank 0 CPU %.3f s (%.1f%% of a core)%s",
+           complete ? "finished" : "drained after", (long long)s->session_done, wall,
+           (long long)oc[0], (long long)oc[1], (long long)oc[2], (long long)oc[3], (long long)oc[4],
+           (long long)oc[5], (long long)s->n, cpu, 100.0 * cpu / (wall > 0 ? wall : 1),
            size == 1 ? ", rank 0 also trained" : "");
-    ds_log("store: %lld publishes, %.3f s (%.2f%% of wall; copy %.3f s, fsync+rename %.3f s, the "
+    if (s->o->verbose) /* the store's own costs: with -v only (a tiny run's ratios mislead) */
+      ds_log("store: %lld publishes, %.3f s (%.2f%% of wall; copy %.3f s, fsync+rename %.3f s, the "
            "rest HDF5 writing; last %.1f ms, file %.2f MB); journal %lld records, %.2f MB, %.3f s "
            "writing+fsync (%.2f%% of wall)", (long long)st.publishes, st.publish_s,
            100 * st.publish_s / (wall > 0 ? wall : 1), st.copy_s, st.sync_s,

@@ -283,11 +283,16 @@ int sc_build_queue(sched *s) {
     if (s->rows[i].status == DS_ST_RUNNING) died++;
   }
   s->died = died;
+  ds_probe pr; /* the plan's rates (cached per host; a probe of < 1 s otherwise) */
+  ds_probe_get(0, &pr);
+  s->est_pending = 0;
   s->isolate = s->o->isolate == DS_ISOLATE_ALWAYS || (s->o->isolate == DS_ISOLATE_AUTO && died > 0);
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
     DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
     s->cost[i] = p.cost;
+    s->est[i] = ds_point_seconds(&p.cfg, &pr);
+    s->nsteps[i] = p.cfg.train.steps;
     s->tsize[i] = point_team(s->o, &p.cfg, s->nworkers);
     ds_summary_row *r = &s->rows[i];
     if (!is_final(r->status)) {
@@ -324,9 +329,11 @@ int sc_build_queue(sched *s) {
       s->nfail += r->status == DS_ST_FAILED;
     } else {
       s->queue[s->qn++] = i;
+      s->est_pending += s->est[i];
     }
   }
   s->final0 = s->nfinal;
+  s->est_prior = s->qn ? 2 * s->est_pending / (double)s->qn : 0; /* two average points */
   if (died && !s->o->quiet)
     ds_log("%lld point(s) were running when the last run died; they run after the points not "
            "tried yet. %s", (long long)died,

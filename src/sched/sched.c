@@ -138,6 +138,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   }
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
+    s.slots = size == 1 ? 1 : nteams > 0 ? nteams : size - 1; /* points running at once */
     s.t0 = s.last_prog = ds_now();
     if (size == 1) sc_serve_alone(&s);
     else rc = sc_serve(&s, comm, nteams, size);

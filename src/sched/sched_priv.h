@@ -104,6 +104,17 @@ typedef struct {
   int lone_running;      /* a lone row is running: nothing else starts */
   int *parked, nparked;  /* leaders waiting for a lone row to end */
   int isolate;           /* single-rank points run in a child process (issue 23) */
+  /* the ETA (issue 24): the plan's cost model (probed seconds of each row),
+   * corrected by the ratio of measured to estimated seconds of the points
+   * finished this session */
+  double *est;           /* estimated seconds of each row (ds_point_seconds) */
+  double *t_run;         /* when each running row was handed out (ds_now) */
+  int64_t *nsteps;       /* train.steps of each row: a point that stopped early ran a share */
+  double est_prior;      /* seconds of estimate the correction starts from at ratio 1 */
+  double est_pending;    /* sum of est over rows queued, not running */
+  double est_running, t_running; /* sums of est and t_run over running rows */
+  double done_est, done_wall;    /* finished this session: sum of est, of wall_s */
+  int slots;             /* points that run at once: teams, or 1 with -n 1 */
   int64_t died;          /* rows left running by the last run (it died) */
 } sched;
 
@@ -137,6 +148,7 @@ void sc_requeue(sched *s, int64_t id);
 void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len);
 int sc_prepare(sched *s, const char *hosts, int nranks);
 void sc_progress(sched *s, const ds_summary_row *r, int force);
+double sc_eta(const sched *s); /* seconds left, from the cost model; < 0 unknown */
 void sc_tick(sched *s);
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
                 ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);

@@ -10,6 +10,7 @@
  * whose valid records (base generation == STORE's generation) are exactly
  * what the next publish or resume has to replay. See docs/store.md. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -763,6 +764,15 @@ void ds_store_set_run(ds_store *s, const char *state, double session_start_unix,
   s->session_start = session_start_unix;
   s->session_done0 = done0;
   s->attrs_dirty = 1;
+}
+
+void ds_store_set_eta(ds_store *s, double eta_unix) {
+  if (!s || !s->writable) return;
+  /* a change `status` should see (by > 5 s and > 10% of what is left) asks
+   * for a publish when one is due; small drifts ride with the next one */
+  double left = eta_unix - ds_store_unix_now(), d = fabs(eta_unix - s->eta_unix);
+  if (d > 5 && d > 0.1 * (left > 0 ? left : 0)) s->attrs_dirty = 1;
+  s->eta_unix = eta_unix;
 }
 
 int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash) {

@@ -86,6 +86,7 @@ struct ds_store {
   char run_state[16];
   double session_start, next_publish, publish_every;
   int64_t session_done0;
+  double eta_unix;       /* the run's predicted end (ds_store_set_eta), 0 = none */
   char end_time[40];
   double cpu_s, wall_s;
   double fin_t0, fin_c0;     /* ds_store_finish: its start (wall, CPU), 0 before */

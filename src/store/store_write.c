@@ -57,6 +57,7 @@ int ds_store_h5_run_attrs(ds_store *s) {
            ds_store_put_f64(f, "session_start_unix", s->session_start) >= 0 &&
            ds_store_put_i64(f, "session_done0", s->session_done0) >= 0;
   if (ok && s->finished) ok = ds_store_put_str(f, "end_time", s->end_time) >= 0;
+  if (ok) ok = ds_store_put_f64(f, "eta_unix", s->finished ? 0 : s->eta_unix) >= 0;
   if (ok && s->inputs && s->inputs_hash)
     ok = ds_store_put_str(f, "inputs", s->inputs) >= 0 && ds_store_put_str(f, "inputs_hash", s->inputs_hash) >= 0;
   if (ok && s->rank_nodes) ok = ds_store_put_str(f, "rank_nodes", s->rank_nodes) >= 0;
