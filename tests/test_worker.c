@@ -135,17 +135,24 @@ static const char *common =
 /* Outcome of a 2-layer linear net in NTK parameterisation (seed 003): with
  * eta = x * eta_crit (eta_crit = 2/lambda_0 for half_sum, from the recorded
  * NTK at step 0), x = 0.5 converges monotonically, x = 1.5 (eta lambda_0 = 3)
- * catapults, x = 2.5 (eta lambda_0 = 5) diverges. */
+ * catapults, x = 2.5 (eta lambda_0 = 5) diverges.
+ * Converged (issue 24, dynsweep/outcome.h) means train.tol reached or the
+ * recorded loss settled. The x = 0.5 run has no label noise: its loss falls
+ * geometrically to round-off (2.3 -> 2e-10 by step 20, ~1e-31 from step 100 on)
+ * and then wanders at round-off by far more than 1% of itself, so the settled
+ * test cannot call it converged; docs/store.md says to give train.tol for such
+ * a run, and so does this test (tol 1e-20: it stops there, converged). The
+ * same run cut at 20 steps, still falling by ~2.5x a step, must be unconverged. */
 static void check_outcomes(ds_team *team) {
   const char *fmt =
       "name: cat\nseed: 2\n"
       "model: {type: linear, width: 512, depth: 2, param: ntk, init: ntk}\n"
       "data: {kind: teacher, d_in: 4, d_out: 1, rank: 1, n_train: 8, n_test: 0}\n"
       "loss: {type: mse, reduction: half_sum}\noptimizer: {type: gd, lr: %.17g}\n"
-      "train: {steps: 400, diverge_above: 1e8}\n"
+      "train: {steps: %d, diverge_above: 1e8%s}\n"
       "record: {every: 1, per_decade: 0, series: [loss], spectra: {ntk: {every: 1000}}}\n";
   char buf[1024];
-  snprintf(buf, sizeof buf, fmt, 1e-3);
+  snprintf(buf, sizeof buf, fmt, 1e-3, 400, "");
   ds_sweep sw;
   ds_point p;
   ds_traj tr;
@@ -158,21 +165,30 @@ static void check_outcomes(ds_team *team) {
   double crit = k >= 0 ? tr.s[k].val[0] : 1;
   ds_traj_free(&tr);
   ds_sweep_free(&sw);
-  const double x[3] = {0.5, 1.5, 2.5};
-  const int want[3] = {DS_OUT_CONVERGED, DS_OUT_CATAPULT, DS_OUT_DIVERGED};
-  for (int i = 0; i < 3; i++) {
-    snprintf(buf, sizeof buf, fmt, x[i] * crit);
+  const double x[4] = {0.5, 1.5, 2.5, 0.5};
+  const int steps[4] = {400, 400, 400, 20};
+  const char *extra[4] = {", tol: 1e-20", "", "", ""};
+  const int want[4] = {DS_OUT_CONVERGED_ROW, DS_OUT_CATAPULT, DS_OUT_DIVERGED, DS_OUT_UNCONVERGED};
+  for (int i = 0; i < 4; i++) {
+    snprintf(buf, sizeof buf, fmt, x[i] * crit, steps[i], extra[i]);
     if (ds_sweep_parse("cat", buf, &sw) != DS_OK) { CHECK(0, "%s", ds_errmsg()); return; }
     ds_sweep_point(&sw, 0, &p);
     run(&sw, &p, team, NULL, &tr, &r);
-    CHECK(r.outcome == want[i], "eta = %g eta_crit: outcome %s, want %s (peak ratio %g)", x[i],
-          ds_outcome_name(r.outcome), ds_outcome_name(want[i]), r.peak_ratio);
+    CHECK(r.outcome == want[i], "eta = %g eta_crit, %d steps%s: outcome %s, want %s (peak ratio %g)",
+          x[i], steps[i], extra[i], ds_outcome_name(r.outcome), ds_outcome_name(want[i]),
+          r.peak_ratio);
     if (want[i] == DS_OUT_CATAPULT)
       CHECK(r.event_step > 0 && r.peak_ratio > 2 && r.final_loss < 1e-6,
             "catapult peak at step %lld, ratio %g, final loss %g", (long long)r.event_step,
             r.peak_ratio, r.final_loss);
-    if (want[i] == DS_OUT_CONVERGED)
-      CHECK(!(r.peak_ratio > 1), "monotone run rose: peak ratio %g", r.peak_ratio);
+    if (want[i] == DS_OUT_CONVERGED_ROW)
+      CHECK(!(r.peak_ratio > 1) && r.final_loss < 1e-20 && r.steps < 400,
+            "monotone run: peak ratio %g, final loss %g after %lld steps (want < 1e-20 before 400)",
+            r.peak_ratio, r.final_loss, (long long)r.steps);
+    if (want[i] == DS_OUT_UNCONVERGED)
+      CHECK(r.steps == 20 && r.final_loss > 1e-12 && r.final_loss < 1e-6,
+            "cut run: %lld steps, final loss %g (want 20 steps, 1e-12 < loss < 1e-6)",
+            (long long)r.steps, r.final_loss);
     ds_traj_free(&tr);
     ds_sweep_free(&sw);
   }
