@@ -30,6 +30,56 @@ record: {series: [loss, layer_fro, layer_sv], every: 20, top_k: 2}
 EOF
 drun 3 "$T/a.yaml" -o "$T/a.h5" -q
 S=$T/a.h5
+# The reference classification (docs/store.md "Outcome", written from the docs, not
+# from the C or Python code): every done row's converged/unconverged is decided
+# here from its h5py loss series, train.tol 1e-3 and train.steps 400, and must
+# agree with the stored code (5 unconverged, 6 converged; 0 = an older store's
+# "did not diverge", re-classified by the same rule).
+cat > "$T/ref.py" <<'EOF'
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "tools"))
+from dynsweep_store import read_points
+TOL, STEPS = 1e-3, 400
+def settled(st, lo, T):
+    st, lo = list(st), list(lo)
+    if len(st) < 3 or st[-1] != T: return False
+    a = max([i for i in range(len(st) - 1) if st[i] <= T - -(-T // 10)], default=None)
+    if a is None: return False
+    p = max([i for i in range(a) if st[i] <= st[a] - (T - st[a])], default=None)
+    if p is None: return False
+    L0, La, Lp, LT = lo[0], lo[a], lo[p], lo[-1]
+    gain, d1, d0 = L0 - LT, La - LT, Lp - La
+    return bool(np.isfinite([L0, La, Lp, LT]).all() and gain > 0 and abs(d1) <= 0.01 * abs(LT)
+                and d1 <= max(d0, 1e-6 * gain))
+def categories(path):
+    """the named outcome of every summary row, in row order"""
+    f = h5py.File(path, "r"); s = f["summary"][...]
+    P = {pid: {x[0]: (np.asarray(x[3]), np.asarray(x[4]).ravel()) for x in lst}
+         for pid, lst in read_points(f).items()}
+    out = []
+    for row in s:
+        st = int(row["status"])
+        if st != 1:
+            out.append({2: "diverged", 3: "failed"}.get(st, "pending")); continue
+        if row["outcome"] == 2:
+            out.append("catapult"); continue
+        step, loss = P[int(row["id"])]["loss"]
+        conv = row["final_loss"] < TOL or settled(step, loss, STEPS)
+        if row["outcome"] not in (0, 5, 6) or (row["outcome"] != 0 and conv != (row["outcome"] == 6)):
+            raise SystemExit("FAIL row %d: stored code %d, the rule says %s" % (row["id"], row["outcome"], conv))
+        out.append("unconverged" if not conv else "plateaus" if row["plateaus"] >= 1 else "converged")
+    return out
+if __name__ == "__main__":  # ref.py STORE: the counts line of `dynsweep ls`; STORE EXPR: ids
+    c = categories(sys.argv[1])
+    if len(sys.argv) > 2:
+        print(" ".join(str(i) for i, x in enumerate(c) if eval(sys.argv[2])))
+    else:
+        print("outcomes: " + ", ".join("%d %s" % (c.count(k), k) for k in
+              ("converged", "catapult", "diverged", "plateaus", "failed", "pending", "unconverged")))
+EOF
+ref() { DS_SRC=$DS_SRC "$PY" "$T/ref.py" "$@"; }
+n_unc=$(ref "$S" 'x == "unconverged"' | wc -w)
+check "the store has unconverged points ($n_unc: at lr 0.05/0.3, neither below tol nor settled)" test "$n_unc" -ge 2
 
 # ---- help and errors -----------------------------------------------------------
 for c in ls export phase; do
@@ -121,15 +171,14 @@ want_hdr = ["id", "combo", "replica", "lr", "width", "depth", "model.type", "ini
             "final_loss", "min_loss", "final_test_loss", "diverged_step", "event_step", "peak_ratio", "plateaus",
             "plateau_end", "wall_s", "rank", "team_size", "attempts", "reason", "steps_to_tol"]
 if hdr != want_hdr: fail("header %s" % hdr)
-def category(row):  # docs/store.md "Outcome"
-    st = int(row["status"])
-    if st == 1: return "catapult" if row["outcome"] == 2 else "plateaus" if row["plateaus"] >= 1 else "converged"
-    return {2: "diverged", 3: "failed"}.get(st, "pending")
-for r, row in zip(rows, s):
+sys.path.insert(0, T)
+from ref import categories
+cats = categories(S)
+for r, row, cat in zip(rows, s, cats):
     for k in ("id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "team_size", "attempts",
               "event_step", "plateaus", "plateau_end"):
         if int(r[k]) != int(row[k]): fail("%s %s vs %s" % (k, r[k], row[k]))
-    if r["outcome"] != category(row): fail("outcome row %s: %s" % (r["id"], r["outcome"]))
+    if r["outcome"] != cat: fail("outcome row %s: %s, want %s" % (r["id"], r["outcome"], cat))
     for k in ("lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s", "peak_ratio"):
         if not same(float(r[k]), float(row[k])): fail("%s %r vs %r" % (k, r[k], row[k]))
     i = int(row["id"])
@@ -201,9 +250,12 @@ phase_check() { # args: metric agg extra-where [--shares] ; compares every cell 
   local args=(phase "$S" --x lr --y width --metric "$metric" --agg "$agg" --digits 17 $shares)
   [ -n "$where" ] && args+=(--where "$where")
   "${A[@]}" "${args[@]}" > "$T/ph.txt"
-  $PY - "$S" "$T/ph.txt" "$metric" "$agg" "$where" "$shares" <<'EOF'
+  $PY - "$S" "$T/ph.txt" "$metric" "$agg" "$where" "$shares" "$T" <<'EOF'
 import sys, h5py, numpy as np
-S, out, metric, agg, where, shares = sys.argv[1:]
+S, out, metric, agg, where, shares, T = sys.argv[1:]
+sys.path.insert(0, T)
+from ref import categories
+cats = categories(S) if metric == "outcome" else None
 f = h5py.File(S, "r"); s = f["summary"][...]
 names = list(f["grid/axis_names"].asstr()[...]); ax = f["grid/axis_values"][...]
 mt = ax[:, names.index("model.type")]
@@ -217,15 +269,14 @@ for l in lines[1:]:
     for lr, got in zip(xs, l[1:]):
         m = keep & (s["width"] == w) & (s["lr"] == float(lr))
         if metric == "outcome":
-            def letter(row):  # docs/store.md "Outcome"; c C P D F .
-                st = int(row["status"])
-                if st == 1: return "C" if row["outcome"] == 2 else "P" if row["plateaus"] >= 1 else "c"
-                return {2: "D", 3: "F"}.get(st, ".")
-            letters = [letter(row) for row in s[m]]
+            # docs/store.md "Outcome": c C P u D F .
+            L = {"converged": "c", "catapult": "C", "plateaus": "P", "unconverged": "u",
+                 "diverged": "D", "failed": "F", "pending": "."}
+            letters = [L[cats[i]] for i in np.nonzero(m)[0]]
             if agg == "count":
                 want = str(len(letters))
             else:
-                best = max("cCPDF.", key=lambda L: (letters.count(L), "c.PCDF".index(L)))
+                best = max("cCPuDF.", key=lambda L: (letters.count(L), "c.uPCDF".index(L)))
                 k = letters.count(best)
                 want = best if k == len(letters) else ("%s%d/%d" % (best, k, len(letters)) if shares else best + "*")
             ok = got == want
@@ -252,11 +303,11 @@ sys.exit(0 if cells == 6 else 1)
 EOF
 }
 check "phase outcome (mixed cells: most common then *, ties to the worse)" phase_check outcome mean ""
-grep -qE ' [cCPDF.]\*' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
-check "... legend line names every letter" grep -q '^# c converged, C catapult, P plateaus, D diverged, F failed, . pending, -' "$T/ph.txt"
+grep -qE ' [cCPuDF.]\*' "$T/ph.txt" && ok "phase has mixed outcome cells" || bad "phase: expected mixed cells ($(cat "$T/ph.txt"))"
+check "... legend lines name every letter" bash -c "grep -q '^# c converged, u unconverged, P plateaus, C catapult, D diverged, F failed,\$' '$T/ph.txt' && grep -q '^# \. pending, - empty\$' '$T/ph.txt'"
 cat "$T/ph.txt"
 check "phase outcome --shares (D5/8 style)" phase_check outcome mean "" --shares
-grep -qE '[cCPDF.][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase --shares has shares" || bad "phase --shares ($(cat "$T/ph.txt"))"
+grep -qE '[cCPuDF.][0-9]+/[0-9]+' "$T/ph.txt" && ok "phase --shares has shares" || bad "phase --shares ($(cat "$T/ph.txt"))"
 check "phase outcome count" phase_check outcome count ""
 check "phase final_loss mean" phase_check final_loss mean ""
 check "phase final_loss min, linear only" phase_check final_loss min "model.type=linear"
@@ -264,8 +315,9 @@ check "phase min_loss max" phase_check min_loss max ""
 check "phase steps_to_tol mean" phase_check steps_to_tol mean ""
 check "phase steps_to_tol count" phase_check steps_to_tol count ""
 # ---- outcome categories: a copy of the store with every category in its summary --------
-# (catapult: stored outcome 2; plateaus: plateaus >= 1; a catapult with plateaus stays
-# catapult; failed; pending and running -> pending). Rows 0..7 are the cell lr=0.05, width=4.
+# (catapult: stored outcome 2; plateaus: converged and plateaus >= 1; a catapult with
+# plateaus stays catapult; failed; pending and running -> pending; rows 6 and 7 are
+# unconverged as run). Rows 0..7 are the cell lr=0.05, width=4.
 cp "$S" "$T/m.h5"
 $PY - "$T/m.h5" <<'EOF'
 import sys, h5py
@@ -277,25 +329,34 @@ EOF
 "${A[@]}" ls "$T/m.h5" --limit 8 > "$T/lsm"
 check "ls shows the outcome column" bash -c "head -1 '$T/lsm' | grep -qE 'status +outcome'"
 check "ls outcome names of rows 0..5" test "$(awk '$1 ~ /^[0-5]$/ {print $8}' "$T/lsm" | tr '\n' ' ')" = "catapult plateaus catapult failed pending pending "
-check "ls outcome counts line" grep -qE '^outcomes: [0-9]+ converged, 2 catapult, [0-9]+ diverged, 1 plateaus, 1 failed, 2 pending$' "$T/lsm"
+want=$(ref "$T/m.h5")
+check "ls outcome counts line = h5py ($want)" grep -qx "$want" "$T/lsm"
+check "... 2 catapult, 1 plateaus, 1 failed, 2 pending, >= 2 unconverged" \
+  bash -c "echo '$want' | grep -qE '^outcomes: [0-9]+ converged, 2 catapult, [0-9]+ diverged, 1 plateaus, 1 failed, 2 pending, ([2-9]|[1-9][0-9]+) unconverged$'"
+check "ls outcome names of rows 6 7: unconverged" test "$(awk '$1 ~ /^[67]$/ {print $8}' "$T/lsm" | tr '\n' ' ')" = "unconverged unconverged "
 "${A[@]}" ls "$T/m.h5" --where outcome=catapult > "$T/lsm2"
 check "ls --where outcome=catapult = points 0 2" test "$(ids "$T/lsm2")" = "0 2"
 "${A[@]}" ls "$T/m.h5" --where 'outcome!=converged,outcome!=diverged' > "$T/lsm3"
-check "ls --where outcome!=converged,outcome!=diverged = points 0..5" test "$(ids "$T/lsm3")" = "0 1 2 3 4 5"
+want=$(ref "$T/m.h5" 'x not in ("converged", "diverged")')
+check "ls --where outcome!=converged,outcome!=diverged = h5py ($want)" test "$(ids "$T/lsm3")" = "$want"
+check "... points 0..7 among them" bash -c "echo '$want' | grep -q '^0 1 2 3 4 5 6 7 '"
+"${A[@]}" ls "$T/m.h5" --where outcome=unconverged > "$T/lsm4"
+want=$(ref "$T/m.h5" 'x == "unconverged"')
+check "ls --where outcome=unconverged = h5py ($want)" test "$(ids "$T/lsm4")" = "$want"
 check "ls --where outcome=bogus: exit 2" test "$(code "${A[@]}" ls "$T/m.h5" --where outcome=bogus)" -eq 2
-check "... lists the outcomes" grep -q "converged, catapult, diverged, plateaus, failed, pending" "$T/err"
+check "... lists the outcomes" grep -q "converged, unconverged, catapult, diverged, plateaus, failed, pending" "$T/err"
 "${A[@]}" export "$T/m.h5" --where 'outcome=plateaus' > "$T/m.csv"
 check "export --where outcome=plateaus: point 1, outcome column plateaus" \
   test "$(cut -d, -f1,10 "$T/m.csv" | tr '\n' ' ')" = "id,outcome 1,plateaus "
 S0=$S; S=$T/m.h5
 check "phase outcome letters C P F . on the edited store" phase_check outcome mean ""
-check "... the lr=0.05 width=4 cell is C* (2 C, 2 ., 2 c: tie to the worse)" grep -qE '^4 +C\* ' "$T/ph.txt"
+check "... the lr=0.05 width=4 cell is C* (2 C, 2 ., 2 u: tie to the worse)" grep -qE '^4 +C\* ' "$T/ph.txt"
 check "phase outcome --shares on the edited store" phase_check outcome mean "" --shares
 check "... C2/8" grep -qE '^4 +C2/8 ' "$T/ph.txt"
 S=$S0
 for c in ls export phase; do
   "${A[@]}" $c --help > "$T/help"
-  check "$c --help documents the outcome rules" bash -c "grep -q 'catapult_factor' '$T/help' && grep -q 'plateaus  done' '$T/help' && grep -q peak_ratio '$T/help'"
+  check "$c --help documents the outcome rules" bash -c "grep -q 'catapult_factor' '$T/help' && grep -q 'plateaus  converged, and' '$T/help' && grep -q 'unconverged done (all its steps), no catapult, not converged' '$T/help' && grep -q 'train.tol or settled' '$T/help' && grep -q peak_ratio '$T/help'"
 done
 
 # ---- numbers, nearest grid values, "did you mean", short usage (issue 12) ---------------

@@ -337,7 +337,9 @@ int ds_cli_phase(int argc, char **argv) {
            (long long)nleft, bw[0] > 0 ? t.cols[cx].name : t.cols[cy].name);
   if (!outcome || agg == AG_COUNT) comment("%s", agg == AG_COUNT ? "count = number of values" : "'-' = no value");
   if (outcome && agg != AG_COUNT) {
-    comment("c converged, C catapult, P plateaus, u unconverged, D diverged, F failed, . pending, - empty");
+    /* two lines, so that no letter is wrapped away from its name (". \n#   pending") */
+    comment("c converged, u unconverged, P plateaus, C catapult, D diverged, F failed,");
+    comment(". pending, - empty");
     comment("mixed cells: the most common letter%s (ties: the worse)",
             shares ? " and its share" : ", then *");
   }
