@@ -1,6 +1,6 @@
 """python/dynsweep against `dynsweep export` and `dynsweep show` (tests/python_pkg.sh).
 
-    python_pkg.py STORE SUMMARY.csv SHOW_DIR SWEEP.yaml OLD_STORE
+    python_pkg.py STORE SUMMARY.csv SHOW_DIR SWEEP.yaml OLD_STORE [OLD_SUMMARY.csv]
 
 SHOW_DIR/<id>.txt is `dynsweep show STORE <id>` of every point. Exits 1 on any
 difference (listed)."""
@@ -17,6 +17,7 @@ import xarray as xr
 import yaml
 
 store, csv_path, show_dir, sweep_path, old_store = sys.argv[1:6]
+old_csv = sys.argv[6] if len(sys.argv) > 6 else None  # `dynsweep export OLD_STORE`
 fails = []
 
 
@@ -44,21 +45,22 @@ want_cols = ["id", "combo", "replica", "width", "depth", "lr", "model.type", "in
              "steps", "final_loss", "min_loss", "final_test_loss", "diverged_step", "wall_s", "rank",
              "outcome", "event_step", "peak_ratio", "plateaus", "plateau_end", "team_size",
              "attempts", "outcome_code", "reason", "steps_to_tol", "lambda0", "eta_crit0",
-             "lr_lambda0", "lr_eta_crit"]
+             "lr_lambda0", "lr_eta_crit", "eta"]
 check("summary columns %s" % list(df.columns), list(df.columns) == want_cols)
 check("status is Categorical [pending done diverged failed running]",
       isinstance(df.status.dtype, pd.CategoricalDtype) and
       list(df.status.cat.categories) == ["pending", "done", "diverged", "failed", "running"])
-check("outcome is Categorical [converged catapult diverged plateaus failed pending]",
+# issue 24: "unconverged" appended, so the Dataset's codes 0-5 keep their meaning
+check("outcome is Categorical [converged catapult diverged plateaus failed pending unconverged]",
       isinstance(df.outcome.dtype, pd.CategoricalDtype) and
       list(df.outcome.cat.categories) == ["converged", "catapult", "diverged", "plateaus", "failed",
-                                          "pending"])
+                                          "pending", "unconverged"])
 ints = ["id", "combo", "replica", "width", "depth", "steps", "diverged_step", "rank", "event_step",
         "plateaus", "plateau_end", "team_size", "attempts"]
 check("integer columns are integers", all(pd.api.types.is_integer_dtype(df[c]) for c in ints))
 check("real columns are float64", all(df[c].dtype == np.float64 for c in
       ["lr", "init_scale", "final_loss", "min_loss", "final_test_loss", "wall_s", "peak_ratio", "steps_to_tol",
-       "lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit"]))
+       "lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit", "eta"]))
 check("text columns are str", all(isinstance(x, str) for c in ("model.type", "reason") for x in df[c]))
 
 diff = []
@@ -101,8 +103,12 @@ for pid in df.id:
             ser[cur].append((int(f[0]), [float(x) for x in f[1:]]))
     shows[int(pid)] = ser
 check("outcome, event_step, peak_ratio, plateaus equal dynsweep show's (%s)" % bad_out[:3], not bad_out)
-check("the store has converged and diverged outcomes",
-      {"converged", "diverged"} <= set(df.outcome.astype(str)))
+check("the store has converged, unconverged and diverged outcomes (%s)"
+      % sorted(set(df.outcome.astype(str))),
+      {"converged", "unconverged", "diverged"} <= set(df.outcome.astype(str)))
+check("stored codes: 6 for converged/plateaus, 5 for unconverged (issue 24)",
+      set(df.outcome_code[df.outcome.isin(["converged", "plateaus"])]) <= {6} and
+      set(df.outcome_code[df.outcome == "unconverged"]) == {5})
 
 # ---- to_xarray() against the sweep's grid ----------------------------------------
 grid = yaml.safe_load(open(sweep_path))["grid"]
@@ -115,8 +121,8 @@ for k in axes:
 check("coordinate replica = 0..%d" % (grid["replicas"] - 1),
       list(ds.replica.values) == list(range(grid["replicas"])))
 check("outcome has CF flag attributes",
-      ds.outcome.attrs["flag_meanings"] == "converged catapult diverged plateaus failed pending" and
-      list(ds.outcome.attrs["flag_values"]) == [0, 1, 2, 3, 4, 5])
+      ds.outcome.attrs["flag_meanings"] == "converged catapult diverged plateaus failed pending unconverged" and
+      list(ds.outcome.attrs["flag_values"]) == [0, 1, 2, 3, 4, 5, 6])
 bad_cell = []
 for _, row in df.iterrows():
     cell = ds.sel({k: row[k] for k in axes + ["replica"]})
@@ -206,6 +212,14 @@ check("format-2 store: summary with attempts 0 (%d rows)" % len(odf),
       len(odf) == old.n > 0 and (odf.attempts == 0).all())
 check("format-2 store: to_xarray and series", old.to_xarray().sizes["replica"] >= 1 and
       len(old.series("loss")) > 0)
+if old_csv:
+    # its done rows carry code 0 ("did not diverge", before issue 24): Python re-classifies
+    # them by the rule of outcome.h as `dynsweep export` does (an_open), row for row
+    orows = list(csv.DictReader(open(old_csv, newline="")))
+    got, want = [str(x) for x in odf.outcome], [r["outcome"] for r in orows]
+    check("format-2 store: outcomes equal dynsweep export's (%s)" % sorted(set(want)),
+          got == want and len(want) == old.n and
+          set(odf.outcome_code[odf.status == "done"]) <= {5, 6})
 try:
     dynsweep.open(csv_path)
     check("a CSV file is not a store (StoreError)", False)

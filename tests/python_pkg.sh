@@ -19,10 +19,12 @@ mkdir "$T/show"
 n=$("$PY" -c "import h5py,sys; print(len(h5py.File(sys.argv[1],'r')['summary']))" "$T/s.h5")
 for i in $(seq 0 $((n - 1))); do "$DYNSWEEP" show "$T/s.h5" "$i" > "$T/show/$i.txt"; done
 
+"$DYNSWEEP" export "$DS_SRC/tests/data/store_v2.h5" -o "$T/old.csv"
+
 cd "$T"  # nothing of the source tree on sys.path but what a test puts there
 check "summary/xarray/series vs export and show ($n points)" \
   env PYTHONPATH="$PKG" $PY "$DS_SRC/tests/python_pkg.py" "$T/s.h5" "$T/summary.csv" "$T/show" \
-  "$DS_SRC/tests/sweeps/small.yaml" "$DS_SRC/tests/data/store_v2.h5"
+  "$DS_SRC/tests/sweeps/small.yaml" "$DS_SRC/tests/data/store_v2.h5" "$T/old.csv"
 
 # tools/dynsweep_store.py is the package's module (one implementation)
 check "tools/dynsweep_store is dynsweep.store" $PY -c "
