@@ -742,7 +742,7 @@ static int cmd_status(int argc, char **argv) {
            live && eta[0] ? eta : "");
   }
   if (!live && left > 0)
-    printf("resume:  mpirun -n %s dynsweep run SWEEP.yaml -o %s   (the sweep file that made it)\n",
+    printf("resume:  mpirun -q -n %s dynsweep run SWEEP.yaml -o %s   (the sweep file that made it)\n",
            nr[0] ? nr : "P", path);
   ds_store_close(s);
   return ds_chain_print(path, stdout, 0);

@@ -88,11 +88,11 @@ refuse() { # refuse NAME SED-EXPR EXPECTED-MESSAGE-PART
   check "$1: clear message" grep -q "made by a different sweep than .*$1.yaml: .*$3" "$T/err"
   check "$1: store untouched, no journal" bash -c "test '$(sum_of "$T/d.h5")' = '$before' && test ! -e '$T/d.h5.journal'"
 }
-refuse steps 's/^  steps: 40000/  steps: 39000/' "settings in section 'train' changed"
+refuse steps 's/^  steps: 40000/  steps: 39000/' "train.steps 40000 -> 39000 changed"
 refuse seed 's/^seed: 11/seed: 12/' "seed 11 in the store, 12 in the sweep file"
 refuse lrgone 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 2.5]/' "grid value 0.05.* of axis lr .* is gone"
 refuse newaxis 's/^  replicas: 1/  init_scale: [1.0]\n  replicas: 1/' "grid axes differ"
-refuse data 's/^  noise: 0.01/  noise: 0.02/' "section 'data' changed"
+refuse data 's/^  noise: 0.01/  noise: 0.02/' "data.noise 0.01 -> 0.02 changed"
 
 # ---- extension: a new learning rate (in the middle of the list) ----------------
 sed -e 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 0.02, 0.05, 2.5]/' "$sweep" >"$T/ext.yaml"

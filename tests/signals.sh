@@ -161,5 +161,5 @@ wait_bg
 check "after kill -9: status --state dead" test "$("$DYNSWEEP" status "$T/d.h5" --state)" = dead
 "$DYNSWEEP" status "$T/d.h5" >"$T/dead.txt"
 check "... status says not running and how to resume" bash -c \
-  "grep -q '^state:   not running: the last run ended without closing the store' '$T/dead.txt' && grep -q '^resume:  mpirun -n 2 dynsweep run SWEEP.yaml -o ' '$T/dead.txt' && ! grep -q ETA '$T/dead.txt'"
+  "grep -q '^state:   not running: the last run ended without closing the store' '$T/dead.txt' && grep -q '^resume:  mpirun -q -n 2 dynsweep run SWEEP.yaml -o ' '$T/dead.txt' && ! grep -q ETA '$T/dead.txt'"
 report

@@ -62,7 +62,9 @@ ds_build() {
 
 # mpirun flags that work as root and with more ranks than cores.
 ds_mpirun_flags() {
-  local f="--oversubscribe"
+  # -q: no Open MPI banner after a drain (exit 3) or a refused input (exit 2),
+  # so dynsweep's own message is the last thing on the terminal
+  local f="-q --oversubscribe"
   [ "$(id -u)" -eq 0 ] && f="$f --allow-run-as-root"
   echo "$f"
 }

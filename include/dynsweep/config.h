@@ -427,4 +427,7 @@ const char *ds_opt_suggest(const char *path);
  * structural keys (config/keys.c); markdown = the table of docs/sweep-spec.md
  * ("Key index"). */
 void ds_keys_print(FILE *f, int markdown);
+/* "model.width 16 -> 32, ...": the options whose value differs between a and
+ * b, in the table's order; returns how many (0: the same configuration). */
+int ds_cfg_diff(const ds_point_cfg *a, const ds_point_cfg *b, char *buf, size_t n);
 #endif

@@ -28,6 +28,10 @@ def message(module, err, what="dynsweep"):
         why = "site-packages are off (python3 -S or -I): run /usr/bin/python3 without -S/-I"
     else:
         why = "install the packages (as root)"
+    if os.path.realpath(exe) != os.path.realpath("/usr/bin/python3") or sys.prefix != sys.base_prefix:
+        # outside Debian's interpreter the package and its dependencies also come from pip
+        why += ("; or, in this interpreter, from the dynsweep source tree: "
+                "pip install './python[core,frames]'")
     return (
         "%s cannot import %s (%s: %s) in this interpreter: %s (Python %d.%d).\n"
         "dynsweep's Python package needs Debian's /usr/bin/python3 with python3-h5py and "

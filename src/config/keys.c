@@ -141,3 +141,22 @@ void ds_keys_print(FILE *f, int markdown) {
     }
   }
 }
+
+/* "model.width 16 -> 32, optimizer.lr 0.01 -> 0.02": the options whose
+ * canonical text differs between a and b (what a changed sweep file changed,
+ * for the refusal of `run` on a store of another sweep). Returns how many. */
+int ds_cfg_diff(const ds_point_cfg *a, const ds_point_cfg *b, char *buf, size_t n) {
+  int count = 0;
+  size_t w = 0;
+  buf[0] = 0;
+  for (int i = 0; i < ds_noptions; i++) {
+    char va[256], vb[256];
+    ds_opt_format_cfg(&ds_options[i], a, va, sizeof va);
+    ds_opt_format_cfg(&ds_options[i], b, vb, sizeof vb);
+    if (!strcmp(va, vb)) continue;
+    if (w < n)
+      w += (size_t)snprintf(buf + w, n - w, "%s%s %s -> %s", count ? ", " : "", ds_options[i].path, va, vb);
+    count++;
+  }
+  return count;
+}

@@ -157,8 +157,13 @@ static void compare_sweeps(const ds_sweep *old, const ds_sweep *sw, const double
         int k = 0;
         while (k < sw->axes[a].nvals && memcmp(&sw->axes[a].val[k], &v, sizeof v) != 0) k++;
         if (k == sw->axes[a].nvals) {
-          snprintf(why, wn, "grid value %.17g of axis %s (point %lld) is gone from the sweep file",
-                   v, sw->axes[a].name, (long long)rows[i].id);
+          char vt[32]; /* the shortest text that reads back as v */
+          for (int p = 6; p <= 17; p++) {
+            snprintf(vt, sizeof vt, "%.*g", p, v);
+            if (strtod(vt, NULL) == v) break;
+          }
+          snprintf(why, wn, "grid value %s of axis %s (point %lld) is gone from the sweep file",
+                   vt, sw->axes[a].name, (long long)rows[i].id);
           return;
         }
       }
@@ -191,8 +196,13 @@ static void compare_sweeps(const ds_sweep *old, const ds_sweep *sw, const double
                          sizeof po.cfg.optimizer, sizeof po.cfg.train, sizeof po.cfg.record};
     for (int k = 0; k < 6; k++)
       if (memcmp(a[k], b[k], sz[k]) != 0) {
-        snprintf(why, wn, "settings in section '%s' changed (point %lld would not mean the same "
-                          "run any more)", sect[k], (long long)i);
+        char keys[512];
+        if (ds_cfg_diff(&po.cfg, &pn.cfg, keys, sizeof keys) > 0) /* what changed, old -> new */
+          snprintf(why, wn, "%s changed (point %lld would not mean the same run any more)", keys,
+                   (long long)i);
+        else
+          snprintf(why, wn, "settings in section '%s' changed (point %lld would not mean the same "
+                            "run any more)", sect[k], (long long)i);
         break;
       }
   }

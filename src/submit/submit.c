@@ -320,7 +320,7 @@ static const char sub_body[] =
     "  case $DS_LAUNCHER in\n"
     "    srun)   srun -n \"$ntasks\" --mpi=\"$DS_MPI\" --kill-on-bad-exit=0 \"$DS_BIN\" run \"$DS_SWEEP\" \\\n"
     "              -o \"$DS_STORE\" --drain-exit 0 ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
-    "    mpirun) mpirun -n \"$ntasks\" ${DS_MPIRUN_ARGS[@]+\"${DS_MPIRUN_ARGS[@]}\"} \"$DS_BIN\" run \"$DS_SWEEP\" \\\n"
+    "    mpirun) mpirun -q -n \"$ntasks\" ${DS_MPIRUN_ARGS[@]+\"${DS_MPIRUN_ARGS[@]}\"} \"$DS_BIN\" run \"$DS_SWEEP\" \\\n"
     "              -o \"$DS_STORE\" --drain-exit 0 ${DS_RUN_ARGS[@]+\"${DS_RUN_ARGS[@]}\"} & ;;\n"
     "    *)      log \"unknown launcher '$DS_LAUNCHER'\"; exit 2 ;;\n"
     "  esac\n"
