@@ -5,7 +5,8 @@
 # child process of its worker and bisects a tile whose child dies down to the
 # pixels that kill it. Checked on the study's tanh map at reduced size:
 #  - --isolate always on a clean map: bitwise the --isolate never map, on 3
-#    ranks and on 1 (rank 0 trains, the child never touches the open store);
+#    ranks and on 1 (rank 0 trains, the child never touches the open store),
+#    and for a net trained one point at a time (depth 3, no tile trainer);
 #  - one SIGSEGV pixel (the test-only fault switch DYNSWEEP_TEST_CRASH), on
 #    3 ranks and on 1, and k = 1, 2, 3 pixels killed by a real memory limit
 #    (a memory cgroup, :oom touches memory until the kernel kills the
@@ -23,8 +24,8 @@ trap 'memcg_remove; rm -rf "$T"' EXIT
 sweep=$DS_SRC/sweeps/examples/tanh_map.yaml
 ax() { AX=(--set "grid.optimizer.lr_in={start: 1, stop: 100000, num: $1, spacing: log}"
            --set "grid.optimizer.lr_out={start: 1, stop: 10000, num: $1, spacing: log}"); }
-ax 33 # 1089 pixels in 69 tiles of 16
-S=(--set train.steps=60 --set map.tile=16 "${AX[@]}")
+ax 33 # 1089 pixels in 137 tiles of 8
+S=(--set train.steps=60 --set map.tile=8 "${AX[@]}")
 # pxcmp REF STORE [IDX,...]: the raw /map arrays bitwise equal at every pixel
 # trained in both but the listed ones; prints "failed I,J,... same 0|1"
 pxcmp() {
@@ -82,17 +83,25 @@ check "clean map, 3 ranks: --isolate always bitwise --isolate never ($r)" test "
 drun 1 "$sweep" -o "$T/alw1.h5" -q "${S[@]}" --isolate always
 r=$(pxcmp "$T/ref.h5" "$T/alw1.h5")
 check "clean map, 1 rank: --isolate always bitwise ($r)" test "$r" = "failed - same 1"
-drun 3 "$sweep" -o "$T/auto.h5" "${S[@]}" >"$T/auto.log" 2>&1
-check "a first run does not isolate (auto)" bash -c "! grep -q 'child process' '$T/auto.log'"
+# a net the tile trainer does not cover: one point at a time through the
+# ordinary worker (its team: MPI_COMM_SELF) inside the child
+ax 6
+D3=(--set train.steps=100 --set map.tile=8 --set model.depth=3 "${AX[@]}")
+drun 3 "$sweep" -o "$T/d3n.h5" -q "${D3[@]}" --isolate never
+drun 3 "$sweep" -o "$T/d3a.h5" -q "${D3[@]}" --isolate always
+r=$(pxcmp "$T/d3n.h5" "$T/d3a.h5")
+check "depth-3 net (one point at a time): --isolate always bitwise never ($r)" test "$r" = "failed - same 1"
+ax 33
 
-# ---- SIGSEGV inside a tile (grid index 37: tile 32..47) ----
+# ---- SIGSEGV inside a tile (grid index 37: tile 32..39) ----
 two_runs segv 3 pixel:37:segv
 poisoned "SIGSEGV pixel, 3 ranks" segv 37 'SIGSEGV (signal 11)'
+check "run 1, the store's first, does not isolate (--isolate auto)" bash -c "! grep -q 'child process' '$T/segv.1.log'"
 two_runs segv1 1 pixel:500:segv
 poisoned "SIGSEGV pixel, 1 rank" segv1 500 'SIGSEGV (signal 11)'
 
 # ---- k = 1, 2, 3 pixels killed by a real memory limit ----
-if memcg_make $((300 << 20)); then
+if memcg_make $((150 << 20)); then # the clean map peaks at ~55 MB in it
   o0=$(ooms)
   two_runs oom1 3 pixel:37:oom in_cg
   poisoned "k=1 out of memory" oom1 37 'SIGKILL (signal 9)'
@@ -130,11 +139,12 @@ lim() { mpirun --oversubscribe --mca btl self,tcp -n 3 bash -c \
 rc=$(code lim lim "--set train.steps=60 --set map.tile=64")
 check "store failure at the wrap-up: exit 1 (got $rc), one clear error" \
   bash -c "[ $rc = 1 ] && grep -q '^dynsweep: .*File too large' '$T/err'"
-# tiles of ~1 s still running 1 s after the failure: the job is aborted
-rc=$(code lim lim2 "--drain-timeout 1 --set train.steps=3000 --set map.tile=64")
+# a tile of 4096 pixels (~20 s) still running 1 s after the failure: the job
+# is aborted
+rc=$(code lim lim2 "--drain-timeout 1 --set train.steps=600 --set map.tile=4096")
 check "store failure with tiles still running past the drain timeout: exit 1 (got $rc)" \
   bash -c "[ $rc = 1 ] && grep -q 'still running 1 s after the store failure' '$T/err' && grep -q '^dynsweep: .*File too large' '$T/err'"
-start_bg "$T/dr.log" -n 3 "$DYNSWEEP" run "$sweep" -o "$T/dr.h5" --drain-timeout 1 --set train.steps=3000 --set map.tile=64 "${AX[@]}"
+start_bg "$T/dr.log" -n 3 "$DYNSWEEP" run "$sweep" -o "$T/dr.h5" --drain-timeout 1 --set train.steps=600 --set map.tile=4096 "${AX[@]}"
 for i in $(seq 1 200); do [ -e "$T/dr.h5" ] && break; bg_running || break; sleep 0.05; done
 sleep 0.5
 kill -USR1 -- "-$SID" 2>/dev/null || true
