@@ -130,6 +130,11 @@ void sc_run_isolated(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team
     sc_run_one(sw, id, sidx, team, rank, tr, res, ck);
     return;
   }
+  if (j.got_res && !f.signo && f.code == 0) { /* it ended well, but its series did not arrive */
+    res->status = DS_ST_FAILED;
+    snprintf(res->reason, sizeof res->reason, "its isolated run's series could not be received");
+    return;
+  }
   if (!f.signo && (f.drained || (ck->stop && *ck->stop) || f.code == 111)) {
     res->status = DS_ST_PENDING; /* drained (watchdog exit) or orphaned: not its fault */
     return;
