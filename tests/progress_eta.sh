@@ -43,4 +43,17 @@ check "the end-of-run line counts the outcomes" grep -qE 'finished 24 points in 
 check "no store-timing line without -v" bash -c "! grep -q 'dynsweep: store: .* publishes' '$T/run.log'"
 rc=$(code mpirun --oversubscribe -n 2 "$DYNSWEEP" run "$DS_SRC/tests/sweeps/small.yaml" -o "$T/v.h5" -v)
 check "... with -v it is there (rc $rc)" grep -q 'dynsweep: store: .* publishes' "$T/err"
+# a map gets an ETA too (pixels left at this session's pixels per second; a
+# refined map's levels to come at the last growth): status shows it while it runs
+start_bg "$T/map.log" -n 3 "$DYNSWEEP" run "$DS_SRC/sweeps/examples/tanh_map.yaml" --set 'map={tile: 16}' \
+  --set train.steps=30000 -o "$T/m.h5" --publish-every 0.2
+mseen=""
+for _ in $(seq 1 600); do
+  bg_running || break
+  if [ -e "$T/m.h5" ] && "$DYNSWEEP" status "$T/m.h5" 2>/dev/null | grep -q '^speed: .*; ETA [0-9]'; then mseen=1; break; fi
+  sleep 0.05
+done
+kill -USR1 "$SID" 2>/dev/null || true
+wait_bg
+check "a map run: status shows an ETA while it runs (then drained: exit $RC)" test -n "$mseen" -a "$RC" -eq 3
 report

@@ -48,6 +48,7 @@ typedef struct {
   int64_t shape[DS_MAX_AXES], stride[DS_MAX_AXES];
   int L, level;             /* refinement levels, the level being run (dense: L = level = 0) */
   int64_t *pts, npts;       /* the points of this level (refined), in grid order */
+  int64_t prev_npts, level_done; /* the level before's points; pixels of this level taken (ETA) */
   int64_t nunits, next;     /* tiles of this level, the next to hand out */
   int64_t inflight;         /* tiles out */
   int64_t (*wunit)[3];      /* per world rank: its tile (first index or -1, count, offset in pts) */
@@ -159,7 +160,9 @@ static int ms_make_level(msched *m, int k) {
   for (int64_t i = 0; i < n; i++)
     if (!w || m->pts[i] != m->pts[w - 1]) m->pts[w++] = m->pts[i];
   m->npts = w;
+  if (k > m->level) m->prev_npts = m->npts > 0 ? m->npts : m->prev_npts;
   m->level = k;
+  m->level_done = 0;
   if (k > 0) { /* a midpoint listed here is trained, not filled by an agreeing neighbour */
     for (int64_t i = 0; i < w; i++)
       if (m->out[m->pts[i]] == DS_MAP_UNSET) m->out[m->pts[i]] = MS_QUEUED;
@@ -428,20 +431,48 @@ static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
 
 /* ---- rank 0 ------------------------------------------------------------------ */
 
+/* Seconds left at this session's pixels per second (every pixel of a map
+ * costs about the same, unlike a row sweep's points: issue 24): a dense map's
+ * pixels not computed; a refined map's points of this level not taken, and
+ * the levels to come, each the last growth (points of this level over the
+ * one before; 3.5x before it is known, docs/repro/fractal.md: 3.0-3.6x)
+ * times the one before, never more than the pixels left. < 0: unknown. */
+static double ms_eta(const msched *m, double rate) {
+  if (!(rate > 0)) return -1;
+  double left = (double)(m->N - m->computed);
+  if (!ms_dense(m)) {
+    double g = m->prev_npts > 0 ? (double)m->npts / (double)m->prev_npts : 3.5, next = (double)m->npts;
+    g = g < 1 ? 1 : g > 4 ? 4 : g;
+    double want = (double)(m->npts - m->level_done);
+    for (int k = m->level + 1; k <= m->L; k++) want += next *= g;
+    if (want < left) left = want;
+  }
+  return left / rate;
+}
+
 static void ms_progress(msched *m, int force) {
-  if (m->o->quiet) return;
   double now = ds_now(), el = now - m->t0, rate = m->session_done / (el > 0 ? el : 1e-9);
+  double eta = ms_eta(m, rate);
+  struct timespec ts; /* for `status` */
+  clock_gettime(CLOCK_REALTIME, &ts);
+  if (m->store) ds_store_set_eta(m->store, eta >= 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
+  if (m->o->quiet) return;
   if (!force && now - m->last_prog < (m->tty ? 0.2 : 10.0)) return;
+  char etas[32];
+  if (eta < 0) snprintf(etas, sizeof etas, "?");
+  else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
+  else if (eta < 6000) snprintf(etas, sizeof etas, "%.0fm%02.0fs", floor(eta / 60), fmod(eta, 60));
+  else snprintf(etas, sizeof etas, "%.0fh%02.0fm", floor(eta / 3600), fmod(eta / 60, 60));
   char text[256];
   if (ms_dense(m))
-    snprintf(text, sizeof text, "%lld/%lld px | c %lld C %lld D %lld F %lld | %.3g px/s",
+    snprintf(text, sizeof text, "%lld/%lld px | c %lld C %lld D %lld F %lld | %.3g px/s ETA %s",
              (long long)m->computed, (long long)m->N, (long long)m->count[DS_OUT_CONVERGED],
              (long long)m->count[DS_OUT_CATAPULT], (long long)m->count[DS_OUT_DIVERGED],
-             (long long)m->count[DS_OUT_FAILED], rate);
+             (long long)m->count[DS_OUT_FAILED], rate, etas);
   else
-    snprintf(text, sizeof text, "level %d/%d tile %lld/%lld | %lld px trained | %.3g px/s",
+    snprintf(text, sizeof text, "level %d/%d tile %lld/%lld | %lld px trained | %.3g px/s ETA %s",
              m->level, m->L, (long long)(m->next < m->nunits ? m->next : m->nunits),
-             (long long)m->nunits, (long long)m->computed, rate);
+             (long long)m->nunits, (long long)m->computed, rate, etas);
   if (m->tty) ds_console_bar(text);
   else ds_log("progress: %s", text);
   m->last_prog = now;
@@ -491,7 +522,7 @@ static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const 
   if (!m->fatal)
     for (int64_t i = 0; i < count; i++) {
       uint8_t o = recs[i].outcome;
-      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->session_done++;
+      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->session_done++, m->level_done++;
       m->out[idx[i]] = o;
       if (o < 5) m->count[o]++;
     }
