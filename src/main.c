@@ -707,6 +707,24 @@ static int cmd_status(int argc, char **argv) {
              (long long)mc[6]);
     else
       printf("         %lld trained, %lld not computed yet\n", (long long)mc[4], (long long)mc[6]);
+    /* issue 23: the pixels that killed their own process, with the reason */
+    char *fp = ds_calloc(16385, 1);
+    if (fp && ds_store_attr(s, "failed_pixels", fp, 16385) == DS_OK && fp[0]) {
+      int nl = 0;
+      for (const char *q = fp; *q; q++) nl += *q == '\n';
+      printf("failed:  %d pixel(s) killed their own process (grid index, values: how):\n", nl);
+      const char *q = fp;
+      for (int k = 0; k < 5 && *q; k++) {
+        const char *e = strchr(q, '\n');
+        int len = e ? (int)(e - q) : (int)strlen(q);
+        printf("         %.*s\n", len, q);
+        q = e ? e + 1 : q + len;
+      }
+      if (nl > 5) printf("         ... %d more: h5dump -a failed_pixels STORE\n", nl - 5);
+    } else {
+      ds_clear_error();
+    }
+    free(fp);
     if (nlev > 0) { /* what each level trained, and the growth a level (plan --from) */
       printf("levels:  trained %lld coarse |", (long long)lvc[0]);
       for (int k = 1; k <= nlev; k++) printf(" %lld", (long long)lvc[k]);

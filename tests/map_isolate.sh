@@ -69,9 +69,12 @@ poisoned() {
   check "$what: the store is complete" test "$("$DYNSWEEP" status "$T/$name.h5" --state)" = complete
   r=$(pxcmp "$T/ref.h5" "$T/$name.h5" "$px")
   check "$what: exactly pixels $px failed, every other pixel bitwise the clean map's ($r)" test "$r" = "failed $px same 1"
+  "$DYNSWEEP" status "$T/$name.h5" >"$T/$name.status" 2>&1 || true
   for p in ${px//,/ }; do
     check "$what: the log names pixel $p and $sig" \
       grep -q "pixel $p (optimizer.lr_in=.*) failed: its own process was killed by $sig" "$T/$name.2.log"
+    check "$what: the store keeps pixel $p's reason (failed_pixels), status shows it" \
+      grep -q "^         $p optimizer.lr_in=.*: killed by $sig" "$T/$name.status"
   done
 }
 

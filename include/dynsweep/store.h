@@ -174,6 +174,11 @@ void ds_store_set_run(ds_store *s, const char *state, double session_start_unix,
 /* The run's predicted end (unix seconds; 0 = none), root attribute eta_unix,
  * written with the next publish (it forces none): what `status` shows. */
 void ds_store_set_eta(ds_store *s, double eta_unix);
+/* Map stores (issue 23): the pixels that killed their own process, one line
+ * each ("IDX AXIS=V AXIS=V: killed by SIGSEGV (signal 11), peak RSS 9 MB"),
+ * root attribute failed_pixels, written at the next publish (whole text:
+ * the caller keeps what an earlier run recorded). */
+int ds_store_set_failed_pixels(ds_store *s, const char *text);
 /* New values of the inputs / inputs_hash root attributes (the input files
  * changed since the store was created), written at the next publish. */
 int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash);

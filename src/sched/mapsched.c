@@ -58,6 +58,8 @@ typedef struct {
   int last_died;            /* the store says its last run did not end (run_state "running") */
   int isolate;              /* every tile runs in a child process (the last run died, or --isolate always) */
   int64_t px_killed;        /* pixels failed because their own process died (this session) */
+  char *pxfail_text;        /* their lines for the store (failed_pixels), an earlier run's first */
+  size_t pxfail_len;
   int64_t count[5], computed0, computed, session_done;
   double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
   int tty, fatal, draining;
@@ -495,6 +497,17 @@ static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
           "was trained in other processes)", (long long)e->idx, where,
           e->signo ? "was killed by" : "ended with", how, e->maxrss_kb / 1024.0);
   m->px_killed++;
+  /* the reason in the store too (root attribute failed_pixels, a line a
+   * pixel; at most 16 KB: an HDF5 attribute lives in the object header) */
+  char line[768];
+  int ln = snprintf(line, sizeof line, "%lld %s: %s %s, peak RSS %.0f MB\n", (long long)e->idx, where,
+                    e->signo ? "killed by" : "ended with", how, e->maxrss_kb / 1024.0);
+  if (ln <= 0 || m->pxfail_len + (size_t)ln > 16384) return;
+  char *t = realloc(m->pxfail_text, m->pxfail_len + (size_t)ln + 1);
+  if (!t) return;
+  memcpy(t + m->pxfail_len, line, (size_t)ln + 1);
+  m->pxfail_text = t, m->pxfail_len += (size_t)ln;
+  if (m->store && ds_store_set_failed_pixels(m->store, t) != DS_OK) ds_clear_error();
 }
 
 /* A tile's records from a worker (or rank 0 itself), with the pixels whose
@@ -727,6 +740,14 @@ static int ms_resume(msched *m) {
     }
   m->prev_wall = ms_attr(m->store, "wall_s");
   m->prev_cpu = ms_attr(m->store, "rank0_cpu_s");
+  char *old = ds_calloc(16385, 1); /* an earlier run's failed_pixels: kept, this run's appended */
+  if (old && ds_store_attr(m->store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
+    m->pxfail_text = old;
+    m->pxfail_len = strlen(old);
+  } else {
+    ds_clear_error();
+    free(old);
+  }
   return DS_OK;
 }
 
@@ -942,6 +963,7 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   MPI_Bcast(all, 2, MPI_INT, 0, comm);
   free(m.out);
   free(m.pts);
+  free(m.pxfail_text);
   free(m.wunit);
   free(m.parked);
   free(m.redo);

@@ -792,6 +792,17 @@ int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash
   return DS_OK;
 }
 
+int ds_store_set_failed_pixels(ds_store *s, const char *text) {
+  if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
+  char *a = ds_strdup(text);
+  if (!a) return DS_ENOMEM;
+  free(s->failed_pixels);
+  s->failed_pixels = a;
+  s->fresh = 0;
+  s->attrs_dirty = 1;
+  return DS_OK;
+}
+
 int ds_store_set_rank_nodes(ds_store *s, const char *rank_nodes) {
   if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
   char *a = ds_strdup(rank_nodes);

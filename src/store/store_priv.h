@@ -83,6 +83,7 @@ struct ds_store {
   int attrs_dirty;           /* run attributes changed since the last publish */
   char *inputs, *inputs_hash; /* ds_store_set_inputs: written with the run attributes */
   char *rank_nodes;          /* ds_store_set_rank_nodes: likewise */
+  char *failed_pixels;       /* ds_store_set_failed_pixels: likewise */
   char run_state[16];
   double session_start, next_publish, publish_every;
   int64_t session_done0;

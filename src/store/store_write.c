@@ -61,6 +61,7 @@ int ds_store_h5_run_attrs(ds_store *s) {
   if (ok && s->inputs && s->inputs_hash)
     ok = ds_store_put_str(f, "inputs", s->inputs) >= 0 && ds_store_put_str(f, "inputs_hash", s->inputs_hash) >= 0;
   if (ok && s->rank_nodes) ok = ds_store_put_str(f, "rank_nodes", s->rank_nodes) >= 0;
+  if (ok && s->failed_pixels) ok = ds_store_put_str(f, "failed_pixels", s->failed_pixels) >= 0;
   /* totals include the finishing publish so far (all but closing, fsync and
    * rename of the file: a few ms) */
   double fw = s->fin_t0 > 0 ? ds_now() - s->fin_t0 : 0, fc = s->fin_t0 > 0 ? ds_cpu_time() - s->fin_c0 : 0;
@@ -898,6 +899,7 @@ int ds_store_release(ds_store *s) {
   free(s->inputs);
   free(s->inputs_hash);
   free(s->rank_nodes);
+  free(s->failed_pixels);
   free(s->path);
   free(s);
   return bad ? -1 : 0;
