@@ -50,6 +50,18 @@ check "... every figure has data" $TR figures "$T/cat.html" "$T/cat.json" 6 map-
 "$DYNSWEEP" export "$T/cat.h5" -o "$T/summary.csv"
 check "... catapult colours, counts, loss y range, lambda0 (= export's)" \
   $TR catapult "$T/cat.html" "$T/cat.json" "$T/cat.h5" "$T/cat.ls" "$T/ntk.csv" "$T/crit.csv" "$T/summary.csv"
+# the same with optimizer.lr_units: lambda0 (the grid's lr is eta*lambda0, issue 24): lr 0.02
+# leaves width 16 unconverged, 2.2-3.8 catapult, >= 4.3 diverge
+sed -e 's/optimizer: {type: gd}/optimizer: {type: gd, lr_units: lambda0}/' \
+    -e 's/  lr: {start: 0.0003, stop: 0.0036, num: 12}/  lr: [0.02, 0.1, 0.5, 1, 1.5, 1.9, 2.2, 2.6, 3, 3.4, 3.8, 4.3, 5, 6]/' \
+    "$T/cat.yaml" > "$T/lam.yaml"
+grep -q "lr_units: lambda0" "$T/lam.yaml" && grep -q "lr: \[0.02" "$T/lam.yaml" || bad "lr_units lambda0 sweep not made"
+drun 2 "$T/lam.yaml" -o "$T/lam.h5" -q
+check "report of the catapult sweep with lr_units: lambda0" "$REPORT" "$T/lam.h5" -o "$T/lam.html"
+"$DYNSWEEP" ls "$T/lam.h5" > "$T/lam.ls"
+"$DYNSWEEP" export "$T/lam.h5" -o "$T/lam.csv"
+check "... lr axis = eta*lambda0, NTK ratio lr/2 at step 0, unconverged counted and coloured" \
+  $TR lambda0 "$T/lam.html" "$T/lam.json" "$T/lam.h5" "$T/lam.ls" "$T/lam.csv"
 set +e
 "$REPORT" "$T/s.h5" -o "$T/bad.html" --x nope 2>"$T/err"; rc=$?
 "$REPORT" "$T/missing.h5" -o "$T/bad2.html" 2>>"$T/err"; rc2=$?
@@ -63,7 +75,7 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
   echo "skip: chromium not installed (apt-get install chromium): the page was not rendered"
 else
-  for page in cat demo; do
+  for page in cat demo lam; do
     prof=$(mktemp -d)
     timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
       --disable-background-networking --disable-component-update --disable-sync \
@@ -72,20 +84,30 @@ else
       "file://$T/$page.html" >"$T/chrome.log" 2>&1 || true
     rm -rf "$prof"
     check "chromium rendered $page.html to a PNG" test -s "$T/$page.png"
-    check "... which is 1400x3000, not blank, with the outcome colours the plotly maps draw" $PY - "$T/$page.png" <<'PYEOF'
-import sys
+    check "... which is 1400x3000, not blank, with the outcome colours the plotly maps draw" $PY - "$T/$page.png" "$T/$page.json" <<'PYEOF'
+import json, sys
 import matplotlib.image as mpimg
 import numpy as np
 im = (mpimg.imread(sys.argv[1])[..., :3] * 255).round()
+meta = json.load(open(sys.argv[2]))
 h, w = im.shape[:2]
 nonwhite = float((im.min(axis=2) < 230).mean())
 coloured = float((im.max(axis=2) - im.min(axis=2) > 50).mean())
-px = {k: int((np.abs(im - np.array(c)).max(axis=2) < 4).sum())
-      for k, c in (("converged", (0, 114, 178)), ("diverged", (213, 94, 0)))}
-print("screenshot %dx%d: %.1f%% non-white, %.2f%% coloured pixels; %s" % (w, h, 100 * nonwhite, 100 * coloured, px))
-sys.exit(0 if (w, h) == (1400, 3000) and nonwhite > 0.03 and coloured > 0.005 and min(px.values()) > 1000 else 1)
+px = {k: int((np.abs(im - np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)])).max(axis=2) < 4).sum())
+      for k, c in meta["outcome_colors"].items()}
+# the most common outcome, and diverged where any point diverged, on screen in their colours
+oc = meta["outcome_counts"]
+big = [max(oc, key=oc.get)] + (["diverged"] if oc["diverged"] else [])
+print("screenshot %dx%d: %.1f%% non-white, %.2f%% coloured pixels; %s; must show: %s"
+      % (w, h, 100 * nonwhite, 100 * coloured, px, big))
+sys.exit(0 if (w, h) == (1400, 3000) and nonwhite > 0.03 and coloured > 0.005 and
+         min(px[k] for k in big) > 1000 else 1)
 PYEOF
   done
-  [ -n "${DS_KEEP_SCREENSHOT:-}" ] && cp "$T/cat.png" "$DS_KEEP_SCREENSHOT"
+  # DS_KEEP_SCREENSHOT=DIR/NAME.png keeps the catapult page's, DIR/NAME-lam.png the lambda0 page's
+  if [ -n "${DS_KEEP_SCREENSHOT:-}" ]; then
+    cp "$T/cat.png" "$DS_KEEP_SCREENSHOT"
+    cp "$T/lam.png" "${DS_KEEP_SCREENSHOT%.png}-lam.png"
+  fi
 fi
 report

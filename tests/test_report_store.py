@@ -16,6 +16,11 @@
                                                = dynsweep ls's, catapult cells in their own
                                                colour, the loss y range below the diverged
                                                runs, lambda0 ... lr_eta_crit = export's
+    test_report_store.py lambda0 HTML JSON STORE LS_OUT SUMMARY.csv
+                                               a catapult sweep with optimizer.lr_units:
+                                               lambda0: the lr_lambda0 axis is the grid's lr,
+                                               the NTK ratio to threshold reads lr/2, the
+                                               unconverged class counted and coloured
 """
 import csv
 import json
@@ -161,7 +166,11 @@ def check_store(path, outdir):
           np.allclose(nm["lr_lambda0"], 1.0, rtol=1e-12))
     nm0 = st.normalised()
     check("no spectra: lambda0, eta_crit0, lr_lambda0, lr_eta_crit are NaN",
-          all(np.isnan(v).all() for v in nm0.values()))
+          all(np.isnan(nm0[k]).all() for k in ("lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit")))
+    done = np.isin(st.table()["status"], (1, 2, 3))
+    check("... and eta (the absolute learning rate, lr_units absolute) is lr for every written point",
+          done.any() and same(nm0["eta"][done], st.table()["lr"].astype(float)[done]) and
+          np.isnan(nm0["eta"][~done]).all())
 
 
 def load_report(html, side):
@@ -238,8 +247,9 @@ def catapult(html, side, store, ls_out, ntk_csv, crit_csv, summary_csv):
           (want["catapult"], want["converged"], want["diverged"]),
           want["catapult"] > 0 and want["converged"] > 0 and want["diverged"] > 0)
     col = meta["outcome_colors"]
-    check("six outcomes, six distinct colours, catapult's not converged's (%s)" % col,
-          len(set(col.values())) == 6 and col["catapult"] != col["converged"])
+    check("seven outcomes (unconverged too), seven distinct colours, catapult's not converged's (%s)" % col,
+          len(col) == 7 and "unconverged" in col and len(set(col.values())) == 7 and
+          col["catapult"] != col["converged"])
     # the raw map as drawn (plotly): every all-catapult cell in the catapult colour
     head, rows = read_csv(os.path.join(files, "map-outcome.csv"))
     cells = {}
@@ -288,7 +298,7 @@ def catapult(html, side, store, ls_out, ntk_csv, crit_csv, summary_csv):
           same(c["lr_lambda0"], lr * c["lambda0"]) and same(c["lr_eta_crit"], lr / c["eta_crit0"]))
     # the C side's columns (dynsweep export, 17 digits) equal the package's bit for bit
     exp = list(csv.DictReader(open(summary_csv, newline="")))
-    cols = ("lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit")
+    cols = ("lambda0", "eta_crit0", "lr_lambda0", "lr_eta_crit", "eta")
     diff = [(r["id"], k, r.get(k), c[k][ids.index(int(r["id"]))]) for r in exp for k in cols
             if not same(float(r[k]) if r.get(k) not in (None, "") else np.nan, c[k][ids.index(int(r["id"]))])]
     check("summary()'s %s = dynsweep export's, bit for bit (%d points%s)" % (
@@ -324,6 +334,52 @@ def catapult(html, side, store, ls_out, ntk_csv, crit_csv, summary_csv):
           figs["loss"]["clipped"] == len(clipped) == len(peaks_div) and
           all(float(r[5]) > hi or not np.isfinite(float(r[5])) for r in clipped))
     check("no drawn loss value above the y range", all(float(r[5]) <= hi for r in rows if r[-1] == "0"))
+
+
+def lambda0_units(html, side, store, ls_out, summary_csv):
+    """A catapult sweep with optimizer.lr_units: lambda0 (the grid's lr is eta*lambda0):
+    the report's normalised axis is the grid's lr, its theory lines 2 and 4, the NTK
+    'ratio to threshold' at step 0 is lr/2 (half_sum: threshold 2/eta, eta the absolute
+    rate), not lambda0 times that; unconverged points are counted and coloured."""
+    page, meta, files = load_report(html, side)
+    figs = {f["id"]: f for f in meta["figures"]}
+    line = [x for x in open(ls_out).read().splitlines() if x.startswith("outcomes:")][0]
+    want = {name: int(n) for n, name in re.findall(r"(\d+) (\w+)", line)}
+    check("lr_units lambda0: outcome counts %s = dynsweep ls's, with unconverged (%d), catapult (%d), "
+          "diverged (%d)" % (meta["outcome_counts"], want.get("unconverged", 0), want.get("catapult", 0),
+                             want.get("diverged", 0)),
+          meta["outcome_counts"] == want and min(want["unconverged"], want["catapult"], want["diverged"]) > 0)
+    exp = {int(r["id"]): r for r in csv.DictReader(open(summary_csv, newline=""))}
+    nm = figs.get("map-outcome-norm", {})
+    check("the normalised map is over lr_lambda0 with the theory lines 2 and 4 (%s)" % nm.get("theory_lines"),
+          nm.get("x") == "lr_lambda0" and np.allclose(nm.get("theory_lines", []), [2.0, 4.0], rtol=1e-9))
+    head, rows = read_csv(os.path.join(files, "map-outcome-norm.csv"))
+    ix, il, ie = head.index("lr_lambda0"), head.index("lr"), head.index("eta")
+    bad = [r for r in rows if not (abs(float(r[ix]) - float(r[il])) <= 1e-12 * float(r[il]) and
+                                   float(r[ie]) == float(exp[int(r[0])]["eta"]))]
+    check("... each point at its grid lr (= eta*lambda0), eta = dynsweep export's (%d points%s)"
+          % (len(rows), "; " + repr(bad[:2]) if bad else ""), len(rows) == len(exp) and not bad)
+    import matplotlib.image as mpimg
+    col = meta["outcome_colors"]
+    for fid in ("map-outcome", "map-outcome-norm"):
+        im = (mpimg.imread(os.path.join(files, fid + ".png"))[..., :3] * 255).round()
+        npx = {o: int((np.abs(im - np.array([int(col[o][i:i + 2], 16) for i in (1, 3, 5)])).max(axis=2) < 3).sum())
+               for o in ("converged", "unconverged", "catapult", "diverged")}
+        check("%s.png has converged, unconverged, catapult and diverged pixels in their colours (%s)" % (fid, npx),
+              all(v > 300 for v in npx.values()))
+    pj = plot_json(page, "map-outcome")
+    xt = pj["layout"]["xaxis"]["title"]
+    xt = xt.get("text", "") if isinstance(xt, dict) else str(xt)
+    check("the raw map's lr axis says what it holds (%r)" % xt, "η·λ0" in xt and "lr_units: lambda0" in xt)
+    head, rows = read_csv(os.path.join(files, "ntk.csv"))
+    r0 = [r for r in rows if r[head.index("step")] == "0"]
+    ratio = {int(r[0]): float(r[head.index("ntk/top")]) / float(r[head.index("threshold")]) for r in r0}
+    lr = {i: float(exp[i]["lr"]) for i in ratio}
+    bad = [(i, ratio[i], lr[i]) for i in ratio if abs(ratio[i] - lr[i] / 2) > 1e-9 * lr[i]]
+    check("NTK panel: the ratio to threshold at step 0 is lr/2 for each of %d points (%.3g .. %.3g; the edge "
+          "of stability at lr 2 reads 1)%s" % (len(ratio), min(ratio.values()), max(ratio.values()),
+                                               "; " + repr(bad[:2]) if bad else ""),
+          len(ratio) == len(exp) and not bad and max(ratio.values()) < 10)
 
 
 def frames_name(k):
@@ -367,6 +423,8 @@ if __name__ == "__main__":
         figures(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
     elif len(sys.argv) == 9 and sys.argv[1] == "catapult":
         catapult(*sys.argv[2:9])
+    elif len(sys.argv) == 7 and sys.argv[1] == "lambda0":
+        lambda0_units(*sys.argv[2:7])
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

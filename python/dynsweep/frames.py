@@ -102,7 +102,7 @@ class Store:
         c["outcome"], c["outcome_code"] = cat, stored
         c["reason"] = t["reason"]
         c["steps_to_tol"] = t["steps_to_tol"]
-        c.update(raw.normalised())  # lambda0, eta_crit0, lr_lambda0, lr_eta_crit
+        c.update(raw.normalised())  # lambda0, eta_crit0, lr_lambda0, lr_eta_crit, eta
         for k in names:  # fields of later format revisions
             if k not in c:
                 c[k] = np.asarray(s[k])
@@ -113,13 +113,17 @@ class Store:
         grid axes by name (numbers, or names for enum/bool axes), width, depth, lr,
         init_scale (unless axes), status (Categorical: pending done diverged failed
         running), steps, final_loss, min_loss, final_test_loss, diverged_step, wall_s,
-        rank, outcome (Categorical: converged catapult diverged plateaus failed pending,
-        the rule of docs/store.md "Outcome"), outcome_code (the stored DS_OUT_* code),
+        rank, outcome (Categorical: converged catapult diverged plateaus failed pending
+        unconverged, the rule of docs/store.md "Outcome"; a done row of code 0, an older
+        store's, re-classified by it), outcome_code (the stored DS_OUT_* code, or the
+        re-classified 5/6),
         event_step, peak_ratio, plateaus, plateau_end, team_size, attempts (0 in old
         stores), reason (str), steps_to_tol (NaN unless reached), then the normalised
         learning rate: lambda0, eta_crit0, lr_lambda0, lr_eta_crit (float64, NaN where
-        the point did not record ntk/top or hessian/top at step 0; rules in
-        docs/analysis.md "Normalised axes", = dynsweep.store.Store.normalised())."""
+        the point did not record ntk/top or hessian/top at step 0), and eta, the
+        absolute learning rate (with optimizer.lr_units: lambda0 the grid's lr is
+        eta * lambda0); rules in docs/analysis.md "Normalised axes", =
+        dynsweep.store.Store.normalised()."""
         pd = _pd()
         c = self._columns()
         c["status"] = pd.Categorical.from_codes(_codes(c["status"], STATUS_CATEGORIES),
