@@ -117,10 +117,21 @@ ok &= 0.8 < d < 1.3 and abs(float(z["dimension"]) - d) < 5e-4  # a smooth edge: 
 sys.exit(0 if ok else 1)
 PYEOF
 "$DYNSWEEP" map "$T/map.h5" -o "$T/out.png" --metric outcome --axes init_scale,lr > "$T/out2"
-check "--metric outcome --axes init_scale,lr (swapped)" "$PY" -c "
-import numpy as np; z = np.load('$T/out.npz'); v = z['values']
-assert z['xname'] == 'init_scale' and v.shape == (16, 16) and set(np.unique(v)) <= {0.0, 1.0, 2.0}
-assert (v == 1).sum() > 20 and (v == 0).sum() > 20"
+"$DYNSWEEP" export "$T/map.h5" -o "$T/map.csv"
+# every pixel is the point's named outcome as `dynsweep export` prints it (issue 24: codes
+# 5/6 of a row store are classes, not raw codes): 0 converged, 1 diverged, 2 catapult,
+# 3 failed, 4 unconverged, 5 plateaus
+check "--metric outcome --axes init_scale,lr (swapped): every pixel = export's outcome" "$PY" -c "
+import csv, numpy as np; z = np.load('$T/out.npz'); v = z['values']
+assert z['xname'] == 'init_scale' and v.shape == (16, 16)
+cls = ['converged', 'diverged', 'catapult', 'failed', 'unconverged', 'plateaus']
+rows = list(csv.DictReader(open('$T/map.csv')))
+xs, ys = sorted({float(r['init_scale']) for r in rows}), sorted({float(r['lr']) for r in rows})
+got = [cls[int(v[ys.index(float(r['lr'])), xs.index(float(r['init_scale']))])] for r in rows]
+want = [r['outcome'] for r in rows]
+print('pixels:', {k: got.count(k) for k in cls}, 'mismatches:', sum(a != b for a, b in zip(got, want)))
+assert len(rows) == 256 and got == want
+assert got.count('diverged') > 20 and got.count('converged') + got.count('unconverged') > 20"
 "$DYNSWEEP" map "$T/map.h5" -o "$T/fl.png" --metric final_loss > /dev/null
 check "--metric final_loss draws" test -s "$T/fl.png"
 # bad input: exit 2 and one clear line

@@ -50,6 +50,34 @@ where no point (or no value); computed: bool array, True where a point ran."""
 
 MAP_METRICS = ("outcome", "measure", "step", "final_ratio", "peak_ratio", "computed")
 
+#: the values of an "outcome" map, by class: a map store's pixel classes are 0-3
+#: (include/dynsweep/map.h, unchanged); a row store's named outcomes (docs/store.md
+#: "Outcome", as `dynsweep ls` prints them) take the same values for the same
+#: classes and 4 unconverged, 5 plateaus (converged with plateaus). NaN: pending.
+MAP_OUTCOMES = ("converged", "diverged", "catapult", "failed", "unconverged", "plateaus")
+
+
+def row_outcomes(st, rows=None):
+    """The outcome-map value (MAP_OUTCOMES index) of summary rows `rows` (default
+    all) of a row store: the named outcome of docs/store.md "Outcome" from status,
+    the stored code (an older store's code 0 re-classified by the rule of
+    include/dynsweep/outcome.h, Store.outcome_codes) and the plateau count; NaN for
+    pending and running points."""
+    s = st.summary
+    rows = np.arange(st.n) if rows is None else np.asarray(rows)
+    status = np.asarray(s["status"])[rows]
+    code = np.asarray(st.outcome_codes())[rows]
+    pl = np.asarray(s["plateaus"])[rows] if "plateaus" in s.dtype.names else np.zeros(len(rows))
+    out = np.full(len(rows), np.nan)
+    out[status == 2] = MAP_OUTCOMES.index("diverged")
+    out[status == 3] = MAP_OUTCOMES.index("failed")
+    done = status == 1
+    out[done] = np.where(code[done] == 2, MAP_OUTCOMES.index("catapult"),
+                         np.where(code[done] == 5, MAP_OUTCOMES.index("unconverged"),
+                                  np.where(pl[done] >= 1, MAP_OUTCOMES.index("plateaus"),
+                                           MAP_OUTCOMES.index("converged"))))
+    return out
+
 
 def fill_refined(raw, levels, axes):
     """The full-resolution outcomes of a refined map (grid.refine) from its trained
@@ -157,8 +185,9 @@ def point_measures(st, rows):
 def grid_map(st, x, y, metric="measure", replica=0):
     """Map of `metric` over grid axes x (columns) and y (rows) of store st (a
     dynsweep.ArrayStore / dynsweep.store.Store). metric: "measure" (the
-    convergence measure, from the loss series), "outcome" (the stored outcome code:
-    0 converged, 1 diverged, 2 catapult, 3 failed; NaN pending) or any numeric
+    convergence measure, from the loss series), "outcome" (the named outcome as a
+    MAP_OUTCOMES index: 0 converged, 1 diverged, 2 catapult, 3 failed, 4 unconverged,
+    5 plateaus; NaN pending; row_outcomes) or any numeric
     column of table() (final_loss, peak_ratio, ...). Other axes must have one value
     (a map is a 2-D slice); replica selects the replica. A map store (st.is_map)
     is read from its arrays (store_map)."""
@@ -179,9 +208,7 @@ def grid_map(st, x, y, metric="measure", replica=0):
     if metric == "measure":
         vals = point_measures(st, rows)
     elif metric == "outcome":
-        t = st.table()
-        code = np.asarray(t["outcome"] if "outcome" in t else np.zeros(st.n), dtype=np.float64)
-        vals = np.where(written, code[rows], np.nan)
+        vals = np.where(written, row_outcomes(st, rows), np.nan)
     else:
         vals = np.asarray(st.column(metric), dtype=np.float64)[rows]
         vals = np.where(written, vals, np.nan)
