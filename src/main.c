@@ -19,6 +19,8 @@
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
 #include "dynsweep/analysis.h"
+#include "dynsweep/outcome.h"
+#include "dynsweep/worker.h" /* DS_OUT_* */
 #include "dynsweep/nn.h"
 #include "dynsweep/submit.h"
 #include "dynsweep/tile.h"
@@ -803,14 +805,40 @@ static int cmd_show(int argc, char **argv) {
     snprintf(axes, sizeof axes, "width %d depth %d lr %g init_scale %g", r->width, r->depth, r->lr,
              r->init_scale);
   }
+  ds_traj tr;
+  if ((rc = ds_store_read_traj(s, id, &tr)) != DS_OK) {
+    free(rows);
+    return fail_store(s, rc);
+  }
+  /* issue 24: a done row of code 0 (DS_OUT_CONVERGED) was written before "converged"
+   * had a criterion (it meant "did not diverge"). Name it as ls/export/phase do (an_open):
+   * by the rule of dynsweep/outcome.h on its stored loss series, train.steps and
+   * train.tol (from the stored sweep file), code 6 converged or 5 unconverged. */
+  ds_summary_row named = *r;
+  if (named.status == DS_ST_DONE && named.outcome == DS_OUT_CONVERGED) {
+    char *text = NULL;
+    ds_sweep sw;
+    ds_point p;
+    if (ds_store_sweep_text(s, &text) == DS_OK &&
+        ds_sweep_parse_flags(path, text, DS_SWEEP_NO_FILES, &sw) == DS_OK) {
+      if (ds_sweep_point(&sw, named.combo * sw.replicas + named.replica, &p) == DS_OK) {
+        int li = ds_traj_find(&tr, "loss");
+        int conv = ds_outcome_converged(li >= 0 ? tr.s[li].step : NULL, li >= 0 ? tr.s[li].val : NULL,
+                                        li >= 0 ? tr.s[li].n : 0, p.cfg.train.steps, p.cfg.train.tol,
+                                        named.final_loss);
+        named.outcome = conv ? DS_OUT_CONVERGED_ROW : DS_OUT_UNCONVERGED;
+      }
+      ds_sweep_free(&sw);
+    }
+    ds_clear_error(); /* no stored sweep: the code as stored */
+    free(text);
+  }
   printf("# point %lld replica %d %s: %s, %lld steps, final loss %g%s%s; outcome %s (event step "
          "%lld, peak ratio %g, %d plateau(s))\n", id, r->replica, axes, ds_status_name(r->status),
          (long long)r->steps, r->final_loss, r->reason[0] ? ", " : "", r->reason,
-         ds_outcome_category_name(ds_outcome_category(r)),
+         ds_outcome_category_name(ds_outcome_category(&named)),
          (long long)r->event_step, r->peak_ratio, r->plateaus);
   free(rows);
-  ds_traj tr;
-  if ((rc = ds_store_read_traj(s, id, &tr)) != DS_OK) return fail_store(s, rc);
   int shown = 0;
   char names[1024] = "";
   for (int i = 0, w = 0; i < tr.n && w < (int)sizeof names; i++)

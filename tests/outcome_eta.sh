@@ -79,6 +79,16 @@ PYEOF
 "$D" ls "$T/old.h5" | awk '{print $1, $9}' > "$T/old.ls"
 awk '{print $1, $9}' "$T/dls" > "$T/new.ls"
 check "an old store's code 0 is re-classified by the same rule (ls)" cmp -s "$T/old.ls" "$T/new.ls"
+# show names the outcome of one point: the same re-classification (cmd_show, outcome.h)
+for st in demo old; do
+  n=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/' "$T/dls" | wc -l)
+  for i in $(seq 0 $((n - 1))); do
+    echo "$i $("$D" show "$T/$st.h5" "$i" | head -1 | sed -E 's/.*; outcome ([a-z]+) .*/\1/')"
+  done > "$T/$st.show"
+done
+awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {print $1, $9}' "$T/dls" > "$T/new.ls2"
+check "show: an old store's code 0 named as ls names it, point by point ($(wc -l < "$T/old.show") points, $(grep -c unconverged "$T/old.show") unconverged)" \
+  bash -c "cmp -s '$T/old.show' '$T/new.ls2' && cmp -s '$T/demo.show' '$T/new.ls2' && grep -q unconverged '$T/old.show'"
 check "... and in Python" "$PY" - "$T/old.h5" "$T/demo.h5" <<'PYEOF'
 import sys, dynsweep
 a, b = (dynsweep.open(p).summary() for p in sys.argv[1:3])
