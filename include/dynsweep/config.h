@@ -294,6 +294,8 @@ typedef struct {
   /* issue 13: map sweeps (include/dynsweep/map.h, docs/maps.md) */
   int map;              /* a map: section: points record their outcome only, as arrays */
   int64_t map_tile;     /* map.tile: points per tile (0 = auto: ds_map_tile_points) */
+  int map_early_stop;   /* map.early_stop: a point stops once its loss reaches the cap
+                           (map.h; default 0: the study's measure over every step) */
   int refine_levels;    /* grid.refine.levels: 0 = dense; else the refined axes hold the
                            full-resolution values ((num - 1) * 2^levels + 1 of them) */
   int refine_axes[2];   /* grid.refine.axes: the two refined axes (indices into axes) */

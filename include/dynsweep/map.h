@@ -12,14 +12,22 @@
  *   v_t = L_t / L_0, non-finite values and values above DS_MAP_CAP -> DS_MAP_CAP;
  *   converged when the mean of the last DS_MAP_TAIL v_t is below 1;
  *   measure = -sum_t v_t when converged, +sum_t 1/v_t otherwise.
- * dynsweep stops training a point once v_t reaches the cap (the study trains
- * on); the remaining T-1-t steps then count as v = DS_MAP_CAP each, which is
- * what the study records when the loss stays at or above the cap.
+ * By default every point is trained for all T steps and the measure is the
+ * study's exactly (a loss that climbs above the cap and comes back counts as
+ * it does there). Non-finite values count as the cap: the study's stated rule
+ * (its code's v*fin + cap*(1-fin) gives NaN there, inf*0; docs/maps.md, "The
+ * measure at the cap"). A point is stopped early only where the rest of its
+ * series is known: the tile trainer stops a point whose output weights hold a
+ * non-finite entry (every later loss is then non-finite) and passes its
+ * remaining losses as NaN. The option map.early_stop (sweep file: map:
+ * {early_stop: true}) restores the older, faster rule: a point stops once v_t
+ * reaches the cap and its remaining steps count as the cap (which differs from
+ * the study's measure where the loss comes back from above the cap).
  *
  * Outcome classes (worker.h DS_OUT_*): diverged = not converged in the
  * measure's sense; catapult = converged after the loss rose above
  * catapult_factor x L_0 (record.spectra.catapult_factor); converged otherwise.
- * Decided step: diverged: the step v reached the cap (T if it never did);
+ * Decided step: diverged: the first step v reached the cap (T if it never did);
  * catapult: the step of the peak; converged: the first step from which v
  * stayed below 1. */
 #ifndef DYNSWEEP_MAP_H
@@ -49,16 +57,22 @@ typedef struct {
   int64_t t;           /* losses added so far */
   double l0;
   double sum_v, sum_inv, peak, last;
-  int64_t peak_step, last_ge1, cap_step;
+  int64_t peak_step, last_ge1, cap_step; /* cap_step: the first step at the cap, or -1 */
+  int early_stop;      /* map.early_stop: decided (and frozen) once v reaches the cap */
   double tail[DS_MAP_TAIL];
 } ds_map_acc;
 
+/* Starts a point's accumulator: the study's measure over every step
+ * (ds_map_acc_start), or with early_stop (map.early_stop) decided at the cap. */
 void ds_map_acc_start(ds_map_acc *a);
-/* Adds the next loss L_t. Returns 1 when the point is decided (v_t reached
- * the cap): the caller may stop training it. */
+void ds_map_acc_start_rule(ds_map_acc *a, int early_stop);
+/* Adds the next loss L_t. Returns 1 when the point is decided: only with
+ * early_stop, once v_t reached the cap (the caller may stop training it; later
+ * losses are ignored). Without it every loss counts and it returns 0. */
 int ds_map_acc_add(ds_map_acc *a, double loss);
-/* The record after T losses (T = train.steps; fewer were added when the
- * point was decided early: the rest count as the cap). */
+/* The record after T losses (T = train.steps). Fewer added: the remaining
+ * steps repeat the last v (the cap for a point stopped at the cap or at a
+ * non-finite loss). */
 void ds_map_acc_finish(const ds_map_acc *a, int64_t T, double catapult_factor, ds_map_rec *out);
 /* The record of a point that could not be trained (outcome failed). */
 void ds_map_rec_failed(ds_map_rec *out);

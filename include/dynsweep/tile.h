@@ -48,7 +48,8 @@ int ds_tile_supported(const ds_point_cfg *c, char *why, int whylen);
  * values bit for bit), checks that the points differ only in lr, lr_in, lr_out,
  * init_offset (DS_EINPUT otherwise), runs train.steps full-batch GD steps, feeds
  * each point's loss L_0..L_{T-1} (the loss before each update) into its own ds_map_acc,
- * drops a point from the batch once the accumulator says it is decided, and fills
+ * stops a point once the accumulator says it is decided (only with map.early_stop:
+ * map.h) or its loss is known to stay non-finite, and fills
  * out[i] with ds_map_acc_finish(..., train.steps, record.spectra.catapult_factor, ...).
  * train.tol and train.diverge_above do not apply (the map measure decides). */
 int ds_tile_train(const ds_sweep *sw, const ds_point *pts, int npts, ds_map_rec *out);
@@ -76,7 +77,11 @@ typedef int (*ds_tile_loss_fn)(void *arg, int p, int64_t t, double loss);
  * then W_2 (d_out x width), column-major) on X (d_in x n), Y (d_out x n):
  * point p starts from W_1 + init_offset[p] (init_offset may be NULL: 0) and
  * takes `steps` GD steps with lr_in[p] (W_1) and lr_out[p] (W_2). fn gets
- * L_0 .. L_{steps-1} of each point (points one after the other, in order).
+ * L_0 .. L_{steps-1} of each point (points one after the other, in order),
+ * until it returns nonzero. A point whose W_2 holds a non-finite entry after a
+ * non-finite loss is not trained further: every later loss is non-finite
+ * (src/nn/tile.c, w2_nonfinite), and fn gets NaN for each of them
+ * (DYNSWEEP_TILE_NOSTOP=1 trains them instead: tests check the records agree).
  * DS_EINPUT: unsupported net (width or d_out > 64, d_in > 4096, n < 1). */
 int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const double *theta0,
                int npts, const double *lr_in, const double *lr_out, const double *init_offset,

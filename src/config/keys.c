@@ -31,6 +31,9 @@ static const struct {
     {"map", "bool or map", "", "false",
      "true: a map sweep (outcomes only, in tiles, stored as arrays; docs/maps.md)"},
     {"map.tile", "int", "1..1048576", "auto", "map sweeps: points per tile"},
+    {"map.early_stop", "bool", "", "false",
+     "map sweeps: stop a point once its loss reaches 10^6 L_0 (faster; not the study's measure "
+     "where the loss comes back; docs/maps.md)"},
     {"overrides", "map", "", "none", "option paths to values applied over the file (what --set writes)"},
 };
 

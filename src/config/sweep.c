@@ -575,7 +575,7 @@ static int sw_int_in(sw_ctx *x, const ds_yn *v, const char *what, double lo, dou
 }
 
 static int sw_parse_mapsec(sw_ctx *x, const ds_yn *v) {
-  static const char *const keys[] = {"tile"};
+  static const char *const keys[] = {"tile", "early_stop"};
   if (v->kind == DS_YN_SCALAR && !v->quoted && (!strcmp(v->str, "true") || !strcmp(v->str, "false"))) {
     x->s->map = !strcmp(v->str, "true");
     return DS_OK;
@@ -589,9 +589,17 @@ static int sw_parse_mapsec(sw_ctx *x, const ds_yn *v) {
                   v->kind == DS_YN_SCALAR ? v->str : ds_yaml_kind_name(v));
   x->s->map = 1;
   for (int i = 0; i < v->n; i++) {
-    if (strcmp(v->key[i]->str, "tile")) return sw_unknown_key(x, v->key[i], "map", keys, 1, NULL);
+    const ds_yn *it = v->item[i];
+    if (!strcmp(v->key[i]->str, "early_stop")) { /* map.h: stop a point at the cap */
+      if (it->kind != DS_YN_SCALAR || it->quoted || (strcmp(it->str, "true") && strcmp(it->str, "false")))
+        return sw_err(x, it->line, it->col, "map.early_stop: expected true or false, got %s",
+                      it->kind == DS_YN_SCALAR ? it->str : ds_yaml_kind_name(it));
+      x->s->map_early_stop = !strcmp(it->str, "true");
+      continue;
+    }
+    if (strcmp(v->key[i]->str, "tile")) return sw_unknown_key(x, v->key[i], "map", keys, 2, NULL);
     double d;
-    DS_TRY(sw_int_in(x, v->item[i], "map.tile", 1, 1 << 20, &d));
+    DS_TRY(sw_int_in(x, it, "map.tile", 1, 1 << 20, &d));
     x->s->map_tile = (int64_t)d;
   }
   return DS_OK;
@@ -1559,6 +1567,7 @@ static uint64_t sw_hash(const ds_sweep *s) {
     snprintf(buf, sizeof buf, "tile %lld refine %d axes %d %d", (long long)s->map_tile,
              s->refine_levels, s->refine_axes[0], s->refine_axes[1]);
     h = sw_hash_line(h, "map", buf);
+    if (s->map_early_stop) h = sw_hash_line(h, "map.early_stop", "true"); /* only when set */
   }
   for (int a = 0; a < s->naxes; a++) {
     h = ds_fnv1a("axis ", 5, h);

@@ -581,8 +581,28 @@ typedef struct {
   int64_t steps;
   ds_tile_loss_fn fn;
   void *arg;
+  int stop_nonfinite; /* 1 but under DYNSWEEP_TILE_NOSTOP=1 (tests: the stop changes nothing) */
 } tile_job;
 
+/* 1 when W_2 holds a non-finite entry. Then every later loss is non-finite,
+ * whatever the activation and the other weights: F = alpha_2 sum_i W_2[i] A_i
+ * is accumulated by fma, where inf * 0 and NaN * x are NaN and a non-finite
+ * partial sum never becomes finite again, so every F (hence r, r^2, their sum
+ * and L) is non-finite; and W_2 -= lr_out alpha_2 dW_2 keeps a non-finite
+ * entry non-finite (x - y is non-finite when x is; lr_out 0 gives 0 * inf =
+ * NaN), as does a fixed output layer. A non-finite loss alone does not say as
+ * much (r^2 may overflow while the weights are finite, and a ReLU maps a NaN
+ * pre-activation to 0), so it is only the trigger for this check. */
+static int w2_nonfinite(const tile_ctx *t) {
+  const size_t k = (size_t)t->net->d_out * (size_t)t->net->width;
+  for (size_t i = 0; i < k; i++)
+    if (!isfinite(t->W2[i])) return 1;
+  return 0;
+}
+
+/* Trains every point of the job in turn. A point stops when fn says it is
+ * decided (map.early_stop) or when W_2 holds a non-finite entry after a
+ * non-finite loss: its remaining losses, all non-finite, are passed as NaN. */
 static inline __attribute__((always_inline)) void run_points(tile_ctx *t, const tile_job *jb) {
   const ds_tile_net *net = t->net;
   const int m = net->width, d = net->d_in, act = net->act;
@@ -600,6 +620,11 @@ static inline __attribute__((always_inline)) void run_points(tile_ctx *t, const 
       if (s + 1 == jb->steps) break; /* the last update is never seen */
       backward(t, act, jb->lr_in[p], jb->lr_out[p]);
       gemm_update(t);
+      if (jb->stop_nonfinite && !isfinite(loss) && w2_nonfinite(t)) { /* the rest is non-finite */
+        for (int64_t k = s + 1; k < jb->steps; k++)
+          if (jb->fn(jb->arg, p, k, NAN)) break;
+        break;
+      }
     }
   }
 }
@@ -730,7 +755,9 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
     }
   }
 #endif
-  tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg};
+  const char *nostop = getenv("DYNSWEEP_TILE_NOSTOP");
+  tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg,
+                  !(nostop && !strcmp(nostop, "1"))};
   const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
   if (!strcmp(isa, "avx512")) run_avx512(&t, &job);

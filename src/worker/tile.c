@@ -120,7 +120,7 @@ int ds_tile_train(const ds_sweep *sw, const ds_point *pts, int npts, ds_map_rec 
       lr_in[i] = o->lr_in > 0 ? o->lr_in : o->lr;
       lr_out[i] = o->lr_out > 0 ? o->lr_out : o->lr;
       off[i] = pts[i].cfg.model.init_offset;
-      ds_map_acc_start(&acc[i]);
+      ds_map_acc_start_rule(&acc[i], sw->map_early_stop);
     }
     ds_tile_net net = {act, c->model.param, c->model.train_output, dims[0], dims[1], dims[2],
                        train.n, c->model.gain, loss.c};
