@@ -29,7 +29,10 @@ def convergence_measure(loss, cap=MEASURE_CAP, tail=MEASURE_TAIL):
     v_t = L_t / L_0 (non-finite -> cap, above cap -> cap); converged when the mean
     of the last `tail` v_t is below 1; measure = -sum_t v_t if converged, else
     +sum_t 1/v_t. Negative: converged (the larger |m|, the slower); positive:
-    diverged (the larger, the slower it blew up)."""
+    diverged (the larger, the slower it blew up). Non-finite values count as the
+    cap, the study's stated rule: its notebook's v*fin + cap*(1-fin) gives NaN
+    there (inf*0), which would make the measure NaN (docs/maps.md, "The measure
+    at the cap"). A map's record (src/worker/maprec.c) is this over all T steps."""
     loss = np.asarray(loss, dtype=np.float64)
     if loss.size == 0:
         return np.nan
