@@ -769,9 +769,13 @@ void ds_store_set_run(ds_store *s, const char *state, double session_start_unix,
 void ds_store_set_eta(ds_store *s, double eta_unix) {
   if (!s || !s->writable) return;
   /* a change `status` should see (by > 5 s and > 10% of what is left) asks
-   * for a publish when one is due; small drifts ride with the next one */
-  double left = eta_unix - ds_store_unix_now(), d = fabs(eta_unix - s->eta_unix);
-  if (d > 5 && d > 0.1 * (left > 0 ? left : 0)) s->attrs_dirty = 1;
+   * for a publish, at most one every 10 s (results publish anyway; this is for
+   * the first minutes of long points); small drifts ride with the next one */
+  double left = eta_unix - ds_store_unix_now(), d = fabs(eta_unix - s->eta_unix), now = ds_now();
+  if (d > 5 && d > 0.1 * (left > 0 ? left : 0) && (s->eta_pub_at == 0 || now - s->eta_pub_at > 10)) {
+    s->attrs_dirty = 1;
+    s->eta_pub_at = now;
+  }
   s->eta_unix = eta_unix;
 }
 

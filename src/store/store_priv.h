@@ -88,6 +88,7 @@ struct ds_store {
   double session_start, next_publish, publish_every;
   int64_t session_done0;
   double eta_unix;       /* the run's predicted end (ds_store_set_eta), 0 = none */
+  double eta_pub_at;     /* ds_now() of the last publish the ETA asked for */
   char end_time[40];
   double cpu_s, wall_s;
   double fin_t0, fin_c0;     /* ds_store_finish: its start (wall, CPU), 0 before */
