@@ -49,7 +49,7 @@ def settled(st, lo, T):
     if p is None: return False
     L0, La, Lp, LT = lo[0], lo[a], lo[p], lo[-1]
     gain, d1, d0 = L0 - LT, La - LT, Lp - La
-    return bool(np.isfinite([L0, La, Lp, LT]).all() and gain > 0 and abs(d1) <= 0.01 * abs(LT)
+    return bool(np.isfinite([L0, La, Lp, LT]).all() and gain > 0 and abs(d1) <= 0.01 * abs(LT) + 1e-12 * abs(L0)
                 and d1 <= max(d0, 1e-6 * gain))
 def categories(path):
     """the named outcome of every summary row, in row order"""

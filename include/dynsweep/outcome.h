@@ -16,8 +16,9 @@
  * gain = L_0 - L_T, d1 = L_a - L_T, d0 = L_p - L_a. Settled iff
  *   gain > 0                      the run learned something,
  *   |d1| <= DS_SETTLE_REL * L_T   its last tenth changed the loss by at most
- *                                 1% of the loss itself (flat to two digits
- *                                 over the last 10% of training), and
+ *     + DS_SETTLE_FLOOR * L_0     1% of the loss itself (flat to two digits
+ *                                 over the last 10% of training; changes
+ *                                 below 1e-12 L_0 are round-off), and
  *   d1 <= max(d0, 1e-6 * gain)    its decrease is not speeding up (a run that
  *                                 is leaving a saddle has d1 > d0).
  * A loss still falling at a visible rate (demo point 15: 0.097 against a
@@ -34,6 +35,7 @@
 #include <stdint.h>
 
 #define DS_SETTLE_REL 1e-2
+#define DS_SETTLE_FLOOR 1e-12 /* of L_0: changes below it are round-off */
 
 /* 1 if the recorded loss (n records, steps ascending) has settled by the
  * rule above; T = train.steps (the run's last step). */
@@ -51,7 +53,9 @@ static inline int ds_outcome_settled(const int64_t *step, const double *loss, in
   if (!isfinite(L0) || !isfinite(LT) || !isfinite(La) || !isfinite(Lp)) return 0;
   double gain = L0 - LT, d1 = La - LT, d0 = Lp - La;
   if (!(gain > 0)) return 0;
-  if (fabs(d1) > DS_SETTLE_REL * fabs(LT)) return 0;
+  /* + 1e-12 L_0: a loss at round-off (1e-31 wandering by more than 1% of
+   * itself) has settled too */
+  if (fabs(d1) > DS_SETTLE_REL * fabs(LT) + DS_SETTLE_FLOOR * fabs(L0)) return 0;
   return d1 <= fmax(d0, 1e-6 * gain);
 }
 

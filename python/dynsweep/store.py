@@ -201,6 +201,7 @@ def read_points(f, ids=None, names=None):
 
 
 SETTLE_REL = 1e-2  # include/dynsweep/outcome.h DS_SETTLE_REL
+SETTLE_FLOOR = 1e-12  # DS_SETTLE_FLOOR: of L_0, changes below it are round-off
 
 
 def outcome_settled(step, loss, T):
@@ -224,7 +225,7 @@ def outcome_settled(step, loss, T):
     if not all(np.isfinite([L0, LT, La, Lp])):
         return False
     gain, d1, d0 = L0 - LT, La - LT, Lp - La
-    if not gain > 0 or abs(d1) > SETTLE_REL * abs(LT):
+    if not gain > 0 or abs(d1) > SETTLE_REL * abs(LT) + SETTLE_FLOOR * abs(L0):
         return False
     return d1 <= max(d0, 1e-6 * gain)
 
