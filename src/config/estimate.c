@@ -339,12 +339,15 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
   char t1[32], t2[32], hb[32], rb[32], db[32];
   if (tile_sec > 0) { /* measured on this host: the time the map will take */
     fprintf(f, "time: %.3g s per point in tiles (point 0's net, every step counted,\n"
-               "  measured here; %.3g s one at a time; diverging points stop early):\n",
-            tile_sec, sec);
+               "  measured here; %.3g s one at a time; %s):\n",
+            tile_sec, sec, sw->map_early_stop ? "early_stop: diverging ones stop early"
+                                              : "a pixel stops once non-finite");
     sec = tile_sec;
   } else
     fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
-               "  trained together are faster, diverging points stop early):\n", sec);
+               "  trained together are faster; %s):\n", sec,
+            sw->map_early_stop ? "early_stop: diverging ones stop early"
+                               : "a pixel stops once non-finite");
   ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);
   ds_estimate_fmt(sec * (double)mc.pixels, t2, sizeof t2);
   fprintf(f, "  %s of work%s%s\n", sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",

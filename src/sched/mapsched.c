@@ -229,7 +229,7 @@ static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *r
     return;
   }
   ds_map_acc acc;
-  ds_map_acc_start(&acc);
+  ds_map_acc_start_rule(&acc, sw->map_early_stop); /* the study's measure, or map.early_stop */
   int64_t T = c->train.steps, t = 0, done = 0;
   for (; t < ls->n && ls->step[t] < T && !done; t++) done = ds_map_acc_add(&acc, ls->val[t * ls->ncols]);
   /* a series that ended early without blowing up (train.tol): the loss stays */
