@@ -147,4 +147,35 @@ check "--axes lr,width: says width is not a grid axis and lists the axes" grep -
 drun 2 "$DS_SRC/tests/sweeps/small.yaml" -o "$T/s.h5" -q
 rc=$(code "$DYNSWEEP" map "$T/s.h5" -o "$T/x.png")
 check "a store with more than two varying axes: exit 2, says which" bash -c "[ $rc -eq 2 ] && grep -q 'several values' '$T/err'"
+# a row store with a third varying axis (issue 24, item 4): refused without --where (which
+# the message suggests), drawn per slice with --where model.type=relu / tanh; each slice's
+# pixels are `dynsweep export --where`'s outcomes of that type only
+sed -e 's/model: {type: relu, depth: 2, width: 16, bias: false}/model: {depth: 2, width: 16, bias: false}/' \
+    -e 's/num: 16/num: 6/g' -e 's/^grid:/grid:\n  model.type: [relu, tanh]/' "$T/map.yaml" > "$T/three.yaml"
+grep -q "model.type: \[relu, tanh\]" "$T/three.yaml" || bad "three-axis sweep not made"
+drun 2 "$T/three.yaml" -o "$T/three.h5" -q
+rc=$(code "$DYNSWEEP" map "$T/three.h5" -o "$T/x.png" --metric outcome)
+check "three varying axes, no --where: exit 2, names model.type and --where" \
+  bash -c "[ $rc -eq 2 ] && grep -q \"'model.type' has several values.*--where model.type=VALUE\" '$T/err'"
+for ty in relu tanh; do
+  "$DYNSWEEP" map "$T/three.h5" -o "$T/$ty.png" --metric outcome --where model.type=$ty > /dev/null 2> "$T/err" \
+    || bad "map --where model.type=$ty failed: $(cat "$T/err")"
+  "$DYNSWEEP" export "$T/three.h5" --where model.type=$ty -o "$T/$ty.csv"
+  check "--where model.type=$ty: a 6 x 6 map, every pixel = export --where's outcome" "$PY" -c "
+import csv, numpy as np; z = np.load('$T/$ty.npz'); v = z['values']
+cls = ['converged', 'diverged', 'catapult', 'failed', 'unconverged', 'plateaus']
+rows = list(csv.DictReader(open('$T/$ty.csv')))
+xs, ys = sorted({float(r['lr']) for r in rows}), sorted({float(r['init_scale']) for r in rows})
+got = [cls[int(v[ys.index(float(r['init_scale'])), xs.index(float(r['lr']))])] for r in rows]
+print('$ty pixels:', {k: got.count(k) for k in cls})
+assert str(z['xname']) == 'lr' and v.shape == (6, 6) and len(rows) == 36 and {r['model.type'] for r in rows} == {'$ty'}
+assert got == [r['outcome'] for r in rows] and 0 < got.count('diverged') < 36"
+done
+check "... the two slices differ (relu and tanh are not averaged)" "$PY" -c "
+import numpy as np; a = np.load('$T/relu.npz')['values']; b = np.load('$T/tanh.npz')['values']
+print('pixels that differ:', int((a != b).sum())); assert (a != b).any()"
+rc=$(code "$DYNSWEEP" map "$T/three.h5" -o "$T/x.png" --where model.type=sigmoid)
+check "--where model.type=sigmoid: exit 2, lists the values" bash -c "[ $rc -eq 2 ] && grep -q 'its values: relu, tanh' '$T/err'"
+rc=$(code "$DYNSWEEP" map "$T/three.h5" -o "$T/x.png" --axes lr,init_scale --where 'model.type=relu,lr=0.5')
+check "--where lr=0.5 (not a grid value): exit 2, lists lr's values" bash -c "[ $rc -eq 2 ] && grep -q 'no point has lr = 0.5' '$T/err'"
 report

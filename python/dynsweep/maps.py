@@ -185,24 +185,145 @@ def point_measures(st, rows):
     return out
 
 
-def grid_map(st, x, y, metric="measure", replica=0):
+_WHERE_OPS = ("<=", ">=", "!=", "==", "=", "<", ">")
+
+
+def _where_column(st, name):
+    """(label, values, is_text) of a --where column: a grid axis (text axes by their
+    words), status/outcome by name, or any numeric column of table()."""
+    ax = st.axis(name)
+    if ax is not None:
+        if getattr(st, "is_map", False):
+            return ax.name, None, ax.is_text
+        if ax.is_text:
+            lab = ax.labels if ax.labels is not None else st.column(ax.name)
+            return ax.name, np.array([str(v).lower() for v in lab], dtype=object), True
+        return ax.name, np.asarray(st.column(ax.name), dtype=np.float64), False
+    if getattr(st, "is_map", False):
+        raise StoreError("%s: --where on a map store fixes grid axes; %r is not one (axes: %s)"
+                         % (st.path, name, ", ".join(a.name for a in st.axes)))
+    if name == "status":
+        names = {0: "pending", 1: "done", 2: "diverged", 3: "failed", 4: "running"}
+        return name, np.array([names.get(int(v), str(v)) for v in st.column("status")], dtype=object), True
+    if name == "outcome":
+        o = row_outcomes(st)
+        return name, np.array(["pending" if np.isnan(v) else MAP_OUTCOMES[int(v)] for v in o],
+                              dtype=object), True
+    try:
+        col = st.column(name)
+    except KeyError:
+        raise StoreError("%s: --where: unknown column %r; grid axes: %s"
+                         % (st.path, name, ", ".join(a.name for a in st.axes)))
+    return name, np.asarray(col, dtype=np.float64), False
+
+
+def parse_where(st, text):
+    """The conditions of --where 'NAME OP VALUE,...' (as `dynsweep ls --where`:
+    OP one of = != < <= > >=, == for =; all must hold; numbers compare with a
+    relative tolerance of 1e-12, and = / != on a numeric column match the nearest
+    value the store has when it is within 1% of it; text columns (enum axes,
+    status, outcome) compare by word with = / !=). Returns [(name, op, value)]
+    with numeric values resolved to the stored value; raises StoreError (bad
+    input) for an unknown column, a non-number, an ordering operator on text, or
+    a value no point has."""
+    out = []
+    for cond in [c.strip() for c in (text or "").split(",") if c.strip()]:
+        for op in _WHERE_OPS:
+            k = cond.find(op)
+            if k > 0:
+                break
+        else:
+            raise StoreError("--where: %r is not NAME OP VALUE (OP one of = != < <= > >=)" % cond)
+        name, val = cond[:k].strip(), cond[k + len(op):].strip()
+        op = "=" if op == "==" else op
+        label, col, is_text = _where_column(st, name)
+        if getattr(st, "is_map", False):
+            ax = st.axis(name)
+            coords = np.asarray(st.map_coords[[a.name for a in st.axes].index(ax.name)])
+            if op != "=":
+                raise StoreError("--where on a map store fixes an axis to one value: %s=VALUE" % label)
+            if ax.is_text:
+                words = [str(w).lower() for w in (ax.labels if ax.labels is not None else coords)]
+                if val.lower() not in words:
+                    raise StoreError("--where: no pixel has %s = %s; its values: %s" % (label, val, ", ".join(words)))
+                out.append((label, "=", words.index(val.lower())))
+                continue
+            try:
+                v = float(val)
+            except ValueError:
+                raise StoreError("--where: %s is numeric, not %r" % (label, val))
+            j = int(np.argmin(np.abs(coords - v)))
+            if abs(coords[j] - v) > 0.01 * max(abs(v), abs(coords[j])):
+                raise StoreError("--where: no pixel has %s = %s (nor within 1%%); its values: %s"
+                                 % (label, val, ", ".join("%g" % c for c in coords)))
+            out.append((label, "=", j))
+            continue
+        if is_text:
+            if op not in ("=", "!="):
+                raise StoreError("--where: %s is text; only = and != compare it" % label)
+            have = sorted(set(col.tolist()))
+            if label not in ("status", "outcome") and val.lower() not in have:
+                raise StoreError("--where: no point has %s = %s; its values: %s" % (label, val, ", ".join(have)))
+            out.append((label, op, val.lower()))
+            continue
+        try:
+            v = float(val)
+        except ValueError:
+            raise StoreError("--where: %s is numeric, not %r" % (label, val))
+        if op in ("=", "!="):
+            have = np.unique(col[np.isfinite(col)])
+            if have.size:
+                j = int(np.argmin(np.abs(have - v)))
+                if abs(have[j] - v) <= 0.01 * max(abs(v), abs(have[j])):
+                    v = float(have[j])
+                elif op == "=":
+                    raise StoreError("--where: no point has %s = %s (nor within 1%%); its values: %s"
+                                     % (label, val, ", ".join("%g" % h for h in have[:20])))
+        out.append((label, op, v))
+    return out
+
+
+def where_mask(st, conds):
+    """Bool mask over the summary rows of a row store for parse_where's conditions."""
+    mask = np.ones(st.n, dtype=bool)
+    for name, op, v in conds:
+        _, col, is_text = _where_column(st, name)
+        if is_text:
+            m = col == v
+        else:
+            tol = 1e-12 * max(abs(v), 1e-300)
+            eq = np.abs(col - v) <= tol
+            m = {"=": eq, "!=": ~eq, "<": (col < v) & ~eq, "<=": (col <= v) | eq,
+                 ">": (col > v) & ~eq, ">=": (col >= v) | eq}[op]
+        mask &= (~m if (is_text and op == "!=") else m)
+    return mask
+
+
+def grid_map(st, x, y, metric="measure", replica=0, where=None):
     """Map of `metric` over grid axes x (columns) and y (rows) of store st (a
     dynsweep.ArrayStore / dynsweep.store.Store). metric: "measure" (the
     convergence measure, from the loss series), "outcome" (the named outcome as a
     MAP_OUTCOMES index: 0 converged, 1 diverged, 2 catapult, 3 failed, 4 unconverged,
     5 plateaus; NaN pending; row_outcomes) or any numeric
     column of table() (final_loss, peak_ratio, ...). Other axes must have one value
-    (a map is a 2-D slice); replica selects the replica. A map store (st.is_map)
-    is read from its arrays (store_map)."""
+    (a map is a 2-D slice) among the points that meet `where` (a --where string,
+    parse_where, or its parsed conditions); replica selects the replica. A map
+    store (st.is_map) is read from its arrays (store_map; where fixes its other
+    axes: NAME=VALUE)."""
+    conds = parse_where(st, where) if isinstance(where, str) else (where or [])
     if getattr(st, "is_map", False):
-        return store_map(st, x, y, metric)
+        return store_map(st, x, y, metric, at={n: j for n, _, j in conds})
     xa, xv = _axis_values(st, x)
     ya, yv = _axis_values(st, y)
+    sel = where_mask(st, conds)
+    if not sel.any():
+        raise StoreError("%s: no point matches --where %s" % (st.path, where if isinstance(where, str) else conds))
     for ax in st.axes:
-        if ax.name not in (xa.name, ya.name) and len(np.unique(st.column(ax.name))) > 1:
+        if ax.name not in (xa.name, ya.name) and len(np.unique(st.column(ax.name)[sel])) > 1:
             raise StoreError("%s: axis %r has several values; a map is over two axes "
-                             "(x %r, y %r)" % (st.path, ax.name, x, y))
-    rows = np.nonzero(st.column("replica") == replica)[0]
+                             "(x %r, y %r): pick one with --where %s=VALUE"
+                             % (st.path, ax.name, x, y, ax.name))
+    rows = np.nonzero((st.column("replica") == replica) & sel)[0]
     xs, ys = np.unique(xv[rows]), np.unique(yv[rows])
     ix = np.searchsorted(xs, xv[rows])
     iy = np.searchsorted(ys, yv[rows])
