@@ -62,6 +62,26 @@ check "report of the catapult sweep with lr_units: lambda0" "$REPORT" "$T/lam.h5
 "$DYNSWEEP" export "$T/lam.h5" -o "$T/lam.csv"
 check "... lr axis = eta*lambda0, NTK ratio lr/2 at step 0, unconverged counted and coloured" \
   $TR lambda0 "$T/lam.html" "$T/lam.json" "$T/lam.h5" "$T/lam.ls" "$T/lam.csv"
+# model.type: [relu, tanh] x width x lr (issue 24, item 4): small multiples per model.type
+cat > "$T/rt.yaml" <<'YEOF'
+name: relu-tanh
+seed: 5
+model: {depth: 2, bias: false}
+data: {kind: teacher, n_train: 64, n_test: 0, d_in: 8, d_out: 1}
+loss: {type: mse, reduction: half_mean}
+optimizer: {type: gd}
+train: {steps: 150, diverge_above: 1.0e6}
+record: {series: [loss], every: 5, per_decade: 5}
+grid:
+  model.type: [relu, tanh]
+  width: [16, 64]
+  lr: [0.05, 0.2, 0.5, 1, 2, 4, 8]
+YEOF
+drun 2 "$T/rt.yaml" -o "$T/rt.h5" -q
+check "report of a relu/tanh sweep" "$REPORT" "$T/rt.h5" -o "$T/rt.html"
+"$DYNSWEEP" export "$T/rt.h5" -o "$T/rt.csv"
+check "... maps one panel per model.type (no 'C 1/2'), cells = export's, curves never mix types" \
+  $TR split "$T/rt.html" "$T/rt.json" "$T/rt.csv"
 set +e
 "$REPORT" "$T/s.h5" -o "$T/bad.html" --x nope 2>"$T/err"; rc=$?
 "$REPORT" "$T/missing.h5" -o "$T/bad2.html" 2>>"$T/err"; rc2=$?
@@ -75,7 +95,7 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
   echo "skip: chromium not installed (apt-get install chromium): the page was not rendered"
 else
-  for page in cat demo lam; do
+  for page in cat demo lam rt; do
     prof=$(mktemp -d)
     timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
       --disable-background-networking --disable-component-update --disable-sync \

@@ -382,6 +382,52 @@ def lambda0_units(html, side, store, ls_out, summary_csv):
           len(ratio) == len(exp) and not bad and max(ratio.values()) < 10)
 
 
+def split(html, side, summary_csv):
+    """A sweep of model.type: [relu, tanh] x width x lr (issue 24, item 4): the maps over
+    lr x width are small multiples, one panel per model.type (no cell mixes relu and
+    tanh: no "C 1/2"), each cell = that type's point in `dynsweep export`; the min-loss
+    values are each point's own; ReLU and tanh loss curves never share a panel."""
+    page, meta, files = load_report(html, side)
+    figs = {f["id"]: f for f in meta["figures"]}
+    _, exp = read_csv(summary_csv)
+    head = open(summary_csv).readline().strip().split(",")
+    ex = [dict(zip(head, r)) for r in exp]
+    key = {(r["model.type"], float(r["width"]), float(r["lr"])): r for r in ex}
+    types = sorted({r["model.type"] for r in ex})
+    want = ["model.type=%s" % t for t in types]
+    for fid in ("map-outcome", "map-min_loss", "map-steps_to_99"):
+        f = figs.get(fid, {})
+        check("%s: one panel per model.type %s (got %s), split %s" % (fid, want, f.get("panels"), f.get("split")),
+              f.get("panels") == want and f.get("split") == ["model.type"] and not f.get("aggregated"))
+    h, rows = read_csv(os.path.join(files, "map-outcome.csv"))
+    got = {(r[h.index("model.type")], float(r[h.index("width")]), float(r[h.index("lr")])): r[h.index("outcome")]
+           for r in rows} if "model.type" in h else {}
+    check("map-outcome.csv: every point with its model.type, outcome = export's (%d of %d)"
+          % (sum(got.get(k) == v["outcome"] for k, v in key.items()), len(key)),
+          len(rows) == len(key) and all(got.get(k) == v["outcome"] for k, v in key.items()))
+    pj = plot_json(page, "map-outcome")
+    texts = [a.get("text", "") for a in (pj or {}).get("layout", {}).get("annotations", [])]
+    mixed = [t for t in texts if "/" in t]
+    check("no mixed cell in the outcome map (cell labels with counts: %s)" % mixed[:3], pj and not mixed and
+          sum(1 for t in texts if t in want) == len(want))
+    diff = [k[1:] for k in key if k[0] == types[0] and (types[1],) + k[1:] in key and
+            key[k]["outcome"] != key[(types[1],) + k[1:]]["outcome"]]
+    check("the sweep has cells where the types differ (%s)" % diff, len(diff) > 0)
+    h, rows = read_csv(os.path.join(files, "map-min_loss.csv"))
+    ok = "model.type" in h and all(
+        abs(float(r[h.index("min_loss")]) / float(key[(r[h.index("model.type")], float(r[h.index("width")]),
+                                                        float(r[h.index("lr")]))]["min_loss"]) - 1) < 1e-6
+        for r in rows)
+    check("map-min_loss.csv: every value is its own point's min_loss (%d rows)" % len(rows), ok and len(rows) > 0)
+    h, rows = read_csv(os.path.join(files, "loss.csv"))
+    ty = {r["id"]: r["model.type"] for r in ex}
+    pan = {}
+    for r in rows:
+        pan.setdefault(r[1], set()).add(ty[r[0]])
+    check("loss curves: no panel holds both types (%s)" % {k: sorted(v) for k, v in pan.items()},
+          len(pan) >= 2 and all(len(v) == 1 for v in pan.values()))
+
+
 def frames_name(k):
     from dynsweep import frames
     return frames.OUTCOME_CATEGORIES[k]
@@ -423,6 +469,8 @@ if __name__ == "__main__":
         figures(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
     elif len(sys.argv) == 9 and sys.argv[1] == "catapult":
         catapult(*sys.argv[2:9])
+    elif len(sys.argv) == 5 and sys.argv[1] == "split":
+        split(*sys.argv[2:5])
     elif len(sys.argv) == 7 and sys.argv[1] == "lambda0":
         lambda0_units(*sys.argv[2:7])
     else:
