@@ -96,4 +96,14 @@ rc=$(code "$DYNSWEEP" plan "$S" --set map.early_stop=maybe)
 check "map.early_stop=maybe: exit 2 naming the key (got $rc)" bash -c "[ $rc = 2 ] && grep -q 'map.early_stop' '$T/err'"
 rc=$(code "$DYNSWEEP" run "$S" -o "$T/ex.h5" -q "${small[@]}" --set map.early_stop=true)
 check "a store made without map.early_stop is not continued with it (exit $rc)" test "$rc" != 0
+# the store says which rule made it; a store from before (tests/data/
+# map_before_24.h5: this map at 20000 steps in tiles of 16, drained after 96
+# pixels by the build before issue 24) is continued with a warning
+check "the store records its measure (map_measure study)" \
+  bash -c "h5dump -a map_measure '$T/ex.h5' | grep -q '\"study\"'"
+cp "$DS_SRC/tests/data/map_before_24.h5" "$T/old.h5"
+old=("${small[@]}" --set train.steps=20000 --set map.tile=16)
+rc=$(code timeout -s USR1 3 "$DYNSWEEP" run "$S" -o "$T/old.h5" "${old[@]}")
+check "an older map store continued: warned that its 96 trained pixels stopped at 10^6 L_0 (exit $rc)" \
+  grep -q 'old.h5: made before the map measure followed the study (issue 24): its 96 trained pixels' "$T/err"
 report

@@ -240,6 +240,8 @@ typedef struct {
   int64_t tile_points;             /* points per tile (attribute, informative) */
   int refine_levels;               /* 0 = dense map; else grid.refine's levels ... */
   int refine_axes[2];              /* ... over these two axes (indices) */
+  int early_stop;                  /* map.early_stop: root attribute map_measure "early_stop",
+                                      else "study" (issue 24; stores before it have none) */
 } ds_map_meta;
 /* Creates a map store (meta as for ds_store_create, with meta->npoints =
  * product of shape and meta->point_axis_vals NULL): all pixels DS_MAP_UNSET.

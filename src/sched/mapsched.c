@@ -695,7 +695,8 @@ static int ms_create(msched *m, const char *hosts, int nranks) {
   ds_map_meta mm = {.naxes = na, .shape = m->shape, .axis_vals = vals,
                     .steps = sw->base.train.steps, .tile_points = m->tile,
                     .refine_levels = sw->refine_levels,
-                    .refine_axes = {sw->refine_axes[0], sw->refine_axes[1]}};
+                    .refine_axes = {sw->refine_axes[0], sw->refine_axes[1]},
+                    .early_stop = sw->map_early_stop};
   int rc = ds_store_create_map(m->o->store_path, &meta, &mm, &m->store);
   free(inputs);
   return rc;
@@ -740,6 +741,15 @@ static int ms_resume(msched *m) {
     }
   m->prev_wall = ms_attr(m->store, "wall_s");
   m->prev_cpu = ms_attr(m->store, "rank0_cpu_s");
+  char measure[32] = "";
+  if (ds_store_attr(m->store, "map_measure", measure, sizeof measure) != DS_OK) {
+    ds_clear_error();
+    if (m->computed > 0 && !m->sw->map_early_stop && !m->o->quiet)
+      ds_warn("%s: made before the map measure followed the study (issue 24): its %lld trained "
+              "pixels stopped at 10^6 L_0, the rest will be trained to the end. For one rule "
+              "throughout write a new store (map: {early_stop: true} gives the old rule)",
+              m->o->store_path, (long long)m->computed);
+  }
   char *old = ds_calloc(16385, 1); /* an earlier run's failed_pixels: kept, this run's appended */
   if (old && ds_store_attr(m->store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
     m->pxfail_text = old;

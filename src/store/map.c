@@ -51,6 +51,7 @@ struct ds_map_state {
   int64_t steps, tile_points;
   int step16;                /* step stored as uint16 (65535 = unknown) */
   int refine_levels, refine_axes[2];
+  int early_stop;
   const double *const *axis_vals; /* create only */
   uint8_t *out;              /* writer: every pixel's outcome, published + journaled */
   uint8_t *dirty;            /* writer: per chunk, touched since the last publish */
@@ -187,6 +188,7 @@ int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_ma
   m->tile_points = mm->tile_points;
   m->step16 = mm->steps > 0 && mm->steps < DS_MAP_STEP16_UNKNOWN;
   m->refine_levels = mm->refine_levels;
+  m->early_stop = mm->early_stop;
   if (mm->refine_levels > 0) {
     m->refine_axes[0] = mm->refine_axes[0];
     m->refine_axes[1] = mm->refine_axes[1];
@@ -261,7 +263,8 @@ int ds_map_create_layout(ds_store *s, const ds_store_meta *meta) {
   struct ds_map_state *m = s->map;
   if (H5Ldelete(s->file, "grid/axis_values", H5P_DEFAULT) < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot drop /grid/axis_values");
-  if (ds_store_put_str(s->file, "store_kind", "map") < 0)
+  if (ds_store_put_str(s->file, "store_kind", "map") < 0 ||
+      ds_store_put_str(s->file, "map_measure", m->early_stop ? "early_stop" : "study") < 0)
     return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
   hid_t g = H5Gcreate2(s->file, "map", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hid_t ax = g >= 0 ? H5Gcreate2(g, "axes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
