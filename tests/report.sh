@@ -82,6 +82,26 @@ check "report of a relu/tanh sweep" "$REPORT" "$T/rt.h5" -o "$T/rt.html"
 "$DYNSWEEP" export "$T/rt.h5" -o "$T/rt.csv"
 check "... maps one panel per model.type (no 'C 1/2'), cells = export's, curves never mix types" \
   $TR split "$T/rt.html" "$T/rt.json" "$T/rt.csv"
+# map stores (issue 24, item 4; was "0 figures, 0 points"): the 16 x 16 tanh map and a
+# refined 33 x 33 one (9 x 9 coarse, 2 levels), 200 steps; the figures' pixels are
+# `dynsweep map`'s arrays, the boundary dimension its --fractal-dimension
+sed -e 's/steps: 1000/steps: 200/' "$DS_SRC/sweeps/examples/tanh_map.yaml" > "$T/tm.yaml"
+sed -e 's/num: 16/num: 9/g' "$T/tm.yaml" > "$T/tr.yaml"
+printf '  refine: {levels: 2}\n' >> "$T/tr.yaml"
+grep -q "steps: 200" "$T/tm.yaml" && grep -q "num: 9" "$T/tr.yaml" || bad "map sweeps not made"
+drun 2 "$T/tm.yaml" --set map=true -o "$T/tm.h5" -q
+drun 2 "$T/tr.yaml" --set map=true -o "$T/tr.h5" -q
+for n in tm tr; do
+  ref=0; met=measure
+  [ $n = tr ] && ref=1 && met=outcome  # inferred pixels have no measure: the outcome's boundary
+  check "report of the map store $n" "$REPORT" "$T/$n.h5" -o "$T/$n.html"
+  mkdir -p "$T/npz$n"
+  for k in measure outcome computed; do "$DYNSWEEP" map "$T/$n.h5" -o "$T/npz$n/$k.png" --metric $k > /dev/null; done
+  "$DYNSWEEP" map "$T/$n.h5" -o "$T/npz$n/dim.png" --metric $met --fractal-dimension > "$T/npz$n/dim.txt"
+  check "... measure, outcome, computed/inferred, boundary dimension = dynsweep map's" \
+    $TR mapstore "$T/$n.html" "$T/$n.json" "$T/npz$n" "$T/npz$n/dim.txt" $ref
+done
+check "... every figure of the refined map has data" $TR figures "$T/tr.html" "$T/tr.json" 4 map-measure map-outcome map-computed map-boundary
 set +e
 "$REPORT" "$T/s.h5" -o "$T/bad.html" --x nope 2>"$T/err"; rc=$?
 "$REPORT" "$T/missing.h5" -o "$T/bad2.html" 2>>"$T/err"; rc2=$?
@@ -95,7 +115,7 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
   echo "skip: chromium not installed (apt-get install chromium): the page was not rendered"
 else
-  for page in cat demo lam rt; do
+  for page in cat demo lam rt tr; do
     prof=$(mktemp -d)
     timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
       --disable-background-networking --disable-component-update --disable-sync \

@@ -428,6 +428,41 @@ def split(html, side, summary_csv):
           len(pan) >= 2 and all(len(v) == 1 for v in pan.values()))
 
 
+def mapstore(html, side, npzdir, dim_out, refined):
+    """The report of a map store (issue 24, item 4): the measure, outcome, computed and
+    boundary figures, each pixel of their CSVs = the arrays `dynsweep map` writes
+    (npzdir/measure.npz, outcome.npz, computed.npz) and the dimension = `dynsweep map
+    --fractal-dimension`'s (dim_out); a refined map (refined = 1) has inferred pixels."""
+    page, meta, files = load_report(html, side)
+    figs = {f["id"]: f for f in meta["figures"]}
+    want = ["map-measure", "map-outcome", "map-computed", "map-boundary"]
+    check("map store: figures %s (got %s)" % (want, list(figs)), list(figs) == want)
+    if list(figs) != want:
+        return
+    for metric in ("measure", "outcome", "computed"):
+        z = np.load(os.path.join(npzdir, metric + ".npz"))
+        h, rows = read_csv(os.path.join(files, "map-%s.csv" % metric))
+        xs, ys = list(z["x"]), list(z["y"])
+        grid = np.full(z["values"].shape, np.nan)
+        for r in rows:
+            grid[ys.index(float(r[2])), xs.index(float(r[1]))] = float(r[3])
+        n = int(np.isfinite(z["values"]).sum())
+        check("map-%s.csv: %d pixels, each = dynsweep map --metric %s's (%d finite)"
+              % (metric, len(rows), metric, n), len(rows) == n and n > 0 and same(grid, z["values"]))
+    c = np.load(os.path.join(npzdir, "computed.npz"))["values"]
+    inf = int((c == 0.5).sum())
+    check("computed vs inferred: %d trained, %d inferred (meta %s)" % (int((c == 1).sum()), inf, meta["map"]),
+          meta["map"]["inferred"] == inf and meta["map"]["computed"] == int((c == 1).sum()) and
+          (inf > 0) == (refined == "1"))
+    d = float(re.search(r"boundary: ([0-9.]+)", open(dim_out).read()).group(1))
+    got = figs["map-boundary"].get("dimension", [None])[0]
+    check("boundary dimension %s = dynsweep map --fractal-dimension's %.3f" % (got, d),
+          got is not None and abs(got - d) < 5e-4)
+    m = re.search(r"<p>Store <code>[^<]*</code>: ([^<]*)</p>", page)
+    check("the page says what the store is (%r), not '0 points'" % (m.group(1) if m else None),
+          m is not None and m.group(1).startswith("a map store") and "Map store: " in page)
+
+
 def frames_name(k):
     from dynsweep import frames
     return frames.OUTCOME_CATEGORIES[k]
@@ -469,6 +504,8 @@ if __name__ == "__main__":
         figures(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
     elif len(sys.argv) == 9 and sys.argv[1] == "catapult":
         catapult(*sys.argv[2:9])
+    elif len(sys.argv) == 7 and sys.argv[1] == "mapstore":
+        mapstore(*sys.argv[2:7])
     elif len(sys.argv) == 5 and sys.argv[1] == "split":
         split(*sys.argv[2:5])
     elif len(sys.argv) == 7 and sys.argv[1] == "lambda0":
