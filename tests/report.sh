@@ -71,7 +71,7 @@ data: {kind: teacher, n_train: 64, n_test: 0, d_in: 8, d_out: 1}
 loss: {type: mse, reduction: half_mean}
 optimizer: {type: gd}
 train: {steps: 150, diverge_above: 1.0e6}
-record: {series: [loss], every: 5, per_decade: 5}
+record: {series: [loss], every: 5, per_decade: 5, spectra: {ntk: {every: 50}}}
 grid:
   model.type: [relu, tanh]
   width: [16, 64]

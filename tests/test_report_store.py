@@ -382,7 +382,7 @@ def lambda0_units(html, side, store, ls_out, summary_csv):
           len(ratio) == len(exp) and not bad and max(ratio.values()) < 10)
 
 
-def split(html, side, summary_csv):
+def split(html, side, summary_csv):  # noqa: C901
     """A sweep of model.type: [relu, tanh] x width x lr (issue 24, item 4): the maps over
     lr x width are small multiples, one panel per model.type (no cell mixes relu and
     tanh: no "C 1/2"), each cell = that type's point in `dynsweep export`; the min-loss
@@ -419,8 +419,17 @@ def split(html, side, summary_csv):
                                                         float(r[h.index("lr")]))]["min_loss"]) - 1) < 1e-6
         for r in rows)
     check("map-min_loss.csv: every value is its own point's min_loss (%d rows)" % len(rows), ok and len(rows) > 0)
-    h, rows = read_csv(os.path.join(files, "loss.csv"))
     ty = {r["id"]: r["model.type"] for r in ex}
+    for fid in ("map-outcome-norm", "map-peak_ratio"):
+        f = figs.get(fid, {})
+        h, rows = read_csv(os.path.join(files, fid + ".csv")) if f else ([], [])
+        byrow = {}
+        for r in rows:
+            byrow.setdefault(r[2], set()).add(ty[r[0]])
+        check("%s over lr*lambda0: one row per width x model.type (%s)" % (fid, {k: sorted(v) for k, v in byrow.items()}),
+              f.get("split") == ["model.type"] and len(byrow) == 4 and
+              all(len(v) == 1 and ("model.type=" + next(iter(v))) in k for k, v in byrow.items()))
+    h, rows = read_csv(os.path.join(files, "loss.csv"))
     pan = {}
     for r in rows:
         pan.setdefault(r[1], set()).add(ty[r[0]])
