@@ -796,26 +796,25 @@ int ds_store_set_inputs(ds_store *s, const char *inputs, const char *inputs_hash
   return DS_OK;
 }
 
-int ds_store_set_failed_pixels(ds_store *s, const char *text) {
+/* A string root attribute kept by the writer (*slot), written at every
+ * publish from the next one on. */
+static int set_run_text(ds_store *s, char **slot, const char *text) {
   if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
   char *a = ds_strdup(text);
   if (!a) return DS_ENOMEM;
-  free(s->failed_pixels);
-  s->failed_pixels = a;
+  free(*slot);
+  *slot = a;
   s->fresh = 0;
   s->attrs_dirty = 1;
   return DS_OK;
 }
 
+int ds_store_set_failed_pixels(ds_store *s, const char *text) {
+  return set_run_text(s, s ? &s->failed_pixels : NULL, text);
+}
+
 int ds_store_set_rank_nodes(ds_store *s, const char *rank_nodes) {
-  if (!s || !s->writable) return ds_fail(DS_EINTERNAL, "store is not open for writing");
-  char *a = ds_strdup(rank_nodes);
-  if (!a) return DS_ENOMEM;
-  free(s->rank_nodes);
-  s->rank_nodes = a;
-  s->fresh = 0;
-  s->attrs_dirty = 1;
-  return DS_OK;
+  return set_run_text(s, s ? &s->rank_nodes : NULL, rank_nodes);
 }
 
 void ds_store_get_stats(const ds_store *s, ds_store_stats *st) {
