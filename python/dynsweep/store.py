@@ -57,6 +57,20 @@ class StoreError(Exception):
     """Not a dynsweep store, or a store this module cannot read."""
 
 
+class StoreMoved(StoreError):
+    """A running sweep published its store anew while this reader read an older version,
+    and the publish after next deleted the files that version lists (docs/store.md,
+    "Blocks"): open the store again."""
+
+
+def _moved(f):
+    """True when the file at f's path is no longer the one f has open (a newer publish)."""
+    try:
+        return os.fstat(f.id.get_vfd_handle()).st_ino != os.stat(f.filename).st_ino
+    except Exception:  # noqa: BLE001 -- another driver, or the path gone: not known to have moved
+        return False
+
+
 class _Series3:
     """/series of a version-3 store (docs/store.md): index rows grouped by point."""
 
@@ -124,6 +138,9 @@ def check_segments(f):
                       and int(s.attrs.get("k", -1)) == int(x[1])
                       and s["step"].shape == (int(x[2]),) and s["value"].shape == (int(x[3]),))
         except (OSError, KeyError) as e:
+            if _moved(f):
+                raise StoreMoved("%s: published anew while it was read (segment %s is gone); open "
+                                 "the store again" % (f.filename, p))
             raise StoreError("%s: segment %s is missing or damaged: %s; a store is the file plus its "
                              "directory %s/ (copy or move both)" % (f.filename, p, e, segdir))
         if not ok:
@@ -163,6 +180,9 @@ def check_blocks(f, top, segdir, uuid):
                           and int(s.attrs.get("block", -1)) == b
                           and s["rows"].shape[0] == int(x[1]))
             except (OSError, KeyError) as e:
+                if _moved(f):
+                    raise StoreMoved("%s: published anew while it was read (block file %s is gone); "
+                                     "open the store again" % (f.filename, p))
                 raise StoreError("%s: block %d of /%s (rows %d..%d) is missing or damaged: %s: %s; a "
                                  "store is the file plus its directory %s/ (copy or move both)"
                                  % (f.filename, b, dname, b * br, b * br + int(x[1]) - 1, p, e, segdir))
