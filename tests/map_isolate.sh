@@ -104,7 +104,14 @@ two_runs segv1 1 pixel:500:segv
 poisoned "SIGSEGV pixel, 1 rank" segv1 500 'SIGSEGV (signal 11)'
 
 # ---- k = 1, 2, 3 pixels killed by a real memory limit ----
-if memcg_make $((150 << 20)); then # the clean map peaks at ~55 MB in it
+# (not under AddressSanitizer: its shadow memory and allocator make every rank
+# larger than the 150 MB cgroup allows for, and the OOM killer then picks a
+# rank instead of the growing child; the SIGSEGV cases above run there)
+asan=0
+case "$(ldd "$(dirname "$DYNSWEEP")/libexec/dynsweep" 2>/dev/null || true)" in *libasan*) asan=1 ;; esac
+if [ "$asan" = 1 ]; then
+  echo "skip: out-of-memory pixels under an ASan build (the SIGSEGV pixels cover isolation there)"
+elif memcg_make $((150 << 20)); then # the clean map peaks at ~55 MB in it
   o0=$(ooms)
   two_runs oom1 3 pixel:37:oom in_cg
   poisoned "k=1 out of memory" oom1 37 'SIGKILL (signal 9)'
