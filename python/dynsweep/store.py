@@ -87,6 +87,7 @@ class _Series3:
         for i, pid in enumerate(self.index["point"].tolist()):
             if pid >= 0:
                 self.rows.setdefault(pid, []).append(i)
+        still_there(f)  # the index was read from the block files checked above
 
     def point(self, pid, names=None):
         """[(name, unit, definition, step, value)] of point pid in recorded order
@@ -191,6 +192,32 @@ def check_blocks(f, top, segdir, uuid):
                                  "rows than /%s lists" % (f.filename, p, dname))
 
 
+def still_there(f):
+    """Format 5, after a read through the virtual datasets: every segment and block file
+    the open version lists is still there. A publish after next deletes them, and HDF5
+    reads a missing source as fill values without an error; names are never reused, so
+    present after the read means read from them (src/store/blocks.c ds_blk_still_there).
+    Raises StoreMoved (open the store again) or StoreError."""
+    if int(_s(f.attrs.get("format_version", 0))) < 5 or "series" not in f:
+        return
+    g = f["series"]
+    segdir = _s(g.attrs["segment_dir"])
+    uuid = _s(f.attrs["store_uuid"])
+    top = os.path.join(os.path.dirname(os.path.abspath(f.filename)), segdir)
+    segs = g.attrs["segments"] if "segments" in g.attrs else np.zeros((0, 4), np.int64)
+    names = ["%s-%d-%d.h5" % (uuid, int(x[0]), int(x[1])) for x in segs]
+    for dname, tag in BLOCKED:
+        if dname in f and "blocks" in f[dname].attrs:
+            names += ["%s-%s-%d-%d.h5" % (uuid, tag, int(x[0]), b) for b, x in enumerate(f[dname].attrs["blocks"])]
+    for n in names:
+        if not os.path.exists(os.path.join(top, n)):
+            if _moved(f):
+                raise StoreMoved("%s: published anew while it was read (%s is gone); open the store "
+                                 "again" % (f.filename, os.path.join(top, n)))
+            raise StoreError("%s: %s is missing; a store is the file plus its directory %s/ (copy or "
+                             "move both)" % (f.filename, os.path.join(top, n), segdir))
+
+
 def read_points(f, ids=None, names=None):
     """{point id: [(name, unit, definition, step, value)]} of the written points of an
     open store file (any format version), ids: only those; names: only these series."""
@@ -201,6 +228,7 @@ def read_points(f, ids=None, names=None):
             got = s3.point(int(pid), names)
             if got is not None:
                 out[int(pid)] = got
+        still_there(f)  # the index and the series were read from the files checked at open
         return out
     pts = f["points"] if "points" in f else {}
     keys = list(pts) if ids is None else ["%06d" % int(i) for i in ids]
@@ -334,6 +362,7 @@ class Store:
             else:
                 vals = np.asarray(f["grid/axis_values"][...], dtype=np.float64)
                 coords = None
+            still_there(f)
             return attrs, text, names, paths, vals, summ, coords
 
         try:
