@@ -5,12 +5,14 @@
 # its commands.txt, remade by tests/compat_make.sh):
 #   rows.h5 (row store), seg.h5 + seg.h5.seg/ (segmented, format 5), map.h5
 #   (dense map), refine.h5 (refined map, made at 1 level and extended to 2),
-#   rows_ext.h5 (rows.h5 continued with a grid value added)
+#   rows_ext.h5 (rows.h5 continued with a grid value added), ckpt_drained.h5
+#   (drained with a point's checkpoint blob) and ckpt.h5 (it resumed)
 # This test runs the same commands with the binary under test and compares
 # every store with its reference point by point, provenance aside
 # (tests/compat_diff.py lists what it ignores and why); the binary under test
-# also continues a copy of the reference rows.h5 (a store an older dynsweep
-# wrote) and must give the reference rows_ext.h5; it verifies, lists and
+# also continues copies of the reference rows.h5 and ckpt_drained.h5 (stores
+# an older dynsweep wrote; the latter resumes the old release's checkpoint
+# blob) and must give the reference rows_ext.h5 and ckpt.h5; it verifies, lists and
 # exports the references. Negative checks: a copy of a reference with one value
 # changed (a series value, a summary field, a map pixel, a refined map's
 # outcome) must be reported, naming the point or pixel; a copy with only
@@ -42,7 +44,7 @@ if [ "$here" != "$made" ]; then
       echo "compat: cannot build $commit (no git history here?): skipped"; exit 77
     fi
   fi
-  "$DS_SRC/tests/compat_make.sh" "$cache/build/dynsweep" "$T/ref" >"$T/ref.log" 2>&1
+  "$DS_SRC/tests/compat_make.sh" "$cache/build/dynsweep" "$T/ref" --reference >"$T/ref.log" 2>&1
   REF=$T/ref
 fi
 
@@ -58,12 +60,15 @@ check "seg.h5 is a format-5 store of several segment and block files ($n)" \
 
 # ---- the binary under test continues and reads the references ----------------------
 mkdir "$T/old"
-cp "$REF/rows.h5" "$T/old/rows.h5"
-"$DS_SRC/tests/compat_make.sh" "$DYNSWEEP" "$T/old" --extend-from "$T/old/rows.h5" >"$T/ext.log" 2>&1 ||
+"$DS_SRC/tests/compat_make.sh" "$DYNSWEEP" "$T/old" --continue "$REF" >"$T/ext.log" 2>&1 ||
   cat "$T/ext.log" >&2
 check "the reference rows.h5 continued by this binary (2 points added) = the reference rows_ext.h5" \
   "${DIFF[@]}" "$REF/rows_ext.h5" "$T/old/rows_ext.h5"
-for s in rows seg map refine rows_ext; do
+check "the reference ckpt_drained.h5 holds a checkpoint blob (/checkpoints/000000)" \
+  bash -c "h5ls '$REF/ckpt_drained.h5/checkpoints' | grep -q '^000000'"
+check "the reference ckpt_drained.h5 resumed from its checkpoint by this binary = the reference ckpt.h5" \
+  "${DIFF[@]}" "$REF/ckpt.h5" "$T/old/ckpt.h5"
+for s in rows seg map refine rows_ext ckpt_drained ckpt; do
   check "verify: the reference $s.h5 is intact" "$DYNSWEEP" verify "$REF/$s.h5"
 done
 for s in rows seg rows_ext; do

@@ -14,9 +14,14 @@
 #                 (17 x 17 pixels; the run keeps refine.h5.levels1, removed here)
 #   rows_ext.h5   rows.h5 continued with a grid value added (--set grid.lr=[..., 1.0]):
 #                 the 8 old points kept, 2 new ones appended (ids 8, 9)
-# compat_make.sh DYNSWEEP OUTDIR --extend-from ROWS: only rows_ext.h5, made from a
-# copy of ROWS (tests/compat.sh: the binary under test continues the reference's
-# rows.h5, a store an older dynsweep wrote).
+# and with --reference also
+#   ckpt_drained.h5  compat_ckpt.yaml (2 points of 20000 steps, -n 2) drained by
+#                 SIGUSR1 0.6 s after the store appeared: one point holds a
+#                 checkpoint blob (/checkpoints/000000), the other is pending
+#   ckpt.h5       ckpt_drained.h5 resumed to completion
+# compat_make.sh DYNSWEEP OUTDIR --continue REFDIR: only rows_ext.h5 and ckpt.h5,
+# made from copies of REFDIR's rows.h5 and ckpt_drained.h5 (tests/compat.sh: the
+# binary under test continues stores an older dynsweep wrote).
 # The same script makes the reference stores (tests/data/compat/, with the
 # binary of the release named in tests/data/compat/MADE) and the stores the
 # test compares with them (the binary under test), so both run the very same
@@ -37,9 +42,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out/sweeps"
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 cp "$src"/tests/sweeps/compat_{rows,seg,map,refine}.yaml "$out/sweeps/"
-[ "$ref" = --extend-from ] && from=$(cd "$(dirname "$4")" && pwd)/$(basename "$4")
+cp "$src"/tests/sweeps/compat_ckpt.yaml "$out/sweeps/"
+[ "$ref" = --continue ] && from=$(cd "$4" && pwd)
 cd "$out"
-rm -rf rows_ext.h5*
+rm -rf rows_ext.h5* ckpt.h5*
 # the environment the suite runs in (tests/env.sh, tests/CMakeLists.txt) and
 # no store knob but those named below
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
@@ -53,8 +59,13 @@ extend() { # extend ROWS: rows_ext.h5, a copy of ROWS with a grid value added
   R mpirun --oversubscribe -n 2 "$bin" run sweeps/compat_rows.yaml -o rows_ext.h5 -q \
     --set 'grid.lr=[0.5, 2.0, 8.0, 40.0, 1.0]'
 }
-if [ "$ref" = --extend-from ]; then
-  extend "$from"
+resume() { # resume DRAINED: ckpt.h5, a copy of DRAINED run to completion
+  R cp "$1" ckpt.h5
+  R mpirun --oversubscribe -n 2 "$bin" run sweeps/compat_ckpt.yaml -o ckpt.h5 -q
+}
+if [ "$ref" = --continue ]; then
+  extend "$from/rows.h5"
+  resume "$from/ckpt_drained.h5"
   exit 0
 fi
 rm -rf rows.h5* seg.h5* map.h5* refine.h5*
@@ -66,8 +77,23 @@ R mpirun --oversubscribe -n 3 "$bin" run sweeps/compat_refine.yaml -o refine.h5 
 R mpirun --oversubscribe -n 3 "$bin" run sweeps/compat_refine.yaml -o refine.h5 -q
 rm -f refine.h5.levels1
 extend rows.h5
+if [ "$ref" = --reference ]; then
+  rm -rf ckpt_drained.h5*
+  echo "+ mpirun --oversubscribe -n 2 $bin run sweeps/compat_ckpt.yaml -o ckpt_drained.h5 -q --checkpoint-every 0 &" \
+    "(SIGUSR1 to mpirun 0.6 s after ckpt_drained.h5 appeared)" >>commands.txt
+  mpirun --oversubscribe -n 2 "$bin" run sweeps/compat_ckpt.yaml -o ckpt_drained.h5 -q --checkpoint-every 0 &
+  pid=$!
+  for _ in $(seq 1 200); do [ -e ckpt_drained.h5 ] && break; sleep 0.05; done
+  sleep 0.6
+  kill -USR1 "$pid"
+  set +e; wait "$pid"; rc=$?; set -e
+  [ "$rc" = 3 ] || { echo "compat_make: the drain ended with exit $rc, not 3" >&2; exit 1; }
+  h5ls ckpt_drained.h5/checkpoints | grep -q . ||
+    { echo "compat_make: ckpt_drained.h5 holds no checkpoint" >&2; exit 1; }
+  resume ckpt_drained.h5
+fi
 nseg=$(find seg.h5.seg -name '*.h5' | wc -l)
-echo "compat_make: $out: rows.h5 seg.h5 ($nseg files in seg.h5.seg) map.h5 refine.h5 rows_ext.h5"
+echo "compat_make: $out: rows.h5 seg.h5 ($nseg files in seg.h5.seg) map.h5 refine.h5 rows_ext.h5 $(ls ckpt*.h5 2>/dev/null | tr '\n' ' ')"
 if [ "$ref" = --reference ]; then
   {
     echo "made by: tests/compat_make.sh (this directory's commands.txt: the exact commands)"
