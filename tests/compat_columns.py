@@ -113,10 +113,13 @@ else:
         bad("docs/store.md", "says %s bytes per row, the writer packs %d" % (m.group(1), dt.itemsize))
 
 # ---- python -----------------------------------------------------------------------------
-py = list(store.SUMMARY_FIELDS) + ["outcome"] + [k for k, _, _ in frames._DEFAULTS]
+if not hasattr(store, "SUMMARY_FIELDS") or not hasattr(frames, "_DEFAULTS"):
+    bad("python", "no dynsweep.store.SUMMARY_FIELDS or dynsweep.frames._DEFAULTS (update this check)")
+py = list(getattr(store, "SUMMARY_FIELDS", ())) + ["outcome"] + \
+    [k for k, _, _ in getattr(frames, "_DEFAULTS", ())]
 same_list("python SUMMARY_FIELDS + outcome + frames._DEFAULTS", py, names)
 wt = dict(writer)
-for k, typ, _ in frames._DEFAULTS:
+for k, typ, _ in getattr(frames, "_DEFAULTS", ()):
     if k in wt and np.dtype(typ).str != wt[k]:
         bad("python frames._DEFAULTS", "%s is %s, the writer writes %s" % (k, np.dtype(typ).str, wt[k]))
 t = store.Store(store_path).table()
