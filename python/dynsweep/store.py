@@ -33,6 +33,8 @@ from ._deps import require  # noqa: E402
 h5py = require("h5py")
 np = require("numpy")
 
+from .refine import fill_refined  # noqa: E402
+
 try:
     import yaml  # python3-yaml
 except ImportError:  # pragma: no cover - decoding falls back to numeric codes
@@ -462,7 +464,7 @@ class Store:
         d = _read(self.path, fn)
         raw = d.pop("outcome")
         if d["refine_levels"] > 0 and d["refine_axes"][0] >= 0:
-            from .maps import fill_refined  # the pixels no cell split: its corners' class
+            # the pixels no cell split: their corners' class (dynsweep.refine)
             raw = fill_refined(raw, d["refine_levels"], d["refine_axes"])
         step = d.pop("step")
         unknown = d.pop("_unknown")

@@ -1,8 +1,9 @@
 /* keys.c -- `dynsweep keys`: every key a sweep file may hold, generated from
  * the option table (options.c) and the structural keys the parser reads
- * itself (sweep.c: name, seed, grid, map, overrides), so the reference in
- * docs/sweep-spec.md ("Key index") cannot drift from the parser: a test
- * regenerates that section and compares (tests/keys.sh; issue 24, item 5). */
+ * itself (sweep.c, sweep_sections.c, sweep_grid.c: name, seed, grid, map,
+ * overrides), so the reference in docs/sweep-spec.md ("Key index") cannot
+ * drift from the parser: a test regenerates that section and compares
+ * (tests/keys.sh; issue 24, item 5). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +14,8 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* The keys sweep.c parses itself (not options): path, type, range, default,
- * meaning. Keep in step with sw_top_keys and sw_parse_grid / _mapsec. */
+/* The keys the sweep parser reads itself (not options): path, type, range,
+ * default, meaning. Keep in step with sw_top_keys and sw_parse_grid / _mapsec. */
 static const struct {
   const char *path, *type, *range, *def, *doc;
 } structural[] = {

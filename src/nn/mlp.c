@@ -132,6 +132,10 @@ int ds_mlp_work_init(const ds_mlp *m, int n, ds_mlp_work *w) {
 
 static void e2e_free(void *e2e);
 
+/* The products block is one aligned_alloc (rop.c's ds_mlp_work_products); it
+ * is freed here, with the workspace that owns it. */
+void ds_nn_prod_free(void *prod) { free(prod); }
+
 void ds_mlp_work_free(ds_mlp_work *w) {
   ds_nn_prod_free(w->prod);
   e2e_free(w->e2e);

@@ -39,7 +39,7 @@ typedef struct {
   double *RG;      /* R of the output cotangent (d_L x n) */
 } ds_nn_prod;
 
-void ds_nn_prod_free(void *prod); /* rop.c; NULL is fine */
+void ds_nn_prod_free(void *prod); /* mlp.c; NULL is fine */
 
 /* ---- LAPACK ---- */
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,

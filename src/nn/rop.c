@@ -39,8 +39,6 @@
 
 static size_t round64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
-void ds_nn_prod_free(void *prod) { free(prod); }
-
 int ds_mlp_work_products(const ds_mlp *m, ds_mlp_work *w) {
   if (w->prod) return DS_OK;
   int L = m->depth, n = w->n, relu = ds_nn_has_act(m);
