@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "dynsweep/config.h"
+#include "dynsweep/knobs.h"
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
 #include "dynsweep/analysis.h"
@@ -44,7 +45,8 @@ static const char *usage_main =
     "  status STORE.h5              progress of a sweep, also while it runs\n"
     "  verify STORE.h5              read everything, check checksums and consistency\n"
     "  submit SWEEP.yaml -o STORE.h5 [...]  run a sweep as Slurm job(s) until complete\n"
-    "  version                      versions of dynsweep and its libraries, BLAS kernel\n"
+    "  version [--knobs]            versions of dynsweep and its libraries, BLAS kernel,\n"
+    "                               DYNSWEEP_* settings (--knobs: every one, documented)\n"
     "  keys [--markdown]            every key a sweep file may hold: type, range, default\n"
     "\n"
     "'dynsweep COMMAND --help' describes each command.\n"
@@ -99,7 +101,8 @@ static const char *usage_run =
     "  --set KEY=VALUE             override an option of the sweep (repeatable; as 'dynsweep\n"
     "                              plan --help' says); the store keeps the sweep with them\n"
     "  -q, --quiet                 no progress output\n"
-    "  -v, --verbose               one progress line per finished point\n"
+    "  -v, --verbose               one progress line per finished point, and the source\n"
+    "                              places (file:line) an error went through\n"
     "Progress: a bar on a terminal, else a log line every 10 s (stderr of rank 0).\n"
     "exit codes: 0 complete (failed points are final results: a warning counts them),\n"
     "            2 bad input, 3 drained (run again to resume), 1 failure\n";
@@ -541,6 +544,7 @@ static int cmd_run(int argc, char **argv) {
     ds_sweep_free(&sw);
   }
   if (rc != DS_OK && rank == 0) fprintf(stderr, "dynsweep: %s\n", ds_errmsg());
+  if (rc != DS_OK && rank == 0 && verbose) ds_errtrace_print(stderr); /* DS_TRY's places */
   MPI_Finalize();
   return rc == DS_OK && drained ? (int)drain_exit : ds_exit_code(rc);
 }
@@ -877,13 +881,30 @@ static int cmd_verify(int argc, char **argv) {
   return nbad ? 1 : 0;
 }
 
-static int cmd_version(void) {
+static const char *usage_version =
+    "usage: dynsweep version [--knobs [--markdown]]\n"
+    "\n"
+    "Prints versions, the OpenBLAS kernel and the DYNSWEEP_* environment settings\n"
+    "that are set. --knobs: every DYNSWEEP_* setting dynsweep reads, with its\n"
+    "values, default and meaning, from its own table; --markdown: the table of\n"
+    "docs/environment.md.\n";
+
+static int cmd_version(int argc, char **argv) {
+  int knobs = argc >= 1 && !strcmp(argv[0], "--knobs");
+  int md = knobs && argc >= 2 && !strcmp(argv[1], "--markdown");
+  if (argc > knobs + md)
+    return bad_args(usage_version, "version: unexpected argument '%s'", argv[knobs + md]);
+  if (knobs) {
+    ds_knobs_print_all(stdout, md);
+    return 0;
+  }
   char libs[1024];
   library_versions(libs, sizeof libs);
   const char *best = ds_blas_best_kernel();
   printf("dynsweep %s\n%s\nOpenBLAS kernel: %s ran (best for this CPU: %s)\n  %s\n",
          DYNSWEEP_VERSION, libs, ds_blas_kernel(), best ? best : "generic", ds_blas_explain());
   printf("tanh: %s (DYNSWEEP_TANH=portable: the non-FMA family)\n", ds_nn_tanh_kernel());
+  ds_knobs_print_set(stdout);
   return 0;
 }
 
@@ -913,7 +934,7 @@ int main(int argc, char **argv) {
   struct { const char *name, *usage; } cmds[] = {
       {"run", usage_run}, {"plan", usage_plan}, {"ls", ds_usage_ls}, {"export", ds_usage_export}, {"phase", ds_usage_phase}, {"show", usage_show},
       {"status", usage_status}, {"verify", usage_verify}, {"submit", ds_usage_submit},
-      {"version", "usage: dynsweep version\n\nPrints versions and the OpenBLAS kernel.\n"},
+      {"version", usage_version},
       {"keys", "usage: dynsweep keys [--markdown]\n\nEvery key a sweep file may hold (option "
                "paths, grid aliases, name, seed, grid, map, overrides): type, range, default and\n"
                "meaning, from the parser's own table. --markdown: the table of docs/sweep-spec.md "
@@ -936,7 +957,7 @@ int main(int argc, char **argv) {
   /* ---- submit: the Slurm room (src/submit, include/dynsweep/submit.h) ---- */
   if (!strcmp(cmd, "submit")) return ds_cli_submit(sub_argc, sub_argv);
   if (!strcmp(cmd, "chain")) return ds_cli_chain(sub_argc, sub_argv);
-  if (!strcmp(cmd, "version")) return cmd_version();
+  if (!strcmp(cmd, "version")) return cmd_version(sub_argc, sub_argv);
   if (!strcmp(cmd, "keys")) {
     if (sub_argc > 1 || (sub_argc == 1 && strcmp(sub_argv[0], "--markdown")))
       return bad_args("usage: dynsweep keys [--markdown]\n", "keys: unexpected argument '%s'",

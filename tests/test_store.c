@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dynsweep/knobs.h"
 #include "dynsweep/store.h"
 #include "dynsweep/traj.h"
 #include "dynsweep/util.h"
@@ -631,6 +632,7 @@ int main(int argc, char **argv) {
                                       "DYNSWEEP_BLOCK_ROWS", "DYNSWEEP_STORE_BLOCKS",
                                       "DYNSWEEP_PUBLISH_FACTOR"};
   for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) unsetenv(knobs[k]);
+  ds_knobs_reload(); /* the knobs are read once: again after a change */
   CHECK(strcmp(ds_status_name(DS_ST_DIVERGED), "diverged") == 0, "status name");
   CHECK(strcmp(ds_status_name(42), "unknown") == 0, "unknown status name");
   test_roundtrip(path);
@@ -648,11 +650,13 @@ int main(int argc, char **argv) {
     setenv("DYNSWEEP_STORE_SEGMENTS", "1", 1);
     setenv("DYNSWEEP_SEG_CAP", "4000", 1);
     setenv("DYNSWEEP_BLOCK_ROWS", "3", 1); /* row blocks of 3: a rewritten point's rows span older blocks */
+    ds_knobs_reload();
     test_roundtrip(path5);
     test_journal(dir5);
     unsetenv("DYNSWEEP_STORE_SEGMENTS");
     unsetenv("DYNSWEEP_SEG_CAP");
     unsetenv("DYNSWEEP_BLOCK_ROWS");
+    ds_knobs_reload();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir5);
     CHECK(system(cmd) == 0, "remove %s", dir5);
   }

@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "dynsweep/data.h"
+#include "dynsweep/knobs.h"
 #include "dynsweep/map.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/spectra.h"
@@ -202,8 +203,10 @@ static int check_sweep(const char *label, const char *yaml, ds_team *team, int b
                            "the AVX2 and the default pass"};
     for (int e = 0; e < 2; e++) {
       setenv(env[e][0], env[e][1], 1);
+      ds_knobs_reload(); /* the knobs are read once: again after a change */
       CHECK(tile_series(&sw, pts, np, s2) == DS_OK, "%s", ds_errmsg());
       unsetenv(env[e][0]);
+      ds_knobs_reload();
       bad = 0;
       for (int i = 0; i < np; i++)
         bad += s2->n[i] != s->n[i] || memcmp(s2->L[i], s->L[i], s->n[i] * sizeof(double));
@@ -258,8 +261,10 @@ static void check_tanh(void) {
   /* the AVX2 kernel against the default (AVX-512 where the CPU has it) */
   double *y2 = malloc(N * sizeof *y2);
   setenv("DYNSWEEP_TILE_ISA", "avx2", 1);
+  ds_knobs_reload();
   ds_tile_tanh(y2, x, N, 1.0);
   unsetenv("DYNSWEEP_TILE_ISA");
+  ds_knobs_reload();
   int avx2_diff = 0;
   for (int i = 0; i < N; i++) avx2_diff += memcmp(&y2[i], &y[i], sizeof *y) != 0;
   free(y2);
@@ -403,6 +408,7 @@ int main(int argc, char **argv) {
   unsetenv("DYNSWEEP_TILE_TANH"); /* hermetic: the kernels this test chooses itself */
   unsetenv("DYNSWEEP_TILE_GENERIC");
   unsetenv("DYNSWEEP_TILE_ISA");
+  ds_knobs_reload();
   if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "--map")) return map(argv[2]);
   MPI_Init(NULL, NULL);

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# tools/update-keys.sh [DYNSWEEP] -- regenerates the "Key index" of
-# docs/sweep-spec.md from `dynsweep keys --markdown` (between the keys:begin
-# and keys:end markers). tests/keys.sh fails while the two differ.
+# tools/update-keys.sh [DYNSWEEP] -- regenerates the tables the docs take
+# from the binary's own tables (between their begin and end markers):
+#   the "Key index" of docs/sweep-spec.md   from `dynsweep keys --markdown`
+#   the table of docs/environment.md        from `dynsweep version --knobs --markdown`
+# tests/keys.sh and tests/knobs.sh fail while a doc and its table differ.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 D=${1:-$ROOT/build/dynsweep}
-DOC=$ROOT/docs/sweep-spec.md
 table=$(mktemp)
-trap 'rm -f "$table" "$DOC.tmp"' EXIT
-"$D" keys --markdown >"$table"
-awk -v t="$table" '
-  /^<!-- keys:begin/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
-  /^<!-- keys:end/ { skip = 0 }
-  !skip { print }' "$DOC" >"$DOC.tmp"
-mv "$DOC.tmp" "$DOC"
-echo "update-keys: $(wc -l <"$table") lines into $DOC"
+trap 'rm -f "$table" "$ROOT"/docs/*.md.tmp' EXIT
+# splice DOC MARKER COMMAND...: the output of COMMAND between DOC's markers
+splice() {
+  local doc=$ROOT/$1 marker=$2
+  shift 2
+  "$@" >"$table"
+  awk -v t="$table" -v m="$marker" '
+    $0 ~ "^<!-- " m ":begin" { print; while ((getline l < t) > 0) print l; skip = 1; next }
+    $0 ~ "^<!-- " m ":end" { skip = 0 }
+    !skip { print }' "$doc" >"$doc.tmp"
+  mv "$doc.tmp" "$doc"
+  echo "update-keys: $(wc -l <"$table") lines into $doc"
+}
+splice docs/sweep-spec.md keys "$D" keys --markdown
+splice docs/environment.md knobs "$D" version --knobs --markdown

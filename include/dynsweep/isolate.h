@@ -57,6 +57,6 @@ void ds_iso_fate_text(const ds_iso_fate *f, char *buf, size_t n);
  * KIND point (a store row id) or pixel (a map grid index) and an optional
  * ":segv" (default) or ":oom" (touch memory until the kernel kills the
  * process): crashes the calling process for real when (kind, n) is listed.
- * Unset: nothing (one getenv per call). */
+ * Unset: nothing (the knob is read once: util/knobs.c). */
 void ds_test_crash(const char *kind, int64_t n);
 #endif

@@ -24,6 +24,8 @@ enum {
   DS_ST_FAILED = 3,
   DS_ST_RUNNING = 4
 };
+/* A final status: done, diverged or failed (a result; pending and running are not). */
+static inline int ds_status_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
 const char *ds_status_name(int status);
 
 /* One row of /summary. */

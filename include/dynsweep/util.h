@@ -21,8 +21,11 @@ enum {
   DS_EINTERNAL = 7
 };
 
-/* Record an error message (printf-style) and return code. */
-int ds_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record an error message (printf-style) and return code. A macro: the
+ * trace (below) starts at the place of the failure. */
+int ds_fail_at(const char *file, int line, const char *func, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define ds_fail(code, ...) ds_fail_at(__FILE__, __LINE__, __func__, code, __VA_ARGS__)
 /* Prepend context "ctx: " to the current message; returns code unchanged. */
 int ds_context(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *ds_errmsg(void);
@@ -30,11 +33,22 @@ void ds_clear_error(void);
 /* Process exit code for an error code: DS_EINPUT -> 2, others -> 1.. */
 int ds_exit_code(int code);
 
+/* DS_TRY(call): return the call's error code, recording where (file, line,
+ * function: PETSc's PetscCall traceback) in the current error's trace, which
+ * ds_fail starts (at its own place) and ds_clear_error empties. The message itself is unchanged; `run -v`
+ * prints the trace after it (ds_errtrace_print). */
 #define DS_TRY(expr)                                                           \
   do {                                                                         \
     int ds_try_rc_ = (expr);                                                   \
-    if (ds_try_rc_ != DS_OK) return ds_try_rc_;                                \
+    if (ds_try_rc_ != DS_OK) return ds_trace(ds_try_rc_, __FILE__, __LINE__, __func__); \
   } while (0)
+/* Record a location in the trace (DS_TRY's); returns code unchanged. */
+int ds_trace(int code, const char *file, int line, const char *func);
+/* The trace of the current error, innermost first, one line a location:
+ * "dynsweep:   at src/store/publish.c:321 (ds_store_publish)" (the first is
+ * the ds_fail, when a ds_fail started it); nothing when empty. File names
+ * relative to the source tree. */
+void ds_errtrace_print(FILE *f);
 
 /* calloc that records DS_ENOMEM on failure (returns NULL). */
 void *ds_calloc(size_t n, size_t size);
@@ -74,6 +88,10 @@ double ds_now(void);        /* monotonic seconds */
 double ds_cpu_time(void);   /* this process's user+system CPU seconds */
 void ds_iso_time(char *buf, size_t n); /* current UTC time, ISO 8601 */
 void ds_sleep(double seconds);
+
+/* ---- reference listings (dynsweep keys, dynsweep version --knobs) ---- */
+void ds_print_wrapped(FILE *f, const char *s); /* indented by 4, wrapped at 78 columns */
+void ds_print_md_cell(FILE *f, const char *s); /* a markdown table cell: | escaped */
 
 /* ---- logging (stderr, prefixed "dynsweep: ") ---- */
 void ds_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

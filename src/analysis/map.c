@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/analysis.h"
 
 #ifndef DS_TOOLS_DIR
@@ -16,7 +17,7 @@
 #define DS_PYTHON "/usr/bin/python3"
 
 int ds_cli_map(int argc, char **argv) {
-  const char *dir = getenv("DYNSWEEP_TOOLS");
+  const char *dir = ds_knob_str(DS_KNOB_TOOLS);
   char tool[4096];
   snprintf(tool, sizeof tool, "%s/dynsweep-map", dir && *dir ? dir : DS_TOOLS_DIR);
   if (access(tool, R_OK) != 0) {

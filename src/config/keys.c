@@ -10,6 +10,7 @@
 
 #include "config_internal.h"
 #include "dynsweep/config.h"
+#include "dynsweep/util.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -81,28 +82,6 @@ static void range_text(const ds_option *o, char *b, size_t n) {
   else if (has_hi) snprintf(b, n, "%s%s %s", each, o->max_excl ? "<" : "<=", hi);
 }
 
-/* Text indented by 4, wrapped at 78 columns (a terminal of 80). */
-static void wrapped(FILE *f, const char *s) {
-  int col = 0;
-  while (*s) {
-    const char *e = s;
-    while (*e && *e != ' ') e++;
-    int w = (int)(e - s);
-    if (col > 0 && col + 1 + w > 74) fputc('\n', f), col = 0;
-    fprintf(f, "%s%.*s", col ? " " : "    ", w, s);
-    col += w + 1;
-    s = *e ? e + 1 : e;
-  }
-  fputc('\n', f);
-}
-
-static void md_cell(FILE *f, const char *s) { /* a table cell: | escaped */
-  for (; *s; s++) {
-    if (*s == '|') fputs("\\|", f);
-    else fputc(*s, f);
-  }
-}
-
 void ds_keys_print(FILE *f, int markdown) {
   char range[512];
   if (markdown) {
@@ -113,12 +92,12 @@ void ds_keys_print(FILE *f, int markdown) {
     if (markdown) {
       fprintf(f, "| `%s` | | %s | %s | %s | ", structural[i].path, structural[i].type,
               structural[i].range, structural[i].def);
-      md_cell(f, structural[i].doc);
+      ds_print_md_cell(f, structural[i].doc);
       fputs(" |\n", f);
     } else {
       fprintf(f, "%s (%s%s%s; default %s)\n", structural[i].path, structural[i].type,
               structural[i].range[0] ? ", " : "", structural[i].range, structural[i].def);
-      wrapped(f, structural[i].doc);
+      ds_print_wrapped(f, structural[i].doc);
     }
   }
   for (int i = 0; i < ds_noptions; i++) {
@@ -127,11 +106,11 @@ void ds_keys_print(FILE *f, int markdown) {
     if (markdown) {
       fprintf(f, "| `%s` | %s%s%s | %s | ", o->path, o->alias ? "`" : "", o->alias ? o->alias : "",
               o->alias ? "`" : "", type_name(o->type));
-      md_cell(f, range);
+      ds_print_md_cell(f, range);
       fputs(" | ", f);
-      md_cell(f, o->def_text);
+      ds_print_md_cell(f, o->def_text);
       fputs(" | ", f);
-      md_cell(f, o->doc);
+      ds_print_md_cell(f, o->doc);
       fputs(" |\n", f);
     } else {
       fprintf(f, "%s%s%s%s (%s; default %s)\n", o->path, o->alias ? " (alias " : "",
@@ -139,9 +118,9 @@ void ds_keys_print(FILE *f, int markdown) {
       if (range[0]) {
         char r[600];
         snprintf(r, sizeof r, "range: %s", range);
-        wrapped(f, r);
+        ds_print_wrapped(f, r);
       }
-      wrapped(f, o->doc);
+      ds_print_wrapped(f, o->doc);
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <libxsmm.h>
 #endif
 
+#include "dynsweep/knobs.h"
 #include "layers.h"
 
 /* ---- LIBXSMM for small GEMMs (issue 13) ------------------------------------
@@ -38,8 +39,7 @@ static int g_xsmm = -1;
 int ds_nn_xsmm_enabled(void) {
 #ifdef DS_HAVE_LIBXSMM
   if (g_xsmm < 0) {
-    const char *e = getenv("DYNSWEEP_NN_GEMM");
-    g_xsmm = !(e && !strcmp(e, "openblas"));
+    g_xsmm = !ds_knob_is(DS_KNOB_NN_GEMM, "openblas");
   }
   return g_xsmm;
 #else

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/nn.h"
 #include "layers.h"
 #include "nn_internal.h"
@@ -243,8 +244,7 @@ void ds_mlp_set_sample_block(int on) { g_block = on ? 1 : 0; }
 
 static int blocked_ok(const ds_mlp *m, int n) {
   if (g_block < 0) {
-    const char *e = getenv("DYNSWEEP_NN_BLOCK");
-    g_block = !(e && !strcmp(e, "0"));
+    g_block = ds_knob_on(DS_KNOB_NN_BLOCK);
   }
   if (!g_block || n <= DS_NN_SAMPLE_BLOCK || !ds_nn_xsmm_enabled()) return 0;
   if (m->act != DS_ACT_RELU && m->act != DS_ACT_LINEAR) return 0;
@@ -348,8 +348,7 @@ static double e2e_flops(const ds_mlp *m, int n, int grad) {
 
 int ds_mlp_e2e_taken(const ds_mlp *m, int n, int grad) {
   if (g_e2e < 0) {
-    const char *e = getenv("DYNSWEEP_NN_E2E");
-    g_e2e = !(e && !strcmp(e, "0"));
+    g_e2e = ds_knob_on(DS_KNOB_NN_E2E);
   }
   if (!g_e2e || m->act != DS_ACT_LINEAR || m->bias || m->depth < 2) return 0;
   return e2e_flops(m, n, grad) <= 0.75 * (grad ? ds_mlp_step_flops(m, n) : fwd_flops(m, n));

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/nn.h"
 #include "layers.h"
 
@@ -70,12 +71,11 @@ static tanh_kernel kernel;
 static const char *kernel_name;
 
 static void choose(void) {
-  const char *env = getenv("DYNSWEEP_TANH");
   __builtin_cpu_init();
   int avx = __builtin_cpu_supports("avx");
   int fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (env && !strcmp(env, "portable")) fma = 0;
-  if (env && !strcmp(env, "sse2")) fma = avx = 0; /* the same bits as portable (tests) */
+  if (ds_knob_is(DS_KNOB_TANH, "portable")) fma = 0;
+  if (ds_knob_is(DS_KNOB_TANH, "sse2")) fma = avx = 0; /* the same bits as portable (tests) */
   kernel = fma ? tanh_avx2 : avx ? tanh_avx : tanh_sse2;
   kernel_name = fma   ? "sleef tanhd4_u10avx2 (FMA family)"
                 : avx ? "sleef tanhd4_u10avx (non-FMA family)"

@@ -32,6 +32,7 @@
 #include <libxsmm.h>
 #endif
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/tile.h"
 #include "layers.h"
@@ -215,14 +216,13 @@ static const char *pass_isa(void);
  * same bits whichever), the scalar one under DYNSWEEP_TILE_GENERIC=1, SLEEF's
  * under DYNSWEEP_TILE_TANH=sleef. */
 static tanh_pass_fn tanh_pick(const char **name) {
-  const char *env = getenv("DYNSWEEP_TILE_TANH");
-  if (env && !strcmp(env, "sleef")) {
+  if (ds_knob_is(DS_KNOB_TILE_TANH, "sleef")) {
     *name = ds_nn_tanh_kernel();
     return tanh_pass_sleef;
   }
   const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-  if (strcmp(isa, "generic") && !getenv("DYNSWEEP_TILE_GENERIC")) {
+  if (strcmp(isa, "generic") && !ds_knob_on(DS_KNOB_TILE_GENERIC)) {
     if (!strcmp(isa, "avx512")) {
       *name = "the tiles' own (avx512)";
       return tanh_pass_avx512;
@@ -643,9 +643,9 @@ static void run_generic(tile_ctx *t, const tile_job *j) { run_points(t, j); }
 static const char *pass_isa(void) {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
   __builtin_cpu_init();
-  const char *cap = getenv("DYNSWEEP_TILE_ISA"); /* avx2: the AVX2 kernels (comparisons) */
+  int cap_avx2 = ds_knob_is(DS_KNOB_TILE_ISA, "avx2"); /* the AVX2 kernels (comparisons) */
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("fma") && !(cap && !strcmp(cap, "avx2")))
+      __builtin_cpu_supports("fma") && !cap_avx2)
     return "avx512";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
 #endif
@@ -679,9 +679,8 @@ static void xsmm_kernels(const ds_tile_net *net, libxsmm_dmmfunction *k1, libxsm
   const double one = 1.0, zero = 0.0;
   const libxsmm_blasint n = net->n, m = net->width, d = net->d_in;
   /* Z^T (n x m) = X^T (n x d) W_1^T (d x m); W_1^T (d x m) += X (d x n) D (n x m) */
-  const char *env = getenv("DYNSWEEP_TILE_GEMM"); /* "openblas": for comparisons (bench) */
   *k1 = *k2 = NULL;
-  if (env && !strcmp(env, "openblas")) return;
+  if (ds_knob_is(DS_KNOB_TILE_GEMM, "openblas")) return; /* for comparisons (bench) */
   *k1 = libxsmm_dmmdispatch(n, m, d, &n, &d, &n, &one, &zero, NULL, NULL);
   *k2 = libxsmm_dmmdispatch(d, m, n, &d, &n, &d, &one, &one, NULL, NULL);
 }
@@ -741,7 +740,7 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
   const char *tname;
   t.tanh_pass = tanh_pick(&tname);
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-  if (strcmp(pass_isa(), "generic") && !getenv("DYNSWEEP_TILE_GENERIC")) {
+  if (strcmp(pass_isa(), "generic") && !ds_knob_on(DS_KNOB_TILE_GENERIC)) {
     if (net->d_out == 1 && !strcmp(pass_isa(), "avx512")) {
       t.fwd1 = net->act == DS_ACT_RELU   ? fwd1_relu512
                : net->act == DS_ACT_TANH ? fwd1_tanh512
@@ -755,9 +754,8 @@ int ds_tile_gd(const ds_tile_net *net, const double *X, const double *Y, const d
     }
   }
 #endif
-  const char *nostop = getenv("DYNSWEEP_TILE_NOSTOP");
   tile_job job = {npts, theta0, lr_in, lr_out, init_offset, steps, fn, arg,
-                  !(nostop && !strcmp(nostop, "1"))};
+                  !ds_knob_on(DS_KNOB_TILE_NOSTOP)};
   const char *isa = pass_isa();
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
   if (!strcmp(isa, "avx512")) run_avx512(&t, &job);

@@ -1,5 +1,6 @@
 /* dispatch.c -- rank 0: hands points out to the workers, takes their results
  * and checkpoints into the store, shows progress, drains. */
+#include "dynsweep/knobs.h"
 #include "sched_priv.h"
 
 void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len) {
@@ -324,7 +325,7 @@ static void lat_report(sched *s, int nworkers) {
            (long long)g_lat.n, rate, 1e6 * lat_pct(0.5), 1e6 * lat_pct(0.99), 1e6 * g_lat.max,
            g_lat.store_s, g_lat.tick_s, (long long)g_lat.long_ticks, 1e3 * g_lat.tick_max,
            g_lat.traj_bytes * 1e-6, span > 0 ? g_lat.traj_bytes * 1e-6 / span : 0, hwm);
-  const char *path = getenv("DYNSWEEP_SCHED_STATS");
+  const char *path = ds_knob_str(DS_KNOB_SCHED_STATS);
   FILE *f = path && *path ? fopen(path, "a") : NULL;
   if (!f) return;
   fprintf(f, "{\"workers\": %d, \"points\": %lld, \"assignments\": %lld, \"results\": %lld, "

@@ -23,6 +23,7 @@
  * The store: rank 0 keeps one outcome byte per pixel (DS_MAP_UNSET until
  * computed) for refinement and progress; the records go to the store's map
  * arrays (ds_store_write_map). */
+#include "dynsweep/knobs.h"
 #include "sched_priv.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
@@ -246,11 +247,10 @@ static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *r
  * grid index N, whichever trainer the tile would use. */
 static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, int64_t count,
                         ds_map_rec *recs) {
-  const char *tc = getenv("DYNSWEEP_TEST_CRASH");
+  const char *tc = ds_knob_str(DS_KNOB_TEST_CRASH);
   if (tc && *tc)
     for (int64_t i = 0; i < count; i++) ds_test_crash("pixel", idx[i]);
-  const char *nw = getenv("DYNSWEEP_BENCH_NOWORK");
-  if (nw && !strcmp(nw, "1")) {
+  if (ds_knob_on(DS_KNOB_BENCH_NOWORK)) {
     for (int64_t i = 0; i < count; i++) {
       memset(&recs[i], 0, sizeof recs[i]);
       recs[i].outcome = (uint8_t)(idx[i] % 3);

@@ -125,7 +125,7 @@ typedef struct tclass {
   double cost;
 } tclass;
 
-static inline int is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
+static inline int is_final(int st) { return ds_status_is_final(st); }
 
 typedef struct {
   MPI_Comm comm;

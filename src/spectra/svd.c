@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 #include "dynsweep/dtrain.h"
 #include "spectra_priv.h"
@@ -94,8 +95,7 @@ static int ds_svd_local(int m, int n, const double *A, int lda, double *s) {
 }
 
 static int ds_svd_force_scalapack(void) {
-  const char *e = getenv("DYNSWEEP_SVD");
-  return e && strcmp(e, "scalapack") == 0;
+  return ds_knob_is(DS_KNOB_SVD, "scalapack");
 }
 
 int ds_svd_values(ds_team *t, int m, int n, const double *A, int lda, double *s) {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 #include "store_priv.h"
 
@@ -30,8 +31,8 @@ static const char *const ds_blk_dset[DS_BLK_N] = {"summary", "series/index", "gr
 /* Rows per block for rows of rowbytes bytes: the largest power of two that
  * keeps a block <= DS_BLK_BYTES; DYNSWEEP_BLOCK_ROWS overrides (tests). */
 int64_t ds_blk_rows_for(size_t rowbytes) {
-  const char *e = getenv("DYNSWEEP_BLOCK_ROWS");
-  if (e && atoll(e) > 0) return atoll(e);
+  int64_t given = ds_knob_int(DS_KNOB_BLOCK_ROWS);
+  if (given > 0) return given;
   int64_t r = 1;
   while ((size_t)(2 * r) * (rowbytes ? rowbytes : 1) <= DS_BLK_BYTES) r *= 2;
   return r;

@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 #include "store_priv.h"
 
@@ -49,7 +50,7 @@ static uint64_t ds_store_new_uuid(void) {
   return u ? u : 1;
 }
 
-static int ds_store_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
+static int ds_store_is_final(int st) { return ds_status_is_final(st); }
 
 /* fsync the directory holding path, so a rename/link in it is durable. */
 static void ds_store_sync_dir(const char *path) {
@@ -339,8 +340,7 @@ int ds_store_publish(ds_store *s, int force) {
   s->st.last_publish_s = cost;
   if (stat(s->path, &st) == 0) s->st.file_bytes = (double)st.st_size;
   /* DYNSWEEP_PUBLISH_FACTOR (tests: 0 publishes every --publish-every) */
-  const char *fe = getenv("DYNSWEEP_PUBLISH_FACTOR");
-  double factor = fe && fe[0] ? atof(fe) : 100.0;
+  double factor = ds_knob_real(DS_KNOB_PUBLISH_FACTOR);
   double gap = factor * cost > s->publish_every ? factor * cost : s->publish_every;
   s->next_publish = ds_now() + gap;
   return DS_OK;

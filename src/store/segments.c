@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 #include "store_priv.h"
 
@@ -41,9 +42,8 @@
 #define DS_SEG_BLOCK (1 << 20) /* elements per read/write of a merge */
 
 int ds_seg_wanted(int dflt) {
-  const char *e = getenv("DYNSWEEP_STORE_SEGMENTS");
-  if (!e || !e[0]) return dflt != 0;
-  return strcmp(e, "0") != 0;
+  int on = ds_knob_on(DS_KNOB_STORE_SEGMENTS);
+  return on < 0 ? dflt != 0 : on;
 }
 
 static double ds_seg_bytes(const ds_seg *g) { return 8.0 * (double)(g->nstep + g->nval); }
@@ -425,8 +425,8 @@ static int ds_seg_vds(ds_store *s, const char *dname, hid_t type, const ds_seg *
 }
 
 static double ds_seg_cap(double total) {
-  const char *e = getenv("DYNSWEEP_SEG_CAP");
-  if (e && atof(e) > 0) return atof(e);
+  double given = ds_knob_real(DS_KNOB_SEG_CAP);
+  if (given > 0) return given;
   double c = DS_SEG_CAP_FRAC * total;
   return c > DS_SEG_CAP_MIN ? c : DS_SEG_CAP_MIN;
 }

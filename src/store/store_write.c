@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 #include "store_priv.h"
 
@@ -310,8 +311,7 @@ int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary
   if (s->segmented) DS_TRY(ds_seg_mkdir(s));
   /* format 5: row blocks unless DYNSWEEP_STORE_BLOCKS=0 (the layout before
    * blocks: /summary and /series/index in the top file; for comparisons) */
-  const char *be = getenv("DYNSWEEP_STORE_BLOCKS");
-  if (s->segmented && !(be && !strcmp(be, "0"))) {
+  if (s->segmented && ds_knob_on(DS_KNOB_STORE_BLOCKS)) {
     hid_t ft = ds_store_row_filetype();
     s->brows[DS_BLK_SUM] = ds_blk_rows_for(ft >= 0 ? H5Tget_size(ft) : 240);
     if (ft >= 0) H5Tclose(ft);

@@ -155,7 +155,7 @@ static long ch_finished(const char *store) {
   if (ds_store_open(store, &s) == DS_OK && ds_store_read_summary_live(s, &rows, &n, &nrec, &jm) == DS_OK) {
     fin = 0;
     for (int64_t i = 0; i < n; i++)
-      fin += rows[i].status == DS_ST_DONE || rows[i].status == DS_ST_DIVERGED || rows[i].status == DS_ST_FAILED;
+      fin += ds_status_is_final(rows[i].status);
     free(rows);
   }
   if (s) ds_store_close(s);

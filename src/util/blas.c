@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 
 extern char *openblas_get_corename(void);
@@ -19,7 +20,7 @@ extern char *openblas_get_config(void);
 extern void openblas_set_num_threads(int);
 
 static const char *detected_kernel(void) {
-  const char *fake = getenv("DYNSWEEP_ASSUME_DETECTED"); /* testing the re-exec path */
+  const char *fake = ds_knob_str(DS_KNOB_ASSUME_DETECTED); /* testing the re-exec path */
   return fake && *fake ? fake : openblas_get_corename();
 }
 
@@ -55,7 +56,7 @@ static char g_why[320], g_chosen[64];
  * dynsweep started by a dynsweep (submit -> sbatch -> mpirun, a test) does
  * not mistake its parent's variables for its own re-exec. */
 static int reexeced_here(void) {
-  const char *e = getenv("DYNSWEEP_EXECED");
+  const char *e = ds_knob_str(DS_KNOB_EXECED);
   return e && strtol(e, NULL, 10) == (long)getpid();
 }
 
@@ -71,7 +72,7 @@ static const char *wanted_kernel(void) {
   else if (user)
     snprintf(g_why, sizeof g_why, "OPENBLAS_CORETYPE=%s is set in the environment (unset it and "
              "dynsweep picks %s)", user, best);
-  else if (getenv("DYNSWEEP_NO_REEXEC"))
+  else if (ds_knob_on(DS_KNOB_NO_REEXEC))
     snprintf(g_why, sizeof g_why, "the library chose %s when it loaded and DYNSWEEP_NO_REEXEC "
              "is set (unset it, or set OPENBLAS_CORETYPE=%s)", k, best);
   else if (reexeced_here())
@@ -90,7 +91,7 @@ static const char *wanted_kernel(void) {
  * pending for the new image, whose handlers are installed first thing. */
 void ds_blas_ensure_fast_kernel(char **argv) {
   if (reexeced_here()) { /* the new image: remember, then forget the guard */
-    const char *c = getenv("DYNSWEEP_REEXECED");
+    const char *c = ds_knob_str(DS_KNOB_REEXECED);
     snprintf(g_chosen, sizeof g_chosen, "%s", c ? c : "");
   }
   int pin_threads = !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS");
@@ -99,7 +100,7 @@ void ds_blas_ensure_fast_kernel(char **argv) {
   int done = reexeced_here();
   unsetenv("DYNSWEEP_EXECED");
   unsetenv("DYNSWEEP_REEXECED");
-  if ((!best && !pin_threads) || done || getenv("DYNSWEEP_NO_REEXEC")) return;
+  if ((!best && !pin_threads) || done || ds_knob_on(DS_KNOB_NO_REEXEC)) return;
   if (pin_threads) setenv("OPENBLAS_NUM_THREADS", "1", 1);
   if (best) {
     setenv("OPENBLAS_CORETYPE", best, 1);

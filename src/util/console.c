@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
 
 static FILE *g_tty;   /* where the bar goes, or NULL: plain lines on stderr */
@@ -42,8 +43,7 @@ static int terminal_of(pid_t pid) {
 }
 
 int ds_console_open_bar(void) {
-  const char *want = getenv("DYNSWEEP_PROGRESS");
-  if (want && !strcmp(want, "log")) return 0;
+  if (ds_knob_is(DS_KNOB_PROGRESS, "log")) return 0;
   if (isatty(2)) {
     g_tty = stderr;
     return 1;

@@ -12,7 +12,42 @@
 
 static _Thread_local char errbuf[4096];
 
-int ds_fail(int code, const char *fmt, ...) {
+/* DS_TRY's locations of the current error (the first DS_TRYS_MAX, and how many) */
+enum { DS_TRYS_MAX = 32 };
+static _Thread_local struct {
+  const char *file, *func;
+  int line;
+} trys[DS_TRYS_MAX];
+static _Thread_local int ntrys;
+
+int ds_trace(int code, const char *file, int line, const char *func) {
+  if (ntrys < DS_TRYS_MAX) {
+    trys[ntrys].file = file;
+    trys[ntrys].func = func;
+    trys[ntrys].line = line;
+  }
+  ntrys++;
+  return code;
+}
+
+/* __FILE__ as the compiler saw it, less the source tree's path */
+static const char *src_relative(const char *file) {
+#ifdef DS_SOURCE_DIR
+  size_t n = strlen(DS_SOURCE_DIR);
+  if (!strncmp(file, DS_SOURCE_DIR, n) && file[n] == '/') return file + n + 1;
+#endif
+  return file;
+}
+
+void ds_errtrace_print(FILE *f) {
+  for (int i = 0; i < ntrys && i < DS_TRYS_MAX; i++)
+    fprintf(f, "dynsweep:   at %s:%d (%s)\n", src_relative(trys[i].file), trys[i].line, trys[i].func);
+  if (ntrys > DS_TRYS_MAX) fprintf(f, "dynsweep:   ... and %d more\n", ntrys - DS_TRYS_MAX);
+}
+
+int ds_fail_at(const char *file, int line, const char *func, int code, const char *fmt, ...) {
+  ntrys = 0;
+  ds_trace(code, file, line, func);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(errbuf, sizeof errbuf, fmt, ap);
@@ -32,7 +67,10 @@ int ds_context(int code, const char *fmt, ...) {
 }
 
 const char *ds_errmsg(void) { return errbuf[0] ? errbuf : "unknown error"; }
-void ds_clear_error(void) { errbuf[0] = 0; }
+void ds_clear_error(void) {
+  errbuf[0] = 0;
+  ntrys = 0;
+}
 int ds_exit_code(int code) { return code == DS_OK ? 0 : code == DS_EINPUT ? 2 : 1; }
 
 void *ds_calloc(size_t n, size_t size) {

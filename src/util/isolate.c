@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dynsweep/knobs.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/util.h"
 
@@ -165,7 +166,7 @@ static void crash_now(const char *how) {
 }
 
 void ds_test_crash(const char *kind, int64_t n) {
-  const char *v = getenv("DYNSWEEP_TEST_CRASH");
+  const char *v = ds_knob_str(DS_KNOB_TEST_CRASH);
   if (!v || !*v) return;
   size_t kl = strlen(kind);
   for (const char *p = v; p && *p;) {
