@@ -218,7 +218,11 @@ check "E: status says what the next run does about it" \
 # run 3 (--max-attempts 1 would have failed it before issue 23): isolated
 # again; SIGUSR1 drains, the child checkpoints through its parent
 start_bg "$T/e3.log" -n 2 "$DYNSWEEP" run "$T/long.yaml" -o "$T/e.h5" --publish-every 0.1 -v --max-attempts 1
-wait_running "$T/e.h5" 3 && sleep 0.5 && kill -USR1 "$SID" || true
+# (point 3 is "running" in the store from run 2's death already: wait for
+# this run's start of it, attempt 3, and its child, before draining)
+for _ in $(seq 1 600); do [ "$(field "$T/e.h5" 3 attempts 2>/dev/null)" = 3 ] && break; bg_running || break; sleep 0.05; done
+for _ in $(seq 1 100); do [ -n "$(isolated_child)" ] && break; sleep 0.05; done
+sleep 0.5; kill -USR1 "$SID" || true
 wait_bg
 check "E: run 3 (--max-attempts 1) runs point 3 again; SIGUSR1 drains (exit $RC)" test "$RC" -eq 3
 check "E: the drained start is not counted (point 3 $(field "$T/e.h5" 3 status)/$(field "$T/e.h5" 3 attempts))" \
