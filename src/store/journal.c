@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 #define DS_JR_MAGIC 0x524A5344u /* "DSJR" little-endian */
@@ -81,8 +82,8 @@ int ds_journal_read_hdr(int fd, ds_journal_hdr *h) {
 int ds_journal_reset(ds_store *s) {
   unsigned char b[DS_JOURNAL_HDR];
   ds_journal_pack_hdr(b, s->uuid, s->gen);
-  if (ftruncate(s->jfd, 0) != 0 || pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
-      fsync(s->jfd) != 0)
+  if (ftruncate(s->jfd, 0) != 0 || ds_fs_pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
+      ds_fs_jsync(s->jfd, 1) != 0)
     return ds_fail(DS_EIO, "%s: cannot reset the journal: %s", s->jpath, strerror(errno));
   s->jend = DS_JOURNAL_HDR;
   s->jrecs = 0;
@@ -131,7 +132,7 @@ int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, co
       skip = 0;
       nv++;
     }
-    ssize_t w = pwritev(s->jfd, v, nv, (off_t)(s->jend + (int64_t)done));
+    ssize_t w = ds_fs_pwritev(s->jfd, v, nv, (off_t)(s->jend + (int64_t)done));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int err = w < 0 ? errno : ENOSPC;

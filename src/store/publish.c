@@ -13,18 +13,14 @@
 #include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 static char *ds_store_suffix(const char *path, const char *suf) {
@@ -50,120 +46,6 @@ static uint64_t ds_store_new_uuid(void) {
 }
 
 static int ds_store_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
-
-/* fsync the directory holding path, so a rename/link in it is durable. */
-static void ds_store_sync_dir(const char *path) {
-  char *d = ds_strdup(path);
-  if (!d) return;
-  int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  free(d);
-}
-
-/* fsync a file HDF5 has closed; first give back the blocks ds_store_reserve
- * allocated past its end (fallocate KEEP_SIZE space stays allocated until the
- * file is truncated: a finished 34.5 MB store took 55.5 MB of disk). */
-int ds_store_fsync_path(const char *path) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && ftruncate(fd, st.st_size) != 0) { /* only space is lost */ }
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
-}
-
-/* Copies src to dst (created or truncated): a reflink where the file system
- * has them (O(1)), else copy_file_range, else read/write. */
-static int ds_store_copy(const char *src, const char *dst) {
-  int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
-  struct stat st;
-  if (in < 0 || fstat(in, &st) != 0) {
-    err = errno;
-    goto done;
-  }
-  out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) {
-    err = errno;
-    goto done;
-  }
-  if (ioctl(out, FICLONE, in) == 0) goto done;
-  off_t left = st.st_size;
-  int use_cfr = 1;
-  char *buf = NULL;
-  while (left > 0) {
-    ssize_t n;
-    if (use_cfr) {
-      n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
-        use_cfr = 0;
-        if (lseek(in, st.st_size - left, SEEK_SET) < 0 || lseek(out, st.st_size - left, SEEK_SET) < 0) {
-          err = errno;
-          break;
-        }
-        continue;
-      }
-    } else {
-      if (!buf && !(buf = malloc(1 << 20))) {
-        err = ENOMEM;
-        break;
-      }
-      n = read(in, buf, (size_t)(left < (1 << 20) ? left : (1 << 20)));
-      for (ssize_t w = 0, k; n > 0 && w < n; w += k) {
-        k = write(out, buf + w, (size_t)(n - w));
-        if (k < 0 && errno == EINTR) k = 0;
-        else if (k <= 0) {
-          n = -1;
-          if (k == 0) errno = ENOSPC;
-          break;
-        }
-      }
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    left -= n;
-  }
-  free(buf);
-done:
-  if (in >= 0) close(in);
-  if (out >= 0 && close(out) != 0 && !err) err = errno;
-  if (err) return ds_fail(DS_EIO, "cannot copy %s to %s: %s", src, dst, strerror(err));
-  return DS_OK;
-}
-
-/* HDF5 1.10 cannot recover from a failed write while it closes a file (the
- * library crashes when it terminates), so the space a publish needs is
- * claimed before HDF5 writes anything: bytes = a generous estimate of the
- * final file size. A file size limit (ulimit -f) that is too small and a
- * file system without room are reported here, cleanly. */
-int ds_store_reserve(const char *tmp, double bytes) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur)
-    return ds_fail(DS_EIO, "%s: File too large: publishing needs about %.0f bytes but the file size "
-                           "limit (ulimit -f) is %.0f bytes", tmp, bytes, (double)rl.rlim_cur);
-  int fd = open(tmp, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot open: %s", tmp, strerror(errno));
-  int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0 ? 0 : errno;
-  close(fd);
-  if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT)
-    return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(rc), bytes);
-  if (rc) { /* no fallocate here (e.g. NFS): check the free space instead */
-    struct statvfs vfs;
-    char *d = ds_strdup(tmp);
-    if (d && statvfs(dirname(d), &vfs) == 0 && (double)vfs.f_bavail * vfs.f_frsize < bytes) {
-      free(d);
-      return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(ENOSPC), bytes);
-    }
-    free(d);
-  }
-  return DS_OK;
-}
 
 /* ---- applying journal records to the file being published ------------------- */
 
@@ -280,11 +162,11 @@ static int ds_store_publish_tmp(ds_store *s) {
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close the copy");
   double t0 = ds_now();
-  if (ds_store_fsync_path(s->tmppath) != 0)
+  if (ds_fs_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
-  if (rename(s->tmppath, s->path) != 0)
+  if (ds_fs_rename(s->tmppath, s->path) != 0)
     return ds_fail(DS_EIO, "cannot rename %s onto %s: %s", s->tmppath, s->path, strerror(errno));
-  ds_store_sync_dir(s->path);
+  ds_fs_sync_parent(s->path);
   s->st.sync_s += ds_now() - t0;
   return DS_OK;
 }
@@ -298,7 +180,7 @@ int ds_store_publish(ds_store *s, int force) {
   ds_store_close_handles(s);
   int64_t old_np = s->npoints;
   s->ext_old_np = old_np;
-  int rc = ds_store_copy(s->path, s->tmppath);
+  int rc = ds_fs_copy(s->path, s->tmppath);
   struct stat pst;
   /* format 5: the records' series go to a segment (reserved by segments.c) */
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
@@ -307,12 +189,12 @@ int ds_store_publish(ds_store *s, int force) {
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
-  if (rc == DS_OK) rc = ds_store_reserve(s->tmppath, need);
+  if (rc == DS_OK) rc = ds_fs_reserve(s->tmppath, need);
   s->st.copy_s += ds_now() - t0;
   if (rc == DS_OK) rc = ds_store_publish_tmp(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
-    unlink(s->tmppath);
+    ds_fs_unlink(s->tmppath);
     ds_seg_abort(s);
     ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
                    "the journal keeps the rest", s->path);
@@ -387,7 +269,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   double need = 262144.0 + (s->segmented ? 512.0 * ((double)m->npoints / 1024.0 + 16.0)
                                          : 2.0 * (double)m->npoints * (sizeof(ds_summary_row) + 8.0 * m->naxes)) +
                 (m->sweep_text ? 2.0 * strlen(m->sweep_text) : 0);
-  DS_TRY(ds_store_reserve(s->tmppath, need));
+  DS_TRY(ds_fs_reserve(s->tmppath, need));
   hid_t fapl = ds_store_fapl(), fcpl = ds_store_fcpl();
   if (fapl < 0 || fcpl < 0) {
     if (fapl >= 0) H5Pclose(fapl);
@@ -405,18 +287,18 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
   if (s->segmented) ds_seg_sync_dir(s); /* the block files' entries, before STORE names them */
-  if (ds_store_fsync_path(s->tmppath) != 0)
+  if (ds_fs_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
   /* link, not rename: never replaces a store that appeared meanwhile */
-  if (link(s->tmppath, s->path) != 0) {
+  if (ds_fs_link(s->tmppath, s->path) != 0) {
     int err = errno;
     if (err == EEXIST)
       return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it "
                                 "or choose another path)", s->path);
     return ds_fail(DS_EIO, "%s: cannot create store: %s", s->path, strerror(err));
   }
-  unlink(s->tmppath);
-  ds_store_sync_dir(s->path);
+  ds_fs_unlink(s->tmppath);
+  ds_fs_sync_parent(s->path);
   return DS_OK;
 }
 
@@ -470,8 +352,8 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
   if (rc == DS_OK) rc = ds_store_open_handles(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
-    unlink(s->tmppath);
-    if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
+    ds_fs_unlink(s->tmppath);
+    if (lstat(path, &st) != 0) ds_fs_unlink(s->jpath); /* no store: no journal either */
     if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
       char d[8300];
       ds_seg_abort(s); /* the block files it made */
@@ -526,7 +408,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     ds_store_release(s);
     return rc;
   }
-  unlink(s->tmppath); /* left by a writer killed while publishing */
+  ds_fs_unlink(s->tmppath); /* left by a writer killed while publishing */
   ds_seg_gc(s);       /* and its segment files */
   ds_journal_hdr h;
   struct stat st;
@@ -553,7 +435,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     char what[512], *keep = ds_store_suffix(path, ".journal.ignored");
     ds_journal_ids ids;
     ds_journal_list(s->jfd, &ids, what, sizeof what);
-    int kept = keep && ds_store_copy(s->jpath, keep) == DS_OK;
+    int kept = keep && ds_fs_copy(s->jpath, keep) == DS_OK;
     ds_clear_error();
     ds_warn("%s: ignoring %s (%s): its %s are not applied%s%s; points of this store that are not "
             "finished run (again)", path, s->jpath,
@@ -661,7 +543,7 @@ static void *commit_thread(void *arg) {
     s->cwant = 0;
     pthread_mutex_unlock(&s->cmu);
     double t0 = ds_now();
-    int bad = fdatasync(s->jfd) != 0 ? errno : 0;
+    int bad = ds_fs_jsync(s->jfd, 0) != 0 ? errno : 0;
     double t1 = ds_now();
     pthread_mutex_lock(&s->cmu);
     s->cbusy = 0;
@@ -717,7 +599,7 @@ int ds_store_sync(ds_store *s) {
   DS_TRY(commit_wait(s));
   if (!s->jsync) return DS_OK;
   double t0 = ds_now();
-  if (fdatasync(s->jfd) != 0) /* the data and the file size; not the times */
+  if (ds_fs_jsync(s->jfd, 0) != 0) /* the data and the file size; not the times */
     return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
   s->jsync = 0;
   s->last_sync = ds_now();
@@ -863,15 +745,15 @@ void ds_store_tidy(const char *path) {
   int fd = open(s->jpath, O_RDWR | O_CLOEXEC);
   struct stat a, b;
   if (fd < 0 && errno == ENOENT) {
-    unlink(s->tmppath);
+    ds_fs_unlink(s->tmppath);
   } else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
              stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino) {
     /* a writer killed after its last publish (the store complete) may have
      * left the segment and block files that publish retired: the resume of
      * an unfinished store collects them (ds_store_resume), so does this */
     if (ds_store_load(s) == DS_OK) ds_seg_gc(s);
-    unlink(s->tmppath);
-    unlink(s->jpath);
+    ds_fs_unlink(s->tmppath);
+    ds_fs_unlink(s->jpath);
   }
   if (fd >= 0) close(fd);
   ds_clear_error();
@@ -890,7 +772,7 @@ int ds_store_close(ds_store *s) {
     ds_store_commit_stop(s);
     if (rc == DS_OK) rc = ds_store_publish(s, 1);
     /* everything is in STORE: the empty journal goes (still under our lock) */
-    if (rc == DS_OK && s->jrecs == 0) unlink(s->jpath);
+    if (rc == DS_OK && s->jrecs == 0) ds_fs_unlink(s->jpath);
   }
   if (ds_store_release(s) < 0 && rc == DS_OK)
     rc = ds_store_h5fail(DS_EIO, path, "cannot close store");

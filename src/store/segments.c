@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 #define DS_SEG_CHUNK 8192   /* elements per chunk of a segment's datasets (64 KiB) */
@@ -294,7 +295,7 @@ hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *f
   int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno)), -1;
   close(fd);
-  if (ds_store_reserve(p, bytes) != DS_OK) return -1;
+  if (ds_fs_reserve(p, bytes) != DS_OK) return -1;
   hid_t fapl = ds_store_fapl();
   hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
   if (fapl >= 0) H5Pclose(fapl);
@@ -317,7 +318,7 @@ int ds_seg_file_finish(hid_t f, const char *p, int ok) {
     return DS_EIO;
   }
   if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the file");
-  if (ds_store_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
+  if (ds_fs_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
   return DS_OK;
 }
 
@@ -499,7 +500,7 @@ int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double
       if (all[j].gen == s->gen + 1) { /* made by this publish: nobody has seen it */
         char p[4300];
         ds_seg_path(s, &all[j], p, sizeof p);
-        unlink(p);
+        ds_fs_unlink(p);
       } else {
         s->nret[s->nnret++] = all[j];
       }
@@ -521,18 +522,14 @@ void ds_seg_sync_dir(ds_store *s) {
   if (!s->nmade && !s->nbmade) return;
   char d[4300];
   ds_seg_dirpath(s, d, sizeof d);
-  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
+  ds_fs_sync_dir(d);
 }
 
 static void ds_seg_unlink_all(ds_store *s, const ds_seg *g, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     char p[4300];
     ds_seg_path(s, &g[i], p, sizeof p);
-    unlink(p);
+    ds_fs_unlink(p);
   }
 }
 
@@ -588,7 +585,7 @@ void ds_seg_gc(ds_store *s) {
     if (blk == 0) {
       char p[4400];
       snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-      unlink(p);
+      ds_fs_unlink(p);
       continue;
     }
     if (strncmp(e->d_name, pre, 17) || sscanf(e->d_name + 17, "%lld-%lld%7s", &gen, &k, tail) != 3 ||
@@ -597,7 +594,7 @@ void ds_seg_gc(ds_store *s) {
     if (ds_seg_listed(s->segs, s->nseg, gen, k) || ds_seg_listed(s->ret, s->nretired, gen, k)) continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-    unlink(p);
+    ds_fs_unlink(p);
   }
   closedir(dp);
 }

@@ -173,9 +173,6 @@ void ds_seg_sync_dir(ds_store *s);
 int ds_seg_mkdir(ds_store *s);
 hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format);
 int ds_seg_file_finish(hid_t f, const char *p, int ok);
-/* publish.c helpers shared with segments.c */
-int ds_store_reserve(const char *path, double bytes);
-int ds_store_fsync_path(const char *path);
 
 /* store_read.c */
 int ds_store_open_checked(const char *path, ds_store **out, int check_digests);
