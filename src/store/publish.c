@@ -21,6 +21,7 @@
 
 #include "dynsweep/util.h"
 #include "fsio.h"
+#include "layout.h"
 #include "store_priv.h"
 
 static char *ds_store_suffix(const char *path, const char *suf) {
@@ -52,7 +53,10 @@ static int ds_store_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FA
 static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
-  if (type == DS_JR_MAP) return ds_map_collect(s, p, len); /* applied by ds_map_flush */
+  if (type == DS_JR_MAP) { /* applied by the layout's flush */
+    if (!s->lops->collect) return ds_fail(DS_EIO, "%s: a map record in the journal of a row store", s->jpath);
+    return s->lops->collect(s, p, len);
+  }
   if (type == DS_JR_CKPT) {
     int64_t id;
     if (len < sizeof id) return ds_fail(DS_EIO, "%s: corrupt checkpoint record", s->jpath);
@@ -85,7 +89,7 @@ static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
 static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
-  if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
+  if (type == DS_JR_MAP && s->lops->fold) return s->lops->fold(s, p, len);
   size_t head = type == DS_JR_CKPT || len < sizeof r ? 0 : sizeof r;
   s->jtop += ds_journal_top_bytes(type, head, len - head);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
@@ -120,7 +124,7 @@ static int ds_store_open_tmp(ds_store *s) {
 /* Closes the HDF5 file being written; -1 if it did not close cleanly. */
 static int ds_store_close_tmp(ds_store *s) {
   ds_store_h5_abort(s);
-  ds_map_abort(s);
+  if (s->lops && s->lops->close) s->lops->close(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);
@@ -150,7 +154,7 @@ static int ds_store_publish_tmp(ds_store *s) {
   if (end != s->jend)
     return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
                    s->jpath, (long long)end, (long long)s->jend);
-  DS_TRY(ds_map_flush(s));
+  if (s->lops->flush) DS_TRY(s->lops->flush(s));
   DS_TRY(ds_store_h5_end(s));
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
@@ -185,7 +189,7 @@ int ds_store_publish(ds_store *s, int force) {
   /* format 5: the records' series go to a segment (reserved by segments.c) */
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
                 2.0 * (double)(s->segmented ? s->jtop : s->jend - DS_JOURNAL_HDR) + 262144.0;
-  need += ds_map_reserve(s);
+  if (s->lops->reserve) need += s->lops->reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
@@ -195,7 +199,7 @@ int ds_store_publish(ds_store *s, int force) {
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
     ds_fs_unlink(s->tmppath);
-    ds_seg_abort(s);
+    if (s->lops->abort) s->lops->abort(s);
     ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
                    "the journal keeps the rest", s->path);
     s->npoints = old_np;
@@ -204,10 +208,9 @@ int ds_store_publish(ds_store *s, int force) {
     return rc;
   }
   s->gen++;
-  if (s->segmented) ds_seg_committed(s);
+  if (s->lops->committed) s->lops->committed(s);
   s->attrs_dirty = 0;
   s->dirty_lo = s->dirty_hi = 0;
-  ds_blk_committed_clear(s);
   DS_TRY(ds_journal_reset(s));
   s->blk_trusted = 1; /* what this publish wrote: ids from s->rows, no block file checks */
   rc = ds_store_open_handles(s);
@@ -282,11 +285,11 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot create HDF5 file");
   s->summary = -1;
   DS_TRY(ds_store_create_layout(s, m, rows));
-  if (s->map) DS_TRY(ds_map_create_layout(s, m));
+  if (s->lops->create) DS_TRY(s->lops->create(s, m));
   DS_TRY(ds_store_h5_run_attrs(s));
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
-  if (s->segmented) ds_seg_sync_dir(s); /* the block files' entries, before STORE names them */
+  if (s->lops->sync) s->lops->sync(s); /* the block files' entries, before STORE names them */
   if (ds_fs_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
   /* link, not rename: never replaces a store that appeared meanwhile */
@@ -302,16 +305,14 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   return DS_OK;
 }
 
-int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                    ds_store **out) {
-  return ds_store_create_with(path, meta, rows, NULL, out);
-}
-
-int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                         struct ds_map_state *map, ds_store **out) {
+/* A new store of layout lops (NULL: rows or segments) whose state (of its
+ * prepare; NULL for rows and segments) it takes, and frees on failure. */
+static int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                                const struct ds_layout_ops *lops, void *state, ds_store **out) {
   struct stat st;
   *out = NULL;
-  ds_store tmp = {.map = map}; /* frees map on the early failures */
+  ds_store tmp = {.path = NULL}; /* frees the state on the early failures */
+  if (state && lops->attach) lops->attach(&tmp, state);
   int rc = !path || !path[0] ? ds_fail(DS_EINPUT, "store path is empty")
                              : ds_store_check_meta(path, meta, rows);
   ds_store_silence_hdf5();
@@ -321,11 +322,12 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
   ds_store *s = rc == DS_OK ? ds_store_writer(path) : NULL;
   if (rc == DS_OK && !s) rc = DS_ENOMEM;
   if (rc != DS_OK) {
-    ds_map_free(&tmp);
+    if (state && lops->free) lops->free(&tmp);
     return rc;
   }
-  s->map = map;
-  s->segmented = !map && ds_seg_wanted(meta->segments);
+  s->lops = ds_layout_new(lops, meta);
+  if (state && s->lops->attach) s->lops->attach(s, state);
+  s->segmented = s->lops->segmented;
   rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
@@ -354,12 +356,7 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
     ds_store_close_tmp(s);
     ds_fs_unlink(s->tmppath);
     if (lstat(path, &st) != 0) ds_fs_unlink(s->jpath); /* no store: no journal either */
-    if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
-      char d[8300];
-      ds_seg_abort(s); /* the block files it made */
-      snprintf(d, sizeof d, "%s/%s", s->topdir, s->segdir);
-      rmdir(d);
-    }
+    if (s->lops->uncreate && lstat(path, &st) != 0) s->lops->uncreate(s); /* nor its (empty) segments */
     ds_store_release(s);
     return rc;
   }
@@ -390,7 +387,22 @@ static int ds_store_load(ds_store *s) {
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
   DS_TRY(ds_store_load_written(s));
-  return s->map ? ds_map_load_writer(s) : DS_OK;
+  s->lops = ds_layout_of(s);
+  return s->lops->load ? s->lops->load(s) : DS_OK;
+}
+
+int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                    ds_store **out) {
+  return ds_store_create_with(path, meta, rows, NULL, NULL, out);
+}
+
+int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_map_meta *mm,
+                        ds_store **out) {
+  ds_store_meta m2;
+  void *state = NULL;
+  *out = NULL;
+  DS_TRY(ds_layout_map.prepare(path, meta, mm, &m2, &state));
+  return ds_store_create_with(path, &m2, NULL, &ds_layout_map, state, out); /* takes state */
 }
 
 int ds_store_resume(const char *path, ds_store **out) {
@@ -409,7 +421,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     return rc;
   }
   ds_fs_unlink(s->tmppath); /* left by a writer killed while publishing */
-  ds_seg_gc(s);       /* and its segment files */
+  if (s->lops->gc) s->lops->gc(s); /* and its segment files */
   ds_journal_hdr h;
   struct stat st;
   int valid = ds_journal_read_hdr(s->jfd, &h) == 0;
@@ -526,106 +538,6 @@ int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
   DS_TRY(ds_store_writer_row(s, id, &idx));
   if (ds_store_is_final(s->rows[idx].status)) return DS_OK;
   return ds_journal_append(s, DS_JR_CKPT, &id, sizeof id, blob, len);
-}
-
-/* ---- the group commit's thread -------------------------------------------------
- * ds_store_commit hands the fdatasync to this thread and returns at once:
- * records appended before the hand-over are covered by the fdatasync that
- * starts after it; records appended later set jsync again and go with the
- * next commit. ds_store_sync (an explicit sync: a checkpoint of rank 0's own
- * point, close) waits for a running one, then syncs itself. */
-static void *commit_thread(void *arg) {
-  ds_store *s = arg;
-  pthread_mutex_lock(&s->cmu);
-  for (;;) {
-    while (!s->cwant && !s->cquit) pthread_cond_wait(&s->ccv, &s->cmu);
-    if (s->cquit) break;
-    s->cwant = 0;
-    pthread_mutex_unlock(&s->cmu);
-    double t0 = ds_now();
-    int bad = ds_fs_jsync(s->jfd, 0) != 0 ? errno : 0;
-    double t1 = ds_now();
-    pthread_mutex_lock(&s->cmu);
-    s->cbusy = 0;
-    if (bad && !s->cerr) s->cerr = bad;
-    s->last_sync = t1;
-    s->cspent += t1 - t0;
-    s->csyncs++;
-    pthread_cond_broadcast(&s->ccv);
-  }
-  pthread_mutex_unlock(&s->cmu);
-  return NULL;
-}
-
-/* Takes the thread's figures and error into the store (caller holds cmu). */
-static int commit_collect(ds_store *s) {
-  s->st.journal_s += s->cspent;
-  s->st.journal_syncs += s->csyncs;
-  s->cspent = 0;
-  s->csyncs = 0;
-  if (!s->cerr) return DS_OK;
-  int e = s->cerr;
-  s->cerr = 0;
-  return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(e));
-}
-
-/* Waits for a running background fdatasync. */
-static int commit_wait(ds_store *s) {
-  if (!s->cstarted) return DS_OK;
-  pthread_mutex_lock(&s->cmu);
-  while (s->cbusy) pthread_cond_wait(&s->ccv, &s->cmu);
-  int rc = commit_collect(s);
-  pthread_mutex_unlock(&s->cmu);
-  return rc;
-}
-
-void ds_store_commit_stop(ds_store *s) {
-  if (!s || !s->cstarted) return;
-  pthread_mutex_lock(&s->cmu);
-  s->cquit = 1;
-  pthread_cond_broadcast(&s->ccv);
-  pthread_mutex_unlock(&s->cmu);
-  pthread_join(s->cthr, NULL);
-  pthread_mutex_lock(&s->cmu);
-  commit_collect(s); /* an error here was already reported by ds_store_sync */
-  pthread_mutex_unlock(&s->cmu);
-  pthread_mutex_destroy(&s->cmu);
-  pthread_cond_destroy(&s->ccv);
-  s->cstarted = 0;
-}
-
-int ds_store_sync(ds_store *s) {
-  if (!s || !s->writable) return DS_OK;
-  DS_TRY(commit_wait(s));
-  if (!s->jsync) return DS_OK;
-  double t0 = ds_now();
-  if (ds_fs_jsync(s->jfd, 0) != 0) /* the data and the file size; not the times */
-    return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
-  s->jsync = 0;
-  s->last_sync = ds_now();
-  s->st.journal_s += s->last_sync - t0;
-  s->st.journal_syncs++;
-  return DS_OK;
-}
-
-int ds_store_commit(ds_store *s) {
-  if (!s || !s->writable) return DS_OK;
-  if (!s->cstarted) {
-    if (!s->jsync || ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
-    if (pthread_mutex_init(&s->cmu, NULL) != 0 || pthread_cond_init(&s->ccv, NULL) != 0 ||
-        pthread_create(&s->cthr, NULL, commit_thread, s) != 0)
-      return ds_store_sync(s); /* no thread: commit on this one */
-    s->cstarted = 1;
-  }
-  pthread_mutex_lock(&s->cmu);
-  int rc = commit_collect(s);
-  if (rc == DS_OK && s->jsync && !s->cbusy && ds_now() - s->last_sync >= DS_STORE_COMMIT_S) {
-    s->jsync = 0;
-    s->cbusy = s->cwant = 1;
-    pthread_cond_signal(&s->ccv);
-  }
-  pthread_mutex_unlock(&s->cmu);
-  return rc;
 }
 
 void ds_store_set_publish_every(ds_store *s, double every_s) {
@@ -751,7 +663,7 @@ void ds_store_tidy(const char *path) {
     /* a writer killed after its last publish (the store complete) may have
      * left the segment and block files that publish retired: the resume of
      * an unfinished store collects them (ds_store_resume), so does this */
-    if (ds_store_load(s) == DS_OK) ds_seg_gc(s);
+    if (ds_store_load(s) == DS_OK && s->lops->gc) s->lops->gc(s);
     ds_fs_unlink(s->tmppath);
     ds_fs_unlink(s->jpath);
   }
