@@ -100,23 +100,20 @@ static hid_t ds_store_reason_type(void) {
   return t;
 }
 
-/* The fields of ds_summary_row, in order; 'I' int64, 'i' int32, 'd' double,
- * 's' reason string. */
+/* The fields of ds_summary_row, in order (DS_SUMMARY_COLUMNS, store.h): 'I'
+ * int64, 'i' int32, 'd' double, 's' reason string. */
 typedef struct {
   const char *name;
   size_t off;
   char kind;
 } ds_store_field;
 
-#define F(name, kind) {#name, offsetof(ds_summary_row, name), kind}
-static const ds_store_field ds_store_fields[] = {
-    F(id, 'I'),          F(combo, 'I'),      F(replica, 'i'),       F(width, 'i'),
-    F(depth, 'i'),       F(lr, 'd'),         F(init_scale, 'd'),    F(status, 'i'),
-    F(steps, 'I'),       F(final_loss, 'd'), F(min_loss, 'd'),      F(final_test_loss, 'd'),
-    F(diverged_step, 'I'), F(wall_s, 'd'),   F(rank, 'i'),          F(reason, 's'),
-    F(outcome, 'i'),     F(event_step, 'I'), F(peak_ratio, 'd'),    F(plateaus, 'i'),
-    F(plateau_end, 'I'), F(team_size, 'i'),  F(attempts, 'i')};
+#define F(name, kind) {#name, offsetof(ds_summary_row, name), (#kind)[0]},
+static const ds_store_field ds_store_fields[] = {DS_SUMMARY_COLUMNS(F)};
 #undef F
+/* the journal records rows byte for byte (its header holds this size): a
+ * column changed or added shows here first */
+_Static_assert(sizeof(ds_summary_row) == 248, "ds_summary_row changed: journals of older runs become foreign");
 #define DS_STORE_NFIELDS (sizeof ds_store_fields / sizeof ds_store_fields[0])
 
 /* Builds the row compound: native layout (packed == 0) or packed

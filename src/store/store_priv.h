@@ -27,7 +27,7 @@ typedef struct {
   int64_t step_start;  /* first record in /series/step */
   int64_t value_start; /* first value in /series/value (n * ncols values, row-major) */
 } ds_store_idx;
-#define DS_STORE_REASON_LEN 96
+#define DS_STORE_REASON_LEN DS_SUMMARY_REASON_LEN
 
 typedef struct {
   int64_t gen, k, nstep, nval; /* segment <uuid>-<gen>-<k>.h5: its records */
