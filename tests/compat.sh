@@ -151,11 +151,13 @@ check "summary columns: writer = ds_summary_row = docs/store.md = python = ls = 
 mkdir -p "$T/src"
 cp -r "$DS_SRC/include" "$DS_SRC/docs" "$DS_SRC/python" "$T/src/"
 sed -i '/^| `attempts` | int32 |/d' "$T/src/docs/store.md"
+sed -i 's/X(attempts, i)//' "$T/src/include/dynsweep/store.h"
 sed -i 's/, ("attempts", np.int32, 0))/)/' "$T/src/python/dynsweep/frames.py"
 set +e; "${COLS[@]}" "$T/src" "$DYNSWEEP" "$T/new/rows.h5" >"$T/cols.txt" 2>&1; rc=$?; set -e
-check "negative: a column missing in docs/store.md and frames._DEFAULTS is named (exit $rc)" \
+check "negative: a column missing in DS_SUMMARY_COLUMNS, docs/store.md and frames._DEFAULTS is named (exit $rc)" \
   bash -c "[ $rc = 1 ] && grep -q 'docs/store.md /summary table: misses attempts' '$T/cols.txt' &&
-           grep -q 'python SUMMARY_FIELDS + outcome + frames._DEFAULTS: misses attempts' '$T/cols.txt'"
+           grep -q 'python SUMMARY_FIELDS + outcome + frames._DEFAULTS: misses attempts' '$T/cols.txt' &&
+           grep -q 'C ds_summary_row (DS_SUMMARY_COLUMNS): misses attempts' '$T/cols.txt'"
 # a binary whose export drops a column
 cat >"$T/fakebin" <<EOF
 #!/usr/bin/env bash

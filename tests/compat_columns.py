@@ -73,7 +73,23 @@ for root, _, files in os.walk(os.path.join(src, "include")):
         m = re.search(r"typedef struct\s*(?:\w+\s*)?\{((?:[^{}])*)\}\s*ds_summary_row\s*;", text)
         if m:
             body = m.group(1)
-if body is None:
+xm = xlen = None
+for root, _, files in os.walk(os.path.join(src, "include")):
+    for fn in files:
+        text = open(os.path.join(root, fn)).read()
+        xm = xm or re.search(r"#define DS_SUMMARY_COLUMNS\(X\)((?:[^\n]*\\\n)*[^\n]*)", text)
+        xlen = xlen or re.search(r"#define DS_SUMMARY_REASON_LEN\s+(\d+)", text)
+if body is not None and "DS_SUMMARY_COLUMNS" in body:
+    # ds_summary_row made from the X-macro list DS_SUMMARY_COLUMNS (store.h)
+    if xm is None or xlen is None:
+        bad("C", "ds_summary_row uses DS_SUMMARY_COLUMNS but its #define (or DS_SUMMARY_REASON_LEN) "
+                 "is not found under include/ (update this check)")
+    else:
+        xbody = re.sub(r"/\*.*?\*/", "", xm.group(1).replace("\\\n", " "), flags=re.S)
+        XT = {"I": "<i8", "i": "<i4", "d": "<f8", "s": "|S" + xlen.group(1)}
+        c = [(n, XT.get(k, k)) for n, k in re.findall(r"X\(\s*(\w+)\s*,\s*(\w+)\s*\)", xbody)]
+        same_list("C ds_summary_row (DS_SUMMARY_COLUMNS)", c, writer)
+elif body is None:
     bad("C", "no `typedef struct {...} ds_summary_row;` under include/ (update this check)")
 else:
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)

@@ -5,5 +5,6 @@
 ds_script_test(durability durability.sh)
 ds_script_test(resume resume.sh)
 ds_script_test(faults faults.sh)
+ds_script_test(fsio_faults fsio_faults.sh)
 set_tests_properties(durability PROPERTIES TIMEOUT 900 LABELS "integration;durability")
-set_tests_properties(resume faults PROPERTIES TIMEOUT 900 LABELS "integration;durability")
+set_tests_properties(resume faults fsio_faults PROPERTIES TIMEOUT 900 LABELS "integration;durability")

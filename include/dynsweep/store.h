@@ -28,29 +28,44 @@ enum {
 static inline int ds_status_is_final(int st) { return st >= DS_ST_DONE && st <= DS_ST_FAILED; }
 const char *ds_status_name(int status);
 
+/* The columns of /summary, in order: the one definition of ds_summary_row
+ * and of the HDF5 compound of /summary (src/store/store_h5.c), whose field
+ * names these are. X(name, kind): kind I int64, i int32, d double, s the
+ * reason string (char[DS_SUMMARY_REASON_LEN]). A new column goes at the end
+ * (the journal records rows byte for byte: its header holds the row size). */
+#define DS_SUMMARY_REASON_LEN 96
+#define DS_SUMMARY_COLUMNS(X)                                                          \
+  X(id, I) X(combo, I) X(replica, i) X(width, i) X(depth, i) X(lr, d) X(init_scale, d) \
+  X(status, i)        /* DS_ST_* */                                                    \
+  X(steps, I)         /* steps done */                                                 \
+  X(final_loss, d) X(min_loss, d) X(final_test_loss, d)                               \
+  X(diverged_step, I) /* -1 unless diverged */                                         \
+  X(wall_s, d)        /* wall seconds of the point */                                  \
+  X(rank, i)          /* rank that ran it (-1 pending) */                              \
+  X(reason, s)        /* why it failed/diverged, "" otherwise */                       \
+  /* outcome of the training loss (worker.h DS_OUT_*: 0 converged, 1 diverged,         \
+   * 2 catapult, 3 failed, 4 unfinished) */                                            \
+  X(outcome, i)                                                                        \
+  X(event_step, I)    /* catapult: step of the loss peak; diverged: that step; else -1 */ \
+  X(peak_ratio, d)    /* max_{t>=1} L_t / L_0 */                                       \
+  X(plateaus, i)      /* plateaus in the recorded loss */                              \
+  X(plateau_end, I)   /* step the last plateau ended, -1 if none */                    \
+  X(team_size, i)     /* ranks in the team that ran it (0 pending) */                  \
+  X(attempts, i)      /* times it was started (counted at assignment; a start handed   \
+                         back by a drain is not counted); 0 in older stores */
+#define DS_SUMMARY_CTYPE_I int64_t
+#define DS_SUMMARY_CTYPE_i int32_t
+#define DS_SUMMARY_CTYPE_d double
+#define DS_SUMMARY_CTYPE_s char
+#define DS_SUMMARY_DIM_I
+#define DS_SUMMARY_DIM_i
+#define DS_SUMMARY_DIM_d
+#define DS_SUMMARY_DIM_s [DS_SUMMARY_REASON_LEN]
+#define DS_SUMMARY_FIELD(name, kind) DS_SUMMARY_CTYPE_##kind name DS_SUMMARY_DIM_##kind;
+
 /* One row of /summary. */
 typedef struct {
-  int64_t id, combo;
-  int32_t replica;
-  int32_t width, depth;
-  double lr, init_scale;
-  int32_t status;          /* DS_ST_* */
-  int64_t steps;           /* steps done */
-  double final_loss, min_loss, final_test_loss;
-  int64_t diverged_step;   /* -1 unless diverged */
-  double wall_s;           /* wall seconds of the point */
-  int32_t rank;            /* rank that ran it (-1 pending) */
-  char reason[96];         /* why it failed/diverged, "" otherwise */
-  /* outcome of the training loss (worker.h DS_OUT_*: 0 converged, 1 diverged,
-   * 2 catapult, 3 failed, 4 unfinished) */
-  int32_t outcome;
-  int64_t event_step;      /* catapult: step of the loss peak; diverged: that step; else -1 */
-  double peak_ratio;       /* max_{t>=1} L_t / L_0 */
-  int32_t plateaus;        /* plateaus in the recorded loss */
-  int64_t plateau_end;     /* step the last plateau ended, -1 if none */
-  int32_t team_size;       /* ranks in the team that ran it (0 pending) */
-  int32_t attempts;        /* times it was started (counted at assignment; a start
-                              handed back by a drain is not counted); 0 in older stores */
+  DS_SUMMARY_COLUMNS(DS_SUMMARY_FIELD)
 } ds_summary_row;
 
 typedef struct {

@@ -21,6 +21,7 @@
 
 #include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 #define DS_BLK_BYTES (1 << 20) /* a block holds at most ~1 MiB (docs/store.md: why) */
@@ -462,7 +463,7 @@ void ds_blk_abort(ds_store *s) {
   for (int64_t i = 0; i < s->nbmade; i++) {
     char p[4400];
     ds_blk_path(s, (int)s->bmade[3 * i], s->bmade[3 * i + 1], s->bmade[3 * i + 2], p, sizeof p);
-    unlink(p);
+    ds_fs_unlink(p);
   }
   s->nbmade = 0;
 }
@@ -473,7 +474,7 @@ void ds_blk_committed(ds_store *s) {
     for (int64_t i = 0; i < s->nbret[t]; i++) {
       char p[4400];
       ds_blk_path(s, t, s->bret[t][2 * i + 1], s->bret[t][2 * i], p, sizeof p);
-      unlink(p);
+      ds_fs_unlink(p);
     }
   s->nbmade = 0;
 }

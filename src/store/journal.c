@@ -12,6 +12,7 @@
  * The open journal carries the writer lock (flock, released by the kernel
  * when the process dies). */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 #define DS_JR_MAGIC 0x524A5344u /* "DSJR" little-endian */
@@ -81,8 +83,8 @@ int ds_journal_read_hdr(int fd, ds_journal_hdr *h) {
 int ds_journal_reset(ds_store *s) {
   unsigned char b[DS_JOURNAL_HDR];
   ds_journal_pack_hdr(b, s->uuid, s->gen);
-  if (ftruncate(s->jfd, 0) != 0 || pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
-      fsync(s->jfd) != 0)
+  if (ftruncate(s->jfd, 0) != 0 || ds_fs_pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
+      ds_fs_jsync(s->jfd, 1) != 0)
     return ds_fail(DS_EIO, "%s: cannot reset the journal: %s", s->jpath, strerror(errno));
   s->jend = DS_JOURNAL_HDR;
   s->jrecs = 0;
@@ -131,7 +133,7 @@ int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, co
       skip = 0;
       nv++;
     }
-    ssize_t w = pwritev(s->jfd, v, nv, (off_t)(s->jend + (int64_t)done));
+    ssize_t w = ds_fs_pwritev(s->jfd, v, nv, (off_t)(s->jend + (int64_t)done));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int err = w < 0 ? errno : ENOSPC;
@@ -273,4 +275,104 @@ void ds_journal_list(int fd, ds_journal_ids *x, char *buf, size_t n) {
   for (int64_t i = 0; i < shown && o < n; i++)
     o += (size_t)snprintf(buf + o, n - o, "%s%lld", i ? " " : ", of points ", (long long)x->id[i]);
   if (x->n > shown && o < n) snprintf(buf + o, n - o, " ...");
+}
+
+/* ---- the group commit's thread -------------------------------------------------
+ * ds_store_commit hands the fdatasync to this thread and returns at once:
+ * records appended before the hand-over are covered by the fdatasync that
+ * starts after it; records appended later set jsync again and go with the
+ * next commit. ds_store_sync (an explicit sync: a checkpoint of rank 0's own
+ * point, close) waits for a running one, then syncs itself. */
+static void *commit_thread(void *arg) {
+  ds_store *s = arg;
+  pthread_mutex_lock(&s->cmu);
+  for (;;) {
+    while (!s->cwant && !s->cquit) pthread_cond_wait(&s->ccv, &s->cmu);
+    if (s->cquit) break;
+    s->cwant = 0;
+    pthread_mutex_unlock(&s->cmu);
+    double t0 = ds_now();
+    int bad = ds_fs_jsync(s->jfd, 0) != 0 ? errno : 0;
+    double t1 = ds_now();
+    pthread_mutex_lock(&s->cmu);
+    s->cbusy = 0;
+    if (bad && !s->cerr) s->cerr = bad;
+    s->last_sync = t1;
+    s->cspent += t1 - t0;
+    s->csyncs++;
+    pthread_cond_broadcast(&s->ccv);
+  }
+  pthread_mutex_unlock(&s->cmu);
+  return NULL;
+}
+
+/* Takes the thread's figures and error into the store (caller holds cmu). */
+static int commit_collect(ds_store *s) {
+  s->st.journal_s += s->cspent;
+  s->st.journal_syncs += s->csyncs;
+  s->cspent = 0;
+  s->csyncs = 0;
+  if (!s->cerr) return DS_OK;
+  int e = s->cerr;
+  s->cerr = 0;
+  return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(e));
+}
+
+/* Waits for a running background fdatasync. */
+static int commit_wait(ds_store *s) {
+  if (!s->cstarted) return DS_OK;
+  pthread_mutex_lock(&s->cmu);
+  while (s->cbusy) pthread_cond_wait(&s->ccv, &s->cmu);
+  int rc = commit_collect(s);
+  pthread_mutex_unlock(&s->cmu);
+  return rc;
+}
+
+void ds_store_commit_stop(ds_store *s) {
+  if (!s || !s->cstarted) return;
+  pthread_mutex_lock(&s->cmu);
+  s->cquit = 1;
+  pthread_cond_broadcast(&s->ccv);
+  pthread_mutex_unlock(&s->cmu);
+  pthread_join(s->cthr, NULL);
+  pthread_mutex_lock(&s->cmu);
+  commit_collect(s); /* an error here was already reported by ds_store_sync */
+  pthread_mutex_unlock(&s->cmu);
+  pthread_mutex_destroy(&s->cmu);
+  pthread_cond_destroy(&s->ccv);
+  s->cstarted = 0;
+}
+
+int ds_store_sync(ds_store *s) {
+  if (!s || !s->writable) return DS_OK;
+  DS_TRY(commit_wait(s));
+  if (!s->jsync) return DS_OK;
+  double t0 = ds_now();
+  if (ds_fs_jsync(s->jfd, 0) != 0) /* the data and the file size; not the times */
+    return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
+  s->jsync = 0;
+  s->last_sync = ds_now();
+  s->st.journal_s += s->last_sync - t0;
+  s->st.journal_syncs++;
+  return DS_OK;
+}
+
+int ds_store_commit(ds_store *s) {
+  if (!s || !s->writable) return DS_OK;
+  if (!s->cstarted) {
+    if (!s->jsync || ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
+    if (pthread_mutex_init(&s->cmu, NULL) != 0 || pthread_cond_init(&s->ccv, NULL) != 0 ||
+        pthread_create(&s->cthr, NULL, commit_thread, s) != 0)
+      return ds_store_sync(s); /* no thread: commit on this one */
+    s->cstarted = 1;
+  }
+  pthread_mutex_lock(&s->cmu);
+  int rc = commit_collect(s);
+  if (rc == DS_OK && s->jsync && !s->cbusy && ds_now() - s->last_sync >= DS_STORE_COMMIT_S) {
+    s->jsync = 0;
+    s->cbusy = s->cwant = 1;
+    pthread_cond_signal(&s->ccv);
+  }
+  pthread_mutex_unlock(&s->cmu);
+  return rc;
 }

@@ -13,19 +13,16 @@
 #include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
+#include "fsio.h"
+#include "layout.h"
 #include "store_priv.h"
 
 static char *ds_store_suffix(const char *path, const char *suf) {
@@ -52,126 +49,15 @@ static uint64_t ds_store_new_uuid(void) {
 
 static int ds_store_is_final(int st) { return ds_status_is_final(st); }
 
-/* fsync the directory holding path, so a rename/link in it is durable. */
-static void ds_store_sync_dir(const char *path) {
-  char *d = ds_strdup(path);
-  if (!d) return;
-  int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  free(d);
-}
-
-/* fsync a file HDF5 has closed; first give back the blocks ds_store_reserve
- * allocated past its end (fallocate KEEP_SIZE space stays allocated until the
- * file is truncated: a finished 34.5 MB store took 55.5 MB of disk). */
-int ds_store_fsync_path(const char *path) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && ftruncate(fd, st.st_size) != 0) { /* only space is lost */ }
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
-}
-
-/* Copies src to dst (created or truncated): a reflink where the file system
- * has them (O(1)), else copy_file_range, else read/write. */
-static int ds_store_copy(const char *src, const char *dst) {
-  int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
-  struct stat st;
-  if (in < 0 || fstat(in, &st) != 0) {
-    err = errno;
-    goto done;
-  }
-  out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) {
-    err = errno;
-    goto done;
-  }
-  if (ioctl(out, FICLONE, in) == 0) goto done;
-  off_t left = st.st_size;
-  int use_cfr = 1;
-  char *buf = NULL;
-  while (left > 0) {
-    ssize_t n;
-    if (use_cfr) {
-      n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
-        use_cfr = 0;
-        if (lseek(in, st.st_size - left, SEEK_SET) < 0 || lseek(out, st.st_size - left, SEEK_SET) < 0) {
-          err = errno;
-          break;
-        }
-        continue;
-      }
-    } else {
-      if (!buf && !(buf = malloc(1 << 20))) {
-        err = ENOMEM;
-        break;
-      }
-      n = read(in, buf, (size_t)(left < (1 << 20) ? left : (1 << 20)));
-      for (ssize_t w = 0, k; n > 0 && w < n; w += k) {
-        k = write(out, buf + w, (size_t)(n - w));
-        if (k < 0 && errno == EINTR) k = 0;
-        else if (k <= 0) {
-          n = -1;
-          if (k == 0) errno = ENOSPC;
-          break;
-        }
-      }
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    left -= n;
-  }
-  free(buf);
-done:
-  if (in >= 0) close(in);
-  if (out >= 0 && close(out) != 0 && !err) err = errno;
-  if (err) return ds_fail(DS_EIO, "cannot copy %s to %s: %s", src, dst, strerror(err));
-  return DS_OK;
-}
-
-/* HDF5 1.10 cannot recover from a failed write while it closes a file (the
- * library crashes when it terminates), so the space a publish needs is
- * claimed before HDF5 writes anything: bytes = a generous estimate of the
- * final file size. A file size limit (ulimit -f) that is too small and a
- * file system without room are reported here, cleanly. */
-int ds_store_reserve(const char *tmp, double bytes) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && bytes > (double)rl.rlim_cur)
-    return ds_fail(DS_EIO, "%s: File too large: publishing needs about %.0f bytes but the file size "
-                           "limit (ulimit -f) is %.0f bytes", tmp, bytes, (double)rl.rlim_cur);
-  int fd = open(tmp, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot open: %s", tmp, strerror(errno));
-  int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0 ? 0 : errno;
-  close(fd);
-  if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT)
-    return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(rc), bytes);
-  if (rc) { /* no fallocate here (e.g. NFS): check the free space instead */
-    struct statvfs vfs;
-    char *d = ds_strdup(tmp);
-    if (d && statvfs(dirname(d), &vfs) == 0 && (double)vfs.f_bavail * vfs.f_frsize < bytes) {
-      free(d);
-      return ds_fail(DS_EIO, "%s: %s: publishing needs about %.0f bytes", tmp, strerror(ENOSPC), bytes);
-    }
-    free(d);
-  }
-  return DS_OK;
-}
-
 /* ---- applying journal records to the file being published ------------------- */
 
 static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
-  if (type == DS_JR_MAP) return ds_map_collect(s, p, len); /* applied by ds_map_flush */
+  if (type == DS_JR_MAP) { /* applied by the layout's flush */
+    if (!s->lops->collect) return ds_fail(DS_EIO, "%s: a map record in the journal of a row store", s->jpath);
+    return s->lops->collect(s, p, len);
+  }
   if (type == DS_JR_CKPT) {
     int64_t id;
     if (len < sizeof id) return ds_fail(DS_EIO, "%s: corrupt checkpoint record", s->jpath);
@@ -204,7 +90,7 @@ static int ds_store_apply(void *arg, uint32_t type, const char *p, size_t len) {
 static int ds_store_fold(void *arg, uint32_t type, const char *p, size_t len) {
   ds_store *s = arg;
   ds_summary_row r;
-  if (type == DS_JR_MAP && s->map) return ds_map_fold(s, p, len);
+  if (type == DS_JR_MAP && s->lops->fold) return s->lops->fold(s, p, len);
   size_t head = type == DS_JR_CKPT || len < sizeof r ? 0 : sizeof r;
   s->jtop += ds_journal_top_bytes(type, head, len - head);
   if ((type != DS_JR_RESULT && type != DS_JR_ROW) || len < sizeof r) return DS_OK;
@@ -239,7 +125,7 @@ static int ds_store_open_tmp(ds_store *s) {
 /* Closes the HDF5 file being written; -1 if it did not close cleanly. */
 static int ds_store_close_tmp(ds_store *s) {
   ds_store_h5_abort(s);
-  ds_map_abort(s);
+  if (s->lops && s->lops->close) s->lops->close(s);
   if (s->summary >= 0) H5Dclose(s->summary);
   if (s->points >= 0) H5Gclose(s->points);
   if (s->series >= 0) H5Gclose(s->series);
@@ -269,7 +155,7 @@ static int ds_store_publish_tmp(ds_store *s) {
   if (end != s->jend)
     return ds_fail(DS_EIO, "%s: the journal is damaged at byte %lld (expected %lld valid bytes)",
                    s->jpath, (long long)end, (long long)s->jend);
-  DS_TRY(ds_map_flush(s));
+  if (s->lops->flush) DS_TRY(s->lops->flush(s));
   DS_TRY(ds_store_h5_end(s));
   DS_TRY(ds_store_h5_run_attrs(s));
   char uuid[17];
@@ -281,11 +167,11 @@ static int ds_store_publish_tmp(ds_store *s) {
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close the copy");
   double t0 = ds_now();
-  if (ds_store_fsync_path(s->tmppath) != 0)
+  if (ds_fs_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
-  if (rename(s->tmppath, s->path) != 0)
+  if (ds_fs_rename(s->tmppath, s->path) != 0)
     return ds_fail(DS_EIO, "cannot rename %s onto %s: %s", s->tmppath, s->path, strerror(errno));
-  ds_store_sync_dir(s->path);
+  ds_fs_sync_parent(s->path);
   s->st.sync_s += ds_now() - t0;
   return DS_OK;
 }
@@ -299,22 +185,22 @@ int ds_store_publish(ds_store *s, int force) {
   ds_store_close_handles(s);
   int64_t old_np = s->npoints;
   s->ext_old_np = old_np;
-  int rc = ds_store_copy(s->path, s->tmppath);
+  int rc = ds_fs_copy(s->path, s->tmppath);
   struct stat pst;
   /* format 5: the records' series go to a segment (reserved by segments.c) */
   double need = (stat(s->path, &pst) == 0 ? (double)pst.st_size : 0) +
                 2.0 * (double)(s->segmented ? s->jtop : s->jend - DS_JOURNAL_HDR) + 262144.0;
-  need += ds_map_reserve(s);
+  if (s->lops->reserve) need += s->lops->reserve(s);
   if (s->ext_meta)
     need += 2.0 * (double)s->ext_meta->npoints * (sizeof(ds_summary_row) + 8.0 * s->ext_meta->naxes) +
             (s->ext_meta->sweep_text ? 2.0 * strlen(s->ext_meta->sweep_text) : 0);
-  if (rc == DS_OK) rc = ds_store_reserve(s->tmppath, need);
+  if (rc == DS_OK) rc = ds_fs_reserve(s->tmppath, need);
   s->st.copy_s += ds_now() - t0;
   if (rc == DS_OK) rc = ds_store_publish_tmp(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
-    unlink(s->tmppath);
-    ds_seg_abort(s);
+    ds_fs_unlink(s->tmppath);
+    if (s->lops->abort) s->lops->abort(s);
     ds_context(rc, "%s: publishing failed; the store keeps its last published state and "
                    "the journal keeps the rest", s->path);
     s->npoints = old_np;
@@ -323,10 +209,9 @@ int ds_store_publish(ds_store *s, int force) {
     return rc;
   }
   s->gen++;
-  if (s->segmented) ds_seg_committed(s);
+  if (s->lops->committed) s->lops->committed(s);
   s->attrs_dirty = 0;
   s->dirty_lo = s->dirty_hi = 0;
-  ds_blk_committed_clear(s);
   DS_TRY(ds_journal_reset(s));
   s->blk_trusted = 1; /* what this publish wrote: ids from s->rows, no block file checks */
   rc = ds_store_open_handles(s);
@@ -387,7 +272,7 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   double need = 262144.0 + (s->segmented ? 512.0 * ((double)m->npoints / 1024.0 + 16.0)
                                          : 2.0 * (double)m->npoints * (sizeof(ds_summary_row) + 8.0 * m->naxes)) +
                 (m->sweep_text ? 2.0 * strlen(m->sweep_text) : 0);
-  DS_TRY(ds_store_reserve(s->tmppath, need));
+  DS_TRY(ds_fs_reserve(s->tmppath, need));
   hid_t fapl = ds_store_fapl(), fcpl = ds_store_fcpl();
   if (fapl < 0 || fcpl < 0) {
     if (fapl >= 0) H5Pclose(fapl);
@@ -400,36 +285,34 @@ static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_su
   if (s->file < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot create HDF5 file");
   s->summary = -1;
   DS_TRY(ds_store_create_layout(s, m, rows));
-  if (s->map) DS_TRY(ds_map_create_layout(s, m));
+  if (s->lops->create) DS_TRY(s->lops->create(s, m));
   DS_TRY(ds_store_h5_run_attrs(s));
   DS_TRY(ds_store_digests_seal(s));
   if (ds_store_close_tmp(s) < 0) return ds_store_h5fail(DS_EIO, s->tmppath, "cannot close new store");
-  if (s->segmented) ds_seg_sync_dir(s); /* the block files' entries, before STORE names them */
-  if (ds_store_fsync_path(s->tmppath) != 0)
+  if (s->lops->sync) s->lops->sync(s); /* the block files' entries, before STORE names them */
+  if (ds_fs_fsync_path(s->tmppath) != 0)
     return ds_fail(DS_EIO, "%s: cannot fsync: %s", s->tmppath, strerror(errno));
   /* link, not rename: never replaces a store that appeared meanwhile */
-  if (link(s->tmppath, s->path) != 0) {
+  if (ds_fs_link(s->tmppath, s->path) != 0) {
     int err = errno;
     if (err == EEXIST)
       return ds_fail(DS_EINPUT, "%s: already exists (a store is never overwritten; remove it "
                                 "or choose another path)", s->path);
     return ds_fail(DS_EIO, "%s: cannot create store: %s", s->path, strerror(err));
   }
-  unlink(s->tmppath);
-  ds_store_sync_dir(s->path);
+  ds_fs_unlink(s->tmppath);
+  ds_fs_sync_parent(s->path);
   return DS_OK;
 }
 
-int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                    ds_store **out) {
-  return ds_store_create_with(path, meta, rows, NULL, out);
-}
-
-int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                         struct ds_map_state *map, ds_store **out) {
+/* A new store of layout lops (NULL: rows or segments) whose state (of its
+ * prepare; NULL for rows and segments) it takes, and frees on failure. */
+static int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                                const struct ds_layout_ops *lops, void *state, ds_store **out) {
   struct stat st;
   *out = NULL;
-  ds_store tmp = {.map = map}; /* frees map on the early failures */
+  ds_store tmp = {.path = NULL}; /* frees the state on the early failures */
+  if (state && lops->attach) lops->attach(&tmp, state);
   int rc = !path || !path[0] ? ds_fail(DS_EINPUT, "store path is empty")
                              : ds_store_check_meta(path, meta, rows);
   ds_store_silence_hdf5();
@@ -439,11 +322,12 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
   ds_store *s = rc == DS_OK ? ds_store_writer(path) : NULL;
   if (rc == DS_OK && !s) rc = DS_ENOMEM;
   if (rc != DS_OK) {
-    ds_map_free(&tmp);
+    if (state && lops->free) lops->free(&tmp);
     return rc;
   }
-  s->map = map;
-  s->segmented = !map && ds_seg_wanted(meta->segments);
+  s->lops = ds_layout_new(lops, meta);
+  if (state && s->lops->attach) s->lops->attach(s, state);
+  s->segmented = s->lops->segmented;
   rc = ds_journal_lock(s);
   if (rc < 0) {
     rc = ds_store_create_error(path, -rc);
@@ -470,14 +354,9 @@ int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_s
   if (rc == DS_OK) rc = ds_store_open_handles(s);
   if (rc != DS_OK) {
     ds_store_close_tmp(s);
-    unlink(s->tmppath);
-    if (lstat(path, &st) != 0) unlink(s->jpath); /* no store: no journal either */
-    if (s->segmented && s->topdir && s->segdir && lstat(path, &st) != 0) { /* nor its (empty) segments */
-      char d[8300];
-      ds_seg_abort(s); /* the block files it made */
-      snprintf(d, sizeof d, "%s/%s", s->topdir, s->segdir);
-      rmdir(d);
-    }
+    ds_fs_unlink(s->tmppath);
+    if (lstat(path, &st) != 0) ds_fs_unlink(s->jpath); /* no store: no journal either */
+    if (s->lops->uncreate && lstat(path, &st) != 0) s->lops->uncreate(s); /* nor its (empty) segments */
     ds_store_release(s);
     return rc;
   }
@@ -508,7 +387,22 @@ static int ds_store_load(ds_store *s) {
   DS_TRY(ds_store_read_rows(s, &s->rows, &n));
   if (n != s->npoints) return ds_fail(DS_EIO, "%s: /summary changed while reading", s->path);
   DS_TRY(ds_store_load_written(s));
-  return s->map ? ds_map_load_writer(s) : DS_OK;
+  s->lops = ds_layout_of(s);
+  return s->lops->load ? s->lops->load(s) : DS_OK;
+}
+
+int ds_store_create(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
+                    ds_store **out) {
+  return ds_store_create_with(path, meta, rows, NULL, NULL, out);
+}
+
+int ds_store_create_map(const char *path, const ds_store_meta *meta, const ds_map_meta *mm,
+                        ds_store **out) {
+  ds_store_meta m2;
+  void *state = NULL;
+  *out = NULL;
+  DS_TRY(ds_layout_map.prepare(path, meta, mm, &m2, &state));
+  return ds_store_create_with(path, &m2, NULL, &ds_layout_map, state, out); /* takes state */
 }
 
 int ds_store_resume(const char *path, ds_store **out) {
@@ -526,8 +420,8 @@ int ds_store_resume(const char *path, ds_store **out) {
     ds_store_release(s);
     return rc;
   }
-  unlink(s->tmppath); /* left by a writer killed while publishing */
-  ds_seg_gc(s);       /* and its segment files */
+  ds_fs_unlink(s->tmppath); /* left by a writer killed while publishing */
+  if (s->lops->gc) s->lops->gc(s); /* and its segment files */
   ds_journal_hdr h;
   struct stat st;
   int valid = ds_journal_read_hdr(s->jfd, &h) == 0;
@@ -553,7 +447,7 @@ int ds_store_resume(const char *path, ds_store **out) {
     char what[512], *keep = ds_store_suffix(path, ".journal.ignored");
     ds_journal_ids ids;
     ds_journal_list(s->jfd, &ids, what, sizeof what);
-    int kept = keep && ds_store_copy(s->jpath, keep) == DS_OK;
+    int kept = keep && ds_fs_copy(s->jpath, keep) == DS_OK;
     ds_clear_error();
     ds_warn("%s: ignoring %s (%s): its %s are not applied%s%s; points of this store that are not "
             "finished run (again)", path, s->jpath,
@@ -644,106 +538,6 @@ int ds_store_write_ckpt(ds_store *s, int64_t id, const char *blob, size_t len) {
   DS_TRY(ds_store_writer_row(s, id, &idx));
   if (ds_store_is_final(s->rows[idx].status)) return DS_OK;
   return ds_journal_append(s, DS_JR_CKPT, &id, sizeof id, blob, len);
-}
-
-/* ---- the group commit's thread -------------------------------------------------
- * ds_store_commit hands the fdatasync to this thread and returns at once:
- * records appended before the hand-over are covered by the fdatasync that
- * starts after it; records appended later set jsync again and go with the
- * next commit. ds_store_sync (an explicit sync: a checkpoint of rank 0's own
- * point, close) waits for a running one, then syncs itself. */
-static void *commit_thread(void *arg) {
-  ds_store *s = arg;
-  pthread_mutex_lock(&s->cmu);
-  for (;;) {
-    while (!s->cwant && !s->cquit) pthread_cond_wait(&s->ccv, &s->cmu);
-    if (s->cquit) break;
-    s->cwant = 0;
-    pthread_mutex_unlock(&s->cmu);
-    double t0 = ds_now();
-    int bad = fdatasync(s->jfd) != 0 ? errno : 0;
-    double t1 = ds_now();
-    pthread_mutex_lock(&s->cmu);
-    s->cbusy = 0;
-    if (bad && !s->cerr) s->cerr = bad;
-    s->last_sync = t1;
-    s->cspent += t1 - t0;
-    s->csyncs++;
-    pthread_cond_broadcast(&s->ccv);
-  }
-  pthread_mutex_unlock(&s->cmu);
-  return NULL;
-}
-
-/* Takes the thread's figures and error into the store (caller holds cmu). */
-static int commit_collect(ds_store *s) {
-  s->st.journal_s += s->cspent;
-  s->st.journal_syncs += s->csyncs;
-  s->cspent = 0;
-  s->csyncs = 0;
-  if (!s->cerr) return DS_OK;
-  int e = s->cerr;
-  s->cerr = 0;
-  return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(e));
-}
-
-/* Waits for a running background fdatasync. */
-static int commit_wait(ds_store *s) {
-  if (!s->cstarted) return DS_OK;
-  pthread_mutex_lock(&s->cmu);
-  while (s->cbusy) pthread_cond_wait(&s->ccv, &s->cmu);
-  int rc = commit_collect(s);
-  pthread_mutex_unlock(&s->cmu);
-  return rc;
-}
-
-void ds_store_commit_stop(ds_store *s) {
-  if (!s || !s->cstarted) return;
-  pthread_mutex_lock(&s->cmu);
-  s->cquit = 1;
-  pthread_cond_broadcast(&s->ccv);
-  pthread_mutex_unlock(&s->cmu);
-  pthread_join(s->cthr, NULL);
-  pthread_mutex_lock(&s->cmu);
-  commit_collect(s); /* an error here was already reported by ds_store_sync */
-  pthread_mutex_unlock(&s->cmu);
-  pthread_mutex_destroy(&s->cmu);
-  pthread_cond_destroy(&s->ccv);
-  s->cstarted = 0;
-}
-
-int ds_store_sync(ds_store *s) {
-  if (!s || !s->writable) return DS_OK;
-  DS_TRY(commit_wait(s));
-  if (!s->jsync) return DS_OK;
-  double t0 = ds_now();
-  if (fdatasync(s->jfd) != 0) /* the data and the file size; not the times */
-    return ds_fail(DS_EIO, "%s: cannot fsync the journal: %s", s->jpath, strerror(errno));
-  s->jsync = 0;
-  s->last_sync = ds_now();
-  s->st.journal_s += s->last_sync - t0;
-  s->st.journal_syncs++;
-  return DS_OK;
-}
-
-int ds_store_commit(ds_store *s) {
-  if (!s || !s->writable) return DS_OK;
-  if (!s->cstarted) {
-    if (!s->jsync || ds_now() - s->last_sync < DS_STORE_COMMIT_S) return DS_OK;
-    if (pthread_mutex_init(&s->cmu, NULL) != 0 || pthread_cond_init(&s->ccv, NULL) != 0 ||
-        pthread_create(&s->cthr, NULL, commit_thread, s) != 0)
-      return ds_store_sync(s); /* no thread: commit on this one */
-    s->cstarted = 1;
-  }
-  pthread_mutex_lock(&s->cmu);
-  int rc = commit_collect(s);
-  if (rc == DS_OK && s->jsync && !s->cbusy && ds_now() - s->last_sync >= DS_STORE_COMMIT_S) {
-    s->jsync = 0;
-    s->cbusy = s->cwant = 1;
-    pthread_cond_signal(&s->ccv);
-  }
-  pthread_mutex_unlock(&s->cmu);
-  return rc;
 }
 
 void ds_store_set_publish_every(ds_store *s, double every_s) {
@@ -863,15 +657,15 @@ void ds_store_tidy(const char *path) {
   int fd = open(s->jpath, O_RDWR | O_CLOEXEC);
   struct stat a, b;
   if (fd < 0 && errno == ENOENT) {
-    unlink(s->tmppath);
+    ds_fs_unlink(s->tmppath);
   } else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
              stat(s->jpath, &b) == 0 && a.st_ino == b.st_ino) {
     /* a writer killed after its last publish (the store complete) may have
      * left the segment and block files that publish retired: the resume of
      * an unfinished store collects them (ds_store_resume), so does this */
-    if (ds_store_load(s) == DS_OK) ds_seg_gc(s);
-    unlink(s->tmppath);
-    unlink(s->jpath);
+    if (ds_store_load(s) == DS_OK && s->lops->gc) s->lops->gc(s);
+    ds_fs_unlink(s->tmppath);
+    ds_fs_unlink(s->jpath);
   }
   if (fd >= 0) close(fd);
   ds_clear_error();
@@ -890,7 +684,7 @@ int ds_store_close(ds_store *s) {
     ds_store_commit_stop(s);
     if (rc == DS_OK) rc = ds_store_publish(s, 1);
     /* everything is in STORE: the empty journal goes (still under our lock) */
-    if (rc == DS_OK && s->jrecs == 0) unlink(s->jpath);
+    if (rc == DS_OK && s->jrecs == 0) ds_fs_unlink(s->jpath);
   }
   if (ds_store_release(s) < 0 && rc == DS_OK)
     rc = ds_store_h5fail(DS_EIO, path, "cannot close store");

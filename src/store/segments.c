@@ -33,6 +33,7 @@
 
 #include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 #define DS_SEG_CHUNK 8192   /* elements per chunk of a segment's datasets (64 KiB) */
@@ -285,42 +286,6 @@ static hid_t ds_seg_dcpl(int64_t n) {
   return p;
 }
 
-/* An immutable file of STORE.seg/ (a segment or a block file, which the
- * caller has recorded as made: a failed publish removes it): created, its
- * space reserved (HDF5 1.10 cannot recover from a failed write at close),
- * created by HDF5 with the root attributes format and store_uuid. -1 with
- * the error recorded on failure. */
-hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format) {
-  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno)), -1;
-  close(fd);
-  if (ds_store_reserve(p, bytes) != DS_OK) return -1;
-  hid_t fapl = ds_store_fapl();
-  hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
-  if (fapl >= 0) H5Pclose(fapl);
-  if (f < 0) return ds_store_h5fail(DS_EIO, p, "cannot create the %s file", format), -1;
-  char uuid[17];
-  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
-  if (ds_store_put_str(f, "format", format) < 0 || ds_store_put_str(f, "store_uuid", uuid) < 0) {
-    ds_store_h5fail(DS_EIO, p, "cannot write the attributes of the %s file", format);
-    H5Fclose(f);
-    return -1;
-  }
-  return f;
-}
-
-/* Closes file f of ds_seg_file_create and fsyncs it; ok == 0: writing it failed. */
-int ds_seg_file_finish(hid_t f, const char *p, int ok) {
-  if (!ok) {
-    ds_store_h5fail(DS_EIO, p, "cannot write the file");
-    H5Fclose(f);
-    return DS_EIO;
-  }
-  if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the file");
-  if (ds_store_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
-  return DS_OK;
-}
-
 /* Writes segment g: from memory (step/val) or, if src, the segments src[0..nsrc)
  * concatenated. Reserves its space first (HDF5 1.10 cannot recover from a failed
  * write at close), fsyncs it. */
@@ -499,7 +464,7 @@ int ds_seg_publish(ds_store *s, const int64_t *step, int64_t nstep, const double
       if (all[j].gen == s->gen + 1) { /* made by this publish: nobody has seen it */
         char p[4300];
         ds_seg_path(s, &all[j], p, sizeof p);
-        unlink(p);
+        ds_fs_unlink(p);
       } else {
         s->nret[s->nnret++] = all[j];
       }
@@ -521,18 +486,14 @@ void ds_seg_sync_dir(ds_store *s) {
   if (!s->nmade && !s->nbmade) return;
   char d[4300];
   ds_seg_dirpath(s, d, sizeof d);
-  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
+  ds_fs_sync_dir(d);
 }
 
 static void ds_seg_unlink_all(ds_store *s, const ds_seg *g, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     char p[4300];
     ds_seg_path(s, &g[i], p, sizeof p);
-    unlink(p);
+    ds_fs_unlink(p);
   }
 }
 
@@ -588,7 +549,7 @@ void ds_seg_gc(ds_store *s) {
     if (blk == 0) {
       char p[4400];
       snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-      unlink(p);
+      ds_fs_unlink(p);
       continue;
     }
     if (strncmp(e->d_name, pre, 17) || sscanf(e->d_name + 17, "%lld-%lld%7s", &gen, &k, tail) != 3 ||
@@ -597,7 +558,7 @@ void ds_seg_gc(ds_store *s) {
     if (ds_seg_listed(s->segs, s->nseg, gen, k) || ds_seg_listed(s->ret, s->nretired, gen, k)) continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-    unlink(p);
+    ds_fs_unlink(p);
   }
   closedir(dp);
 }

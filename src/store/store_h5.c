@@ -1,14 +1,18 @@
 /* store_h5.c -- small HDF5 helpers for the store: error conversion, types,
  * property lists, and reading/writing attributes and string arrays. Nothing
  * here knows the store layout; see store_write.c and store_read.c. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dynsweep/util.h"
+#include "fsio.h"
 #include "store_priv.h"
 
 /* ---- errors ------------------------------------------------------------ */
@@ -96,23 +100,20 @@ static hid_t ds_store_reason_type(void) {
   return t;
 }
 
-/* The fields of ds_summary_row, in order; 'I' int64, 'i' int32, 'd' double,
- * 's' reason string. */
+/* The fields of ds_summary_row, in order (DS_SUMMARY_COLUMNS, store.h): 'I'
+ * int64, 'i' int32, 'd' double, 's' reason string. */
 typedef struct {
   const char *name;
   size_t off;
   char kind;
 } ds_store_field;
 
-#define F(name, kind) {#name, offsetof(ds_summary_row, name), kind}
-static const ds_store_field ds_store_fields[] = {
-    F(id, 'I'),          F(combo, 'I'),      F(replica, 'i'),       F(width, 'i'),
-    F(depth, 'i'),       F(lr, 'd'),         F(init_scale, 'd'),    F(status, 'i'),
-    F(steps, 'I'),       F(final_loss, 'd'), F(min_loss, 'd'),      F(final_test_loss, 'd'),
-    F(diverged_step, 'I'), F(wall_s, 'd'),   F(rank, 'i'),          F(reason, 's'),
-    F(outcome, 'i'),     F(event_step, 'I'), F(peak_ratio, 'd'),    F(plateaus, 'i'),
-    F(plateau_end, 'I'), F(team_size, 'i'),  F(attempts, 'i')};
+#define F(name, kind) {#name, offsetof(ds_summary_row, name), (#kind)[0]},
+static const ds_store_field ds_store_fields[] = {DS_SUMMARY_COLUMNS(F)};
 #undef F
+/* the journal records rows byte for byte (its header holds this size): a
+ * column changed or added shows here first */
+_Static_assert(sizeof(ds_summary_row) == 248, "ds_summary_row changed: journals of older runs become foreign");
 #define DS_STORE_NFIELDS (sizeof ds_store_fields / sizeof ds_store_fields[0])
 
 /* Builds the row compound: native layout (packed == 0) or packed
@@ -472,3 +473,56 @@ static hid_t ds_store_idx_type(int packed) {
 }
 hid_t ds_store_idx_memtype(void) { return ds_store_idx_type(0); }
 hid_t ds_store_idx_filetype(void) { return ds_store_idx_type(1); }
+
+/* /sweep/yaml (public: store.h; here, below digest.c and store_read.c, which use it) */
+int ds_store_sweep_text(ds_store *s, char **text) {
+  hid_t d = H5Dopen2(s->file, "sweep/yaml", H5P_DEFAULT);
+  if (d < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /sweep/yaml");
+  hid_t t = ds_store_vlen_str();
+  char *v = NULL;
+  int ok = t >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, ds_store_dxpl(), &v) >= 0 && v;
+  if (ok) *text = ds_strdup(v);
+  if (v) H5free_memory(v);
+  if (t >= 0) H5Tclose(t);
+  H5Dclose(d);
+  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /sweep/yaml");
+  return *text ? DS_OK : DS_ENOMEM;
+}
+
+/* ---- the immutable files of STORE.seg/ (segments.c, blocks.c) ---------------- */
+
+/* An immutable file of STORE.seg/ (a segment or a block file, which the
+ * caller has recorded as made: a failed publish removes it): created, its
+ * space reserved (HDF5 1.10 cannot recover from a failed write at close),
+ * created by HDF5 with the root attributes format and store_uuid. -1 with
+ * the error recorded on failure. */
+hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format) {
+  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno)), -1;
+  close(fd);
+  if (ds_fs_reserve(p, bytes) != DS_OK) return -1;
+  hid_t fapl = ds_store_fapl();
+  hid_t f = fapl >= 0 ? H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (f < 0) return ds_store_h5fail(DS_EIO, p, "cannot create the %s file", format), -1;
+  char uuid[17];
+  snprintf(uuid, sizeof uuid, "%016" PRIx64, s->uuid);
+  if (ds_store_put_str(f, "format", format) < 0 || ds_store_put_str(f, "store_uuid", uuid) < 0) {
+    ds_store_h5fail(DS_EIO, p, "cannot write the attributes of the %s file", format);
+    H5Fclose(f);
+    return -1;
+  }
+  return f;
+}
+
+/* Closes file f of ds_seg_file_create and fsyncs it; ok == 0: writing it failed. */
+int ds_seg_file_finish(hid_t f, const char *p, int ok) {
+  if (!ok) {
+    ds_store_h5fail(DS_EIO, p, "cannot write the file");
+    H5Fclose(f);
+    return DS_EIO;
+  }
+  if (H5Fclose(f) < 0) return ds_store_h5fail(DS_EIO, p, "cannot close the file");
+  if (ds_fs_fsync_path(p) != 0) return ds_fail(DS_EIO, "%s: cannot fsync: %s", p, strerror(errno));
+  return DS_OK;
+}

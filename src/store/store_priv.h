@@ -27,7 +27,7 @@ typedef struct {
   int64_t step_start;  /* first record in /series/step */
   int64_t value_start; /* first value in /series/value (n * ncols values, row-major) */
 } ds_store_idx;
-#define DS_STORE_REASON_LEN 96
+#define DS_STORE_REASON_LEN DS_SUMMARY_REASON_LEN
 
 typedef struct {
   int64_t gen, k, nstep, nval; /* segment <uuid>-<gen>-<k>.h5: its records */
@@ -118,8 +118,26 @@ struct ds_store {
   int64_t nsdirty;
   int sdirty_all;
   int blk_trusted;           /* the writer reopens what its publish just wrote: no block file checks */
-  /* map stores (map.c): NULL for a row store */
+  /* map stores (map_read.c, map_write.c): NULL for a row store */
   struct ds_map_state *map;
+  /* the writer's layout (layout.h): rows, segments or map */
+  const struct ds_layout_ops *lops;
+};
+
+/* The series a publish appends (store_write.c; freed by ds_store_h5_abort, handle.c). */
+struct ds_store_batch {
+  hid_t d[6]; /* names, units, definitions, index, step, value */
+  int64_t nidx0, nstep0, nval0, nk0;
+  char **kn, **ku, **kd;
+  int64_t nk, kcap;
+  ds_store_idx *idx;
+  int64_t nidx, icap;
+  int64_t *step;
+  int64_t nstep, scap;
+  double *val;
+  int64_t nval, vcap;
+  int ckpts; /* /checkpoints may have entries to drop */
+  int64_t *sup, nsup, csup; /* format 5: points rewritten (their file rows get point = -1) */
 };
 
 /* store_write.c: layout and point writing on the open (writable) handles. */
@@ -173,9 +191,6 @@ void ds_seg_sync_dir(ds_store *s);
 int ds_seg_mkdir(ds_store *s);
 hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format);
 int ds_seg_file_finish(hid_t f, const char *p, int ok);
-/* publish.c helpers shared with segments.c */
-int ds_store_reserve(const char *path, double bytes);
-int ds_store_fsync_path(const char *path);
 
 /* store_read.c */
 int ds_store_open_checked(const char *path, ds_store **out, int check_digests);
@@ -189,30 +204,18 @@ hid_t ds_store_idx_filetype(void);
 int ds_store_read_index(ds_store *s, ds_store_idx **out, int64_t *n);
 int ds_store_read_rows(ds_store *s, ds_summary_row **rows, int64_t *n);
 
-/* map.c: map stores. open: called by every open of the file (loads the map's
- * description once, when the file has /map); create_layout: /map of a new
- * store (s->map set up by ds_store_create_map); load_writer: the writer's
- * outcome bytes from the published file; fold: a resume folds a MAP record
- * into them; collect + flush: a publish gathers the MAP records and applies
- * them chunk by chunk; verify: `dynsweep verify`'s checks of /map. */
+/* map_read.c: map stores, what the rest of the room calls. open: called by
+ * every open of the file (loads the map's description once, when the file
+ * has /map); free: the map state (and its publish batch); verify: `dynsweep
+ * verify`'s checks of /map. The writer half (map_write.c) is reached
+ * through its ops table, ds_layout_map (layout.h). */
 int ds_map_open(ds_store *s);
 void ds_map_free(ds_store *s);
-int ds_map_create_layout(ds_store *s, const ds_store_meta *m);
-int ds_map_load_writer(ds_store *s);
-int ds_map_fold(ds_store *s, const char *p, size_t len);
-int ds_map_collect(ds_store *s, const char *p, size_t len);
-int ds_map_flush(ds_store *s);
-void ds_map_abort(ds_store *s);
 int ds_map_refuse(ds_store *s); /* DS_EINPUT: the row readers on a map store */
 void ds_map_verify(ds_store *s, FILE *out, int64_t *ndamaged, int64_t *nread);
-double ds_map_reserve(ds_store *s); /* extra bytes a publish may need */
-/* publish.c: ds_store_create, with map = the state of a new map store (taken,
- * freed on failure) or NULL */
-int ds_store_create_with(const char *path, const ds_store_meta *meta, const ds_summary_row *rows,
-                         struct ds_map_state *map, ds_store **out);
 
 /* journal.c: STORE.journal. Records: 1 RESULT (row + packed traj), 2 ROW
- * (row), 3 CKPT (int64 id + blob), 4 MAP (map.c: a tile's map records). */
+ * (row), 3 CKPT (int64 id + blob), 4 MAP (map_write.c: a tile's map records). */
 enum { DS_JR_RESULT = 1, DS_JR_ROW = 2, DS_JR_CKPT = 3, DS_JR_MAP = 4 };
 #define DS_JOURNAL_HDR 64
 uint32_t ds_crc32(const void *data, size_t len, uint32_t crc); /* crc = 0 starts */
@@ -271,7 +274,8 @@ int ds_store_h5_checksum_failed(void);
  * attributes; check: compares with the stored ones (DS_OK if equal or
  * absent, else DS_EIO naming the parts). */
 #define DS_DIGESTS 4
-extern const char *const ds_store_digest_names[DS_DIGESTS];
+extern const char *const ds_store_digest_names[DS_DIGESTS]; /* digest.c: root attribute names */
+extern const char *const ds_store_digest_what[DS_DIGESTS];  /* and what each covers */
 int ds_store_digests_compute(ds_store *s, uint32_t crc[DS_DIGESTS]);
 int ds_store_digests_seal(ds_store *s);
 int ds_store_digests_check(ds_store *s, int *bad_mask);
@@ -297,13 +301,13 @@ int ds_store_get_strs_attr(hid_t attr, char ***out, int64_t *n);
 int ds_store_get_strs_dset(hid_t dset, char ***out, int64_t *n);
 void ds_store_free_strs(char **v, int64_t n);
 
-/* Handle allocation (all ids -1) and quiet release (-1 if H5Fclose failed). */
+/* handle.c: allocation (all ids -1) and quiet release (-1 if H5Fclose failed). */
 ds_store *ds_store_alloc(const char *path);
 int ds_store_release(ds_store *s);
 
 /* Summary row index of point id, or -1. */
 int64_t ds_store_row_index(const ds_store *s, int64_t id);
 void ds_store_point_name(int64_t id, char *buf, size_t n);
-/* publish.c: ends the group commit's thread (waits for a running fdatasync) */
+/* journal.c: ends the group commit's thread (waits for a running fdatasync) */
 void ds_store_commit_stop(ds_store *s);
 #endif

@@ -143,20 +143,6 @@ void ds_store_close_handles(ds_store *s) {
   ds_store_drop_cache(s);
 }
 
-void ds_store_drop_cache(ds_store *s) {
-  free(s->idx);
-  free(s->pfirst);
-  free(s->pnext);
-  s->idx = NULL;
-  s->pfirst = s->pnext = NULL;
-  s->nidx = 0;
-  ds_store_free_strs(s->knames, s->nkinds);
-  ds_store_free_strs(s->kunits, s->nkinds);
-  ds_store_free_strs(s->kdefs, s->nkinds);
-  s->knames = s->kunits = s->kdefs = NULL;
-  s->nkinds = 0;
-  s->idx_loaded = 0;
-}
 
 /* Readers (format 4) check the digests of the string data at open: a store
  * whose names, units or sweep text rotted is refused with a clear error
@@ -522,19 +508,6 @@ int ds_store_attr(ds_store *s, const char *name, char *buf, int n) {
   return DS_OK;
 }
 
-int ds_store_sweep_text(ds_store *s, char **text) {
-  hid_t d = H5Dopen2(s->file, "sweep/yaml", H5P_DEFAULT);
-  if (d < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot open /sweep/yaml");
-  hid_t t = ds_store_vlen_str();
-  char *v = NULL;
-  int ok = t >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, ds_store_dxpl(), &v) >= 0 && v;
-  if (ok) *text = ds_strdup(v);
-  if (v) H5free_memory(v);
-  if (t >= 0) H5Tclose(t);
-  H5Dclose(d);
-  if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot read /sweep/yaml");
-  return *text ? DS_OK : DS_ENOMEM;
-}
 
 /* ---- checkpoints ------------------------------------------------------------- */
 

@@ -354,19 +354,6 @@ int ds_store_h5_extend(ds_store *s, const ds_store_meta *m, const ds_summary_row
   return ds_store_write_summary(s, rows);
 }
 
-ds_store *ds_store_alloc(const char *path) {
-  ds_store *s = ds_calloc(1, sizeof *s);
-  if (!s) return NULL;
-  s->path = ds_strdup(path);
-  if (!s->path) {
-    free(s);
-    return NULL;
-  }
-  s->file = s->summary = s->points = s->row_mem = s->series = -1;
-  s->jfd = -1;
-  return s;
-}
-
 /* ---- points: the sweep-wide series tables (format version 3) ------------------ */
 
 /* A series name is one or more '/'-separated non-empty components, none of
@@ -458,20 +445,6 @@ static int ds_store_create_series(ds_store *s) {
 
 /* What a publish appends to /series, gathered from the journal records and
  * written at the end with one write per dataset. */
-struct ds_store_batch {
-  hid_t d[6]; /* names, units, definitions, index, step, value */
-  int64_t nidx0, nstep0, nval0, nk0;
-  char **kn, **ku, **kd;
-  int64_t nk, kcap;
-  ds_store_idx *idx;
-  int64_t nidx, icap;
-  int64_t *step;
-  int64_t nstep, scap;
-  double *val;
-  int64_t nval, vcap;
-  int ckpts; /* /checkpoints may have entries to drop */
-  int64_t *sup, nsup, csup; /* format 5: points rewritten (their file rows get point = -1) */
-};
 static const char *const ds_store_series_dsets[6] = {"names", "units", "definitions",
                                                      "index", "step", "value"};
 
@@ -480,20 +453,6 @@ static int64_t ds_store_dset_len(hid_t d) {
   hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
   if (sp >= 0) H5Sclose(sp);
   return (int64_t)n;
-}
-
-static void ds_store_batch_free(struct ds_store_batch *b) {
-  if (!b) return;
-  for (int i = 0; i < 6; i++)
-    if (b->d[i] >= 0) H5Dclose(b->d[i]);
-  for (int64_t k = 0; k < b->nk; k++) free(b->kn[k]), free(b->ku[k]), free(b->kd[k]);
-  free(b->kn), free(b->ku), free(b->kd), free(b->idx), free(b->step), free(b->val), free(b->sup);
-  free(b);
-}
-
-void ds_store_h5_abort(ds_store *s) {
-  ds_store_batch_free(s->batch);
-  s->batch = NULL;
 }
 
 /* Opens /series of the file being published and reads its kinds. */
@@ -873,34 +832,3 @@ int ds_store_h5_drop_ckpt(ds_store *s, int64_t id) {
   return DS_OK;
 }
 
-/* ---- close ------------------------------------------------------------------ */
-
-/* Closes everything (HDF5 handles, journal and its lock); returns -1 if the
- * file did not close cleanly. Does not touch the error message. */
-int ds_store_release(ds_store *s) {
-  int bad = 0;
-  if (!s) return 0;
-  ds_store_commit_stop(s); /* the group commit's thread, before its journal closes */
-  if (s->summary >= 0) H5Dclose(s->summary);
-  if (s->points >= 0) H5Gclose(s->points);
-  if (s->series >= 0) H5Gclose(s->series);
-  ds_store_h5_abort(s);
-  ds_store_drop_cache(s);
-  ds_map_free(s);
-  ds_seg_free(s);
-  free(s->written);
-  if (s->row_mem >= 0) H5Tclose(s->row_mem);
-  if (s->file >= 0) bad = H5Fclose(s->file) < 0;
-  if (s->jfd >= 0) close(s->jfd); /* releases the lock */
-  free(s->ids);
-  free(s->rows);
-  free(s->jpath);
-  free(s->tmppath);
-  free(s->inputs);
-  free(s->inputs_hash);
-  free(s->rank_nodes);
-  free(s->failed_pixels);
-  free(s->path);
-  free(s);
-  return bad ? -1 : 0;
-}

@@ -99,8 +99,9 @@ static const knob_def knobs[DS_KNOB_COUNT] = {
      "test-only: the process dies for real at a point (KIND point, a row id) or a map pixel "
      "(pixel, a grid index) N; HOW segv (default) or oom (include/dynsweep/isolate.h)"},
     [DS_KNOB_TEST_FSFAIL] = {"DYNSWEEP_TEST_FSFAIL", K_STR, KF_TEST, NULL, "OP:N[:ERRNO]", "unset",
-     "test-only: the store's Nth OS file operation OP fails (fsync:3, rename:1; ERRNO the "
-     "error it fails with)"},
+     "test-only: the store's Nth OS file operation OP fails as the OS would (OP copy, reserve, "
+     "fsync, jsync, rename, link, unlink, syncdir or write; fsync:3, rename:1; ERRNO a number or "
+     "EIO, ENOSPC, ...: default EIO, ENOSPC for reserve; src/store/fsio.c)"},
 };
 
 static char *values[DS_KNOB_COUNT];
