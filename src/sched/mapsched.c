@@ -26,18 +26,8 @@
 #include "sched_priv.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
-#include "dynsweep/tile.h"
 
 enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
-
-/* A pixel whose own process died (isolation, "A pixel that kills its
- * process" in docs/maps.md): sent after a tile's records, logged by rank 0. */
-typedef struct {
-  int64_t idx;       /* grid index */
-  int32_t signo;     /* the signal that killed the child (0: it exited with code) */
-  int32_t code;
-  int64_t maxrss_kb; /* the child's peak RSS */
-} ms_pxfail;
 
 typedef struct {
   const ds_sweep *sw;
@@ -201,190 +191,6 @@ static int ms_finished(const msched *m) {
          (ms_dense(m) || m->level >= m->L);
 }
 
-/* ---- the worker's side: one tile -------------------------------------------- */
-
-/* Fields that points trained together may differ in. */
-static void ms_batch_key(ds_point_cfg *c) {
-  c->optimizer.lr = c->optimizer.lr_in = c->optimizer.lr_out = 0;
-  c->model.init_offset = 0;
-}
-
-/* One point by itself: the worker's trajectory, its loss fed to the record. */
-static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *rec) {
-  ds_point_cfg *c = &p->cfg;
-  c->record.series = DS_REC_LOSS;
-  c->record.every = 1;
-  c->record.per_decade = 0;
-  c->train.diverge_above = INFINITY; /* the record decides, relative to L_0 */
-  ds_traj tr;
-  ds_point_result res;
-  ds_traj_init(&tr);
-  int rc = ds_worker_run_point(sw, p, team, &tr, &res, NULL);
-  int li = rc == DS_OK ? ds_traj_find(&tr, "loss") : -1;
-  const ds_series *ls = li >= 0 ? &tr.s[li] : NULL;
-  if (!ls || ls->n == 0) {
-    if (rc != DS_OK) ds_clear_error();
-    ds_map_rec_failed(rec);
-    ds_traj_free(&tr);
-    return;
-  }
-  ds_map_acc acc;
-  ds_map_acc_start_rule(&acc, sw->map_early_stop); /* the study's measure, or map.early_stop */
-  int64_t T = c->train.steps, t = 0, done = 0;
-  for (; t < ls->n && ls->step[t] < T && !done; t++) done = ds_map_acc_add(&acc, ls->val[t * ls->ncols]);
-  /* a series that ended early without blowing up (train.tol): the loss stays */
-  for (int64_t k = acc.t; !done && k < T; k++) done = ds_map_acc_add(&acc, ls->val[(ls->n - 1) * ls->ncols]);
-  ds_map_acc_finish(&acc, T, c->record.spectra.catapult_factor, rec);
-  ds_traj_free(&tr);
-}
-
-/* Trains the count points idx[] (a tile): runs of points that may be trained
- * together go through ds_tile_train, the others one at a time. Benchmark knob
- * DYNSWEEP_BENCH_NOWORK=1: no training, a record made from the index (to
- * measure rank 0 alone). Test-only fault switch DYNSWEEP_TEST_CRASH=pixel:N
- * (isolate.h): the process dies for real before it trains a tile holding
- * grid index N, whichever trainer the tile would use. */
-static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, int64_t count,
-                        ds_map_rec *recs) {
-  const char *tc = getenv("DYNSWEEP_TEST_CRASH");
-  if (tc && *tc)
-    for (int64_t i = 0; i < count; i++) ds_test_crash("pixel", idx[i]);
-  const char *nw = getenv("DYNSWEEP_BENCH_NOWORK");
-  if (nw && !strcmp(nw, "1")) {
-    for (int64_t i = 0; i < count; i++) {
-      memset(&recs[i], 0, sizeof recs[i]);
-      recs[i].outcome = (uint8_t)(idx[i] % 3);
-      recs[i].step = (int32_t)(idx[i] % 1000);
-      recs[i].measure = (float)(idx[i] % 7) - 3.0f;
-      recs[i].final_ratio = recs[i].peak_ratio = 1.0f;
-    }
-    return;
-  }
-  ds_point *pts = ds_calloc((size_t)(count ? count : 1), sizeof *pts);
-  if (!pts) {
-    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]);
-    ds_clear_error();
-    return;
-  }
-  for (int64_t i = 0; i < count; i++) {
-    if (ds_sweep_point(sw, idx[i], &pts[i]) != DS_OK) {
-      ds_clear_error();
-      pts[i].id = -1;
-    }
-  }
-  for (int64_t a = 0, b; a < count; a = b) {
-    ds_point_cfg ka = pts[a].cfg, kb;
-    ms_batch_key(&ka);
-    for (b = a + 1; b < count && pts[a].id >= 0 && pts[b].id >= 0; b++) {
-      kb = pts[b].cfg;
-      ms_batch_key(&kb);
-      if (memcmp(&ka, &kb, sizeof ka)) break;
-    }
-    if (pts[a].id < 0) {
-      ds_map_rec_failed(&recs[a]);
-      continue;
-    }
-    char why[160];
-    /* a run of one point goes through the tile too: a point's bits must not
-     * depend on its neighbours (the tile trainer's are batch-independent) */
-    if (ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
-        ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK)
-      continue;
-    ds_clear_error();
-    for (int64_t i = a; i < b; i++) ms_one(sw, &pts[i], team, &recs[i]);
-  }
-  free(pts);
-}
-
-/* ---- isolation: a tile in a child process, bisected when the child dies ----
- * (docs/maps.md, "A pixel that kills its process"). The child trains the
- * tile exactly as the worker would (ms_run_tile: the tile trainer's bits do
- * not depend on which points share its batch) and sends the records back;
- * the worker survives the child's death (a signal: out of memory, a
- * segfault; or an exit without its records) and runs each half of the tile
- * in a child of its own, down to single pixels: a pixel whose own child dies
- * is recorded failed, with how it died (ms_pxfail, logged by rank 0). A
- * child that exits without its records after a drain request was forwarded
- * to it is no evidence: its pixels come back DS_MAP_UNSET (the tile is not
- * written; it runs again). */
-
-enum { MS_ISO_RECS = 1 };
-
-typedef struct {
-  const ds_sweep *sw;
-  ds_team *team;
-  ms_pxfail *fails; /* room for one per pixel of the tile */
-  int64_t nfail;
-} ms_iso;
-
-typedef struct {
-  ms_iso *t;
-  const int64_t *idx;
-  int64_t count;
-  ds_map_rec *recs;
-  int got;
-} ms_iso_part;
-
-static int ms_iso_body(void *arg, ds_iso_chan *ch) { /* in the child */
-  ms_iso_part *p = arg;
-  ms_run_tile(p->t->sw, p->t->team, p->idx, p->count, p->recs);
-  return ds_iso_send(ch, MS_ISO_RECS, p->recs, (size_t)p->count * sizeof *p->recs) ? 1 : 0;
-}
-
-static int ms_iso_recv(void *arg, uint32_t type, const char *buf, size_t len) { /* in the parent */
-  ms_iso_part *p = arg;
-  if (type == MS_ISO_RECS && len == (size_t)p->count * sizeof *p->recs) {
-    memcpy(p->recs, buf, len);
-    p->got = 1;
-  }
-  return 0;
-}
-
-static void ms_iso_tile(ms_iso *t, const int64_t *idx, int64_t count, ds_map_rec *recs) {
-  if (count <= 0) return;
-  ms_iso_part part = {t, idx, count, recs, 0};
-  ds_iso_fate f;
-  if (ds_isolate_run(ms_iso_body, &part, ms_iso_recv, &part, &f) != DS_OK) {
-    /* no child (fork failed): train here, as without isolation */
-    ds_warn("%s; the tile is trained in the worker itself", ds_errmsg());
-    ds_clear_error();
-    ms_run_tile(t->sw, t->team, idx, count, recs);
-    return;
-  }
-  if (part.got) return; /* whole records: the tile is done, however the child ended */
-  if (!f.signo && f.drained) {
-    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]), recs[i].outcome = DS_MAP_UNSET;
-    return;
-  }
-  if (count == 1) {
-    ds_map_rec_failed(recs);
-    ms_pxfail *e = &t->fails[t->nfail++];
-    e->idx = idx[0], e->signo = f.signo, e->code = f.code, e->maxrss_kb = f.maxrss_kb;
-    return;
-  }
-  int64_t h = count / 2;
-  ms_iso_tile(t, idx, h, recs);
-  ms_iso_tile(t, idx + h, count - h, recs + h);
-}
-
-/* The tile idx[] trained into recs, in this process or (isolate) in child
- * processes; the pixels whose own child died are listed in *fails (malloc'd,
- * *nfail of them; NULL when none). */
-static void ms_train(const ds_sweep *sw, ds_team *team, int isolate, const int64_t *idx,
-                     int64_t count, ds_map_rec *recs, ms_pxfail **fails, int64_t *nfail) {
-  *fails = NULL;
-  *nfail = 0;
-  ms_iso t = {sw, team, isolate ? ds_calloc((size_t)count, sizeof(ms_pxfail)) : NULL, 0};
-  if (!isolate || !t.fails) {
-    if (isolate) ds_clear_error(); /* no room to isolate: as without */
-    ms_run_tile(sw, team, idx, count, recs);
-    return;
-  }
-  ms_iso_tile(&t, idx, count, recs);
-  if (t.nfail) *fails = t.fails, *nfail = t.nfail;
-  else free(t.fails);
-}
-
 /* The tile's grid indices from an assignment. */
 static int64_t *ms_tile_idx(int64_t first, int64_t count, MPI_Comm comm) {
   int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
@@ -412,13 +218,13 @@ static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
     MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
     if (hdr[1] <= 0) break;
     int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
-    ms_pxfail *fails = NULL;
+    ds_pixel_fail *fails = NULL;
     int64_t nfail = 0;
     size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
-    /* the records, then one ms_pxfail per pixel whose own process died */
+    /* the records, then one ds_pixel_fail per pixel whose own process died */
     char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
     ds_map_rec *recs = (ds_map_rec *)msg;
-    if (idx && recs) ms_train(sw, &team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
+    if (idx && recs) ds_worker_train_tile(sw, &team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
     else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
     if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
     MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
@@ -483,7 +289,7 @@ static void ms_progress(msched *m, int force) {
 /* "pixel 17 (optimizer.lr_in=3.16, optimizer.lr_out=1) failed: its process was
  * killed by SIGKILL (signal 9), peak RSS 512 MB" on rank 0 (a user reads it
  * in the job's log; the map records the pixel failed). */
-static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
+static void ms_log_pxfail(msched *m, const ds_pixel_fail *e) {
   char where[512] = "", how[64];
   size_t w = 0;
   for (int a = 0; a < m->sw->naxes && w < sizeof where; a++) {
@@ -514,14 +320,14 @@ static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
  * own process died. A tile with a pixel not computed (a child drained before
  * it sent its records) is not written: it goes back to the queue (unit u). */
 static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const ds_map_rec *recs,
-                    const ms_pxfail *fails, int64_t nfail) {
+                    const ds_pixel_fail *fails, int64_t nfail) {
   for (int64_t i = 0; i < count; i++)
     if (recs[i].outcome == DS_MAP_UNSET) {
       m->redo[m->nredo++] = off / m->tile;
       return;
     }
   for (int64_t k = 0; k < nfail; k++) {
-    ms_pxfail e;
+    ds_pixel_fail e;
     memcpy(&e, fails + k, sizeof e);
     ms_log_pxfail(m, &e);
   }
@@ -617,14 +423,14 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
       int64_t *w = m->wunit[src];
       m->inflight--;
       int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
-      if (!buf || extra < 0 || extra % (int64_t)sizeof(ms_pxfail) ||
-          extra / (int64_t)sizeof(ms_pxfail) > w[1]) {
+      if (!buf || extra < 0 || extra % (int64_t)sizeof(ds_pixel_fail) ||
+          extra / (int64_t)sizeof(ds_pixel_fail) > w[1]) {
         if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
                          (long long)w[1]);
         ms_fatal(m);
       } else {
-        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ms_pxfail *)(buf + rb),
-                extra / (int64_t)sizeof(ms_pxfail));
+        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ds_pixel_fail *)(buf + rb),
+                extra / (int64_t)sizeof(ds_pixel_fail));
       }
       free(buf);
     } else {
@@ -660,9 +466,9 @@ static void ms_alone(msched *m) {
     }
     for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
     /* isolated: the child must not touch the open store (it leaves with _exit) */
-    ms_pxfail *fails = NULL;
+    ds_pixel_fail *fails = NULL;
     int64_t nfail = 0;
-    ms_train(m->sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
+    ds_worker_train_tile(m->sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
     ms_take(m, first, count, off, recs, fails, nfail);
     free(fails);
     free(idx);
