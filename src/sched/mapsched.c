@@ -23,16 +23,14 @@
  * The store: rank 0 keeps one outcome byte per pixel (DS_MAP_UNSET until
  * computed) for refinement and progress; the records go to the store's map
  * arrays (ds_store_write_map). */
-#include "sched_priv.h"
+#include "state.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
 
 enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
 
 typedef struct {
-  const ds_sweep *sw;
-  const ds_run_opts *o;
-  ds_store *store;
+  ds_run run;               /* first: the run core (state.h) */
   int64_t N, tile;          /* pixels, points per tile */
   uint8_t *out;             /* outcome per pixel */
   int64_t shape[DS_MAX_AXES], stride[DS_MAX_AXES];
@@ -42,7 +40,6 @@ typedef struct {
   int64_t nunits, next;     /* tiles of this level, the next to hand out */
   int64_t inflight;         /* tiles out */
   int64_t (*wunit)[3];      /* per world rank: its tile (first index or -1, count, offset in pts) */
-  int *parked, nparked;
   int64_t *redo;            /* tiles that came back incomplete (a drained child): hand out again */
   int nredo;
   int last_died;            /* the store says its last run did not end (run_state "running") */
@@ -50,21 +47,12 @@ typedef struct {
   int64_t px_killed;        /* pixels failed because their own process died (this session) */
   char *pxfail_text;        /* their lines for the store (failed_pixels), an earlier run's first */
   size_t pxfail_len;
-  int64_t count[5], computed0, computed, session_done;
-  double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
-  int tty, fatal, draining;
-  char fatal_msg[1024];
+  int64_t count[5], computed; /* pixels of each outcome, pixels computed (run.done0 at the start) */
 } msched;
-
-static void ms_fatal(msched *m) {
-  if (!m->fatal) snprintf(m->fatal_msg, sizeof m->fatal_msg, "%s", ds_errmsg());
-  m->fatal = 1;
-  if (!m->draining) m->draining = 1, m->drain_deadline = ds_now() + m->o->drain_timeout;
-}
 
 /* ---- the planner ------------------------------------------------------------ */
 
-static int ms_dense(const msched *m) { return m->sw->refine_levels == 0; }
+static int ms_dense(const msched *m) { return m->run.sw->refine_levels == 0; }
 
 /* Tiles of the current level. */
 static void ms_level_units(msched *m) {
@@ -93,7 +81,7 @@ static int64_t ms_unit_idx0(const msched *m, int64_t u) {
  * copy only: the store keeps trained pixels, readers fill the same way,
  * python/dynsweep/maps.py fill_refined). Returns the number listed. */
 static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t cap) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   int ra = sw->refine_axes[0], rb = sw->refine_axes[1], two = rb >= 0; /* else: intervals */
   int64_t na = m->shape[ra], nb = two ? m->shape[rb] : 1, sa = m->stride[ra], sb = two ? m->stride[rb] : 0;
   int64_t nslice = m->N / (na * nb), n = 0;
@@ -178,7 +166,7 @@ static int ms_advance(msched *m) {
   while (!ms_dense(m) && m->inflight == 0 && m->nredo == 0 && m->next >= m->nunits &&
          m->level < m->L) {
     DS_TRY(ms_make_level(m, m->level + 1));
-    if (!m->o->quiet && m->npts && !m->tty)
+    if (!m->run.o->quiet && m->npts && !m->run.tty)
       ds_log("refinement level %d of %d: %lld points near the boundary", m->level, m->L,
              (long long)m->npts);
     while (m->next < m->nunits && m->out[ms_unit_idx0(m, m->next)] != DS_MAP_UNSET) m->next++;
@@ -259,13 +247,13 @@ static double ms_eta(const msched *m, double rate) {
 }
 
 static void ms_progress(msched *m, int force) {
-  double now = ds_now(), el = now - m->t0, rate = m->session_done / (el > 0 ? el : 1e-9);
+  double now = ds_now(), el = now - m->run.t0, rate = m->run.session_done / (el > 0 ? el : 1e-9);
   double eta = ms_eta(m, rate);
   struct timespec ts; /* for `status` */
   clock_gettime(CLOCK_REALTIME, &ts);
-  if (m->store) ds_store_set_eta(m->store, eta >= 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
-  if (m->o->quiet) return;
-  if (!force && now - m->last_prog < (m->tty ? 0.2 : 10.0)) return;
+  if (m->run.store) ds_store_set_eta(m->run.store, eta >= 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
+  if (m->run.o->quiet) return;
+  if (!force && now - m->run.last_prog < (m->run.tty ? 0.2 : 10.0)) return;
   char etas[32];
   if (eta < 0) snprintf(etas, sizeof etas, "?");
   else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
@@ -281,10 +269,21 @@ static void ms_progress(msched *m, int force) {
     snprintf(text, sizeof text, "level %d/%d tile %lld/%lld | %lld px trained | %.3g px/s ETA %s",
              m->level, m->L, (long long)(m->next < m->nunits ? m->next : m->nunits),
              (long long)m->nunits, (long long)m->computed, rate, etas);
-  if (m->tty) ds_console_bar(text);
+  if (m->run.tty) ds_console_bar(text);
   else ds_log("progress: %s", text);
-  m->last_prog = now;
+  m->run.last_prog = now;
 }
+
+static void map_progress(ds_run *r, int force) { ms_progress((msched *)r, force); }
+static int64_t map_running(const ds_run *r) { return ((const msched *)r)->inflight; }
+
+static const ds_source_ops map_ops = {
+    .noun = "tile",
+    .drain_tail = "",
+    .abort_tail = "they run again in the next run",
+    .progress = map_progress,
+    .running = map_running,
+};
 
 /* "pixel 17 (optimizer.lr_in=3.16, optimizer.lr_out=1) failed: its process was
  * killed by SIGKILL (signal 9), peak RSS 512 MB" on rank 0 (a user reads it
@@ -292,10 +291,10 @@ static void ms_progress(msched *m, int force) {
 static void ms_log_pxfail(msched *m, const ds_pixel_fail *e) {
   char where[512] = "", how[64];
   size_t w = 0;
-  for (int a = 0; a < m->sw->naxes && w < sizeof where; a++) {
+  for (int a = 0; a < m->run.sw->naxes && w < sizeof where; a++) {
     int64_t c = (e->idx / m->stride[a]) % m->shape[a];
     w += (size_t)snprintf(where + w, sizeof where - w, "%s%s=%.6g", a ? ", " : "",
-                          m->sw->axes[a].name, m->sw->axes[a].val[c]);
+                          m->run.sw->axes[a].name, m->run.sw->axes[a].val[c]);
   }
   ds_iso_fate f = {.started = 1, .exited = !e->signo, .code = e->code, .signo = e->signo};
   ds_iso_fate_text(&f, how, sizeof how);
@@ -313,7 +312,7 @@ static void ms_log_pxfail(msched *m, const ds_pixel_fail *e) {
   if (!t) return;
   memcpy(t + m->pxfail_len, line, (size_t)ln + 1);
   m->pxfail_text = t, m->pxfail_len += (size_t)ln;
-  if (m->store && ds_store_set_failed_pixels(m->store, t) != DS_OK) ds_clear_error();
+  if (m->run.store && ds_store_set_failed_pixels(m->run.store, t) != DS_OK) ds_clear_error();
 }
 
 /* A tile's records from a worker (or rank 0 itself), with the pixels whose
@@ -333,15 +332,15 @@ static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const 
   }
   int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
   if (!idx) {
-    ms_fatal(m);
+    run_fatal(&m->run);
     return;
   }
   for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
-  if (!m->fatal && ds_store_write_map(m->store, count, idx, recs) != DS_OK) ms_fatal(m);
-  if (!m->fatal)
+  if (!m->run.fatal && ds_store_write_map(m->run.store, count, idx, recs) != DS_OK) run_fatal(&m->run);
+  if (!m->run.fatal)
     for (int64_t i = 0; i < count; i++) {
       uint8_t o = recs[i].outcome;
-      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->session_done++, m->level_done++;
+      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->run.session_done++, m->level_done++;
       m->out[idx[i]] = o;
       if (o < 5) m->count[o]++;
     }
@@ -352,10 +351,10 @@ static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const 
 /* Hands rank dst its next tile, parks it (the level is not finished), or
  * stops it. */
 static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
-  if (!m->fatal && ms_advance(m) != DS_OK) ms_fatal(m);
-  int64_t u = m->draining ? -1 : ms_next_unit(m);
-  if (u < 0 && !m->draining && !ms_finished(m)) {
-    m->parked[m->nparked++] = dst;
+  if (!m->run.fatal && ms_advance(m) != DS_OK) run_fatal(&m->run);
+  int64_t u = m->run.draining ? -1 : ms_next_unit(m);
+  if (u < 0 && !m->run.draining && !ms_finished(m)) {
+    m->run.parked[m->run.nparked++] = dst;
     return;
   }
   int64_t hdr[4] = {0, 0, m->level, m->isolate}, off = 0;
@@ -369,49 +368,15 @@ static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
   if (u < 0) (*active)--;
 }
 
-static void ms_tick(msched *m) {
-  if (g_stop && !m->draining) {
-    m->draining = 1;
-    m->drain_deadline = ds_now() + m->o->drain_timeout;
-    if (m->tty) ds_console_bar_end();
-    ds_log("drain signal: no new tiles; waiting up to %.0f s for %lld running tile(s)",
-           m->o->drain_timeout, (long long)m->inflight);
-  }
-  if (!m->fatal && ds_store_commit(m->store) != DS_OK) ms_fatal(m);
-  if (!m->fatal && ds_store_publish(m->store, 0) != DS_OK) ms_fatal(m);
-  ms_progress(m, 0);
-}
-
-/* Drain or store failure with tiles still running past the deadline: publish
- * what we have and end the job, exit 1 after a store failure (as the rows'
- * abort_busy in dispatch.c), DS_EXIT_DRAINED after a drain. The watchdog a
- * drain signal armed waits for the publish (a slow publish is not a wedge). */
-static void ms_abort_busy(msched *m, MPI_Comm comm) {
-  int code = m->fatal ? 1 : DS_EXIT_DRAINED;
-  if (m->tty) ds_console_bar_end();
-  ds_warn("%lld tile(s) still running %.0f s after the %s; ending the job (they run again "
-          "in the next run)", (long long)m->inflight, m->o->drain_timeout,
-          m->fatal ? "store failure" : "drain signal");
-  if (!m->fatal) ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
-  if (m->fatal) fprintf(stderr, "dynsweep: %s\n", m->fatal_msg);
-  ds_store_stats st;
-  ds_store_get_stats(m->store, &st);
-  ds_drain_watchdog_extend(30 + 10 * st.last_publish_s);
-  ds_store_close(m->store);
-  m->store = NULL;
-  fflush(stderr);
-  MPI_Abort(comm, code);
-}
-
 static int ms_serve(msched *m, MPI_Comm comm, int size) {
   int active = size - 1;
   while (active > 0) {
     MPI_Status st;
-    int failed = m->fatal;
-    int got = sc_wait_message(m->store, &failed, comm, &st);
-    if (failed && !m->fatal) ms_fatal(m);
-    ms_tick(m); /* drain signal, publish, progress: also while results stream in */
-    if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) ms_abort_busy(m, comm);
+    int failed = m->run.fatal;
+    int got = sc_wait_message(&m->run.pace, m->run.store, &failed, comm, &st);
+    if (failed && !m->run.fatal) run_fatal(&m->run);
+    run_tick(&m->run); /* drain signal, publish, progress: also while results stream in */
+    if (m->run.draining && m->inflight > 0 && ds_now() > m->run.drain_deadline) run_abort_busy(&m->run, comm);
     if (!got) continue;
     int src = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
@@ -427,7 +392,7 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
           extra / (int64_t)sizeof(ds_pixel_fail) > w[1]) {
         if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
                          (long long)w[1]);
-        ms_fatal(m);
+        run_fatal(&m->run);
       } else {
         ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ds_pixel_fail *)(buf + rb),
                 extra / (int64_t)sizeof(ds_pixel_fail));
@@ -438,7 +403,7 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
     }
     ms_assign(m, comm, src, &active);
     /* a finished level, or the end: the parked workers get their tiles */
-    for (int n = m->nparked, k = (m->nparked = 0); k < n; k++) ms_assign(m, comm, m->parked[k], &active);
+    for (int n = m->run.nparked, k = (m->run.nparked = 0); k < n; k++) ms_assign(m, comm, m->run.parked[k], &active);
   }
   return DS_OK;
 }
@@ -447,12 +412,12 @@ static int ms_serve(msched *m, MPI_Comm comm, int size) {
 static void ms_alone(msched *m) {
   ds_team team;
   if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
-    ms_fatal(m);
+    run_fatal(&m->run);
     return;
   }
   for (;;) {
-    ms_tick(m);
-    if (m->draining || m->fatal || (ms_advance(m), ms_finished(m))) break;
+    run_tick(&m->run);
+    if (m->run.draining || m->run.fatal || (ms_advance(m), ms_finished(m))) break;
     int64_t u = ms_next_unit(m), first, count, off;
     if (u < 0) continue;
     ms_unit(m, u, &first, &count, &off);
@@ -461,14 +426,14 @@ static void ms_alone(msched *m) {
     if (!idx || !recs) {
       free(idx);
       free(recs);
-      ms_fatal(m);
+      run_fatal(&m->run);
       break;
     }
     for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
     /* isolated: the child must not touch the open store (it leaves with _exit) */
     ds_pixel_fail *fails = NULL;
     int64_t nfail = 0;
-    ds_worker_train_tile(m->sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
+    ds_worker_train_tile(m->run.sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
     ms_take(m, first, count, off, recs, fails, nfail);
     free(fails);
     free(idx);
@@ -480,7 +445,7 @@ static void ms_alone(msched *m) {
 /* ---- the store ---------------------------------------------------------------- */
 
 static int ms_create(msched *m, const char *hosts, int nranks) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   int na = sw->naxes;
   const char *names[DS_MAX_AXES + 1], *paths[DS_MAX_AXES + 1];
   const double *vals[DS_MAX_AXES + 1];
@@ -494,7 +459,7 @@ static int ms_create(msched *m, const char *hosts, int nranks) {
   ds_store_meta meta = {
       .sweep_name = sw->name, .sweep_text = sw->text, .sweep_path = sw->path,
       .sweep_hash = sw->hash, .dynsweep_version = DYNSWEEP_VERSION,
-      .library_versions = m->o->library_versions ? m->o->library_versions : "", .hosts = hosts,
+      .library_versions = m->run.o->library_versions ? m->run.o->library_versions : "", .hosts = hosts,
       .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks, .naxes = na,
       .axis_names = names, .axis_paths = paths, .npoints = m->N, .point_axis_vals = NULL,
       .inputs = inputs, .inputs_hash = inputs ? ihash : NULL};
@@ -503,7 +468,7 @@ static int ms_create(msched *m, const char *hosts, int nranks) {
                     .refine_levels = sw->refine_levels,
                     .refine_axes = {sw->refine_axes[0], sw->refine_axes[1]},
                     .early_stop = sw->map_early_stop};
-  int rc = ds_store_create_map(m->o->store_path, &meta, &mm, &m->store);
+  int rc = ds_store_create_map(m->run.o->store_path, &meta, &mm, &m->run.store);
   free(inputs);
   return rc;
 }
@@ -518,22 +483,22 @@ static double ms_attr(ds_store *st, const char *name) {
 }
 
 static int ms_resume(msched *m) {
-  DS_TRY(ds_store_resume(m->o->store_path, &m->store));
-  if (!ds_store_is_map(m->store))
+  DS_TRY(ds_store_resume(m->run.o->store_path, &m->run.store));
+  if (!ds_store_is_map(m->run.store))
     return ds_fail(DS_EINPUT, "%s: a store of per-point rows, but %s is a map sweep (map:); write "
-                   "the map to a new store", m->o->store_path, m->sw->path);
+                   "the map to a new store", m->run.o->store_path, m->run.sw->path);
   char h[32] = "", want[32];
-  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
-  if (ds_store_attr(m->store, "sweep_hash", h, sizeof h) != DS_OK || strcmp(h, want))
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->run.sw->hash);
+  if (ds_store_attr(m->run.store, "sweep_hash", h, sizeof h) != DS_OK || strcmp(h, want))
     return ds_fail(DS_EINPUT, "%s: made by another sweep (hash %s, this sweep %s); a map store "
-                   "resumes only the sweep that made it: write to a new store", m->o->store_path,
+                   "resumes only the sweep that made it: write to a new store", m->run.o->store_path,
                    h, want);
   uint8_t *out = NULL;
   int64_t n = 0;
-  DS_TRY(ds_store_read_map_outcomes(m->store, &out, &n));
+  DS_TRY(ds_store_read_map_outcomes(m->run.store, &out, &n));
   if (n != m->N) {
     free(out);
-    return ds_fail(DS_EIO, "%s: the map holds %lld pixels, the sweep has %lld", m->o->store_path,
+    return ds_fail(DS_EIO, "%s: the map holds %lld pixels, the sweep has %lld", m->run.o->store_path,
                    (long long)n, (long long)m->N);
   }
   free(m->out);
@@ -545,19 +510,19 @@ static int ms_resume(msched *m) {
     } else if (out[i] != DS_MAP_UNSET) {
       out[i] = DS_MAP_UNSET; /* an inferred fill is recomputed from its corners */
     }
-  m->prev_wall = ms_attr(m->store, "wall_s");
-  m->prev_cpu = ms_attr(m->store, "rank0_cpu_s");
+  m->run.prev_wall = ms_attr(m->run.store, "wall_s");
+  m->run.prev_cpu = ms_attr(m->run.store, "rank0_cpu_s");
   char measure[32] = "";
-  if (ds_store_attr(m->store, "map_measure", measure, sizeof measure) != DS_OK) {
+  if (ds_store_attr(m->run.store, "map_measure", measure, sizeof measure) != DS_OK) {
     ds_clear_error();
-    if (m->computed > 0 && !m->sw->map_early_stop && !m->o->quiet)
+    if (m->computed > 0 && !m->run.sw->map_early_stop && !m->run.o->quiet)
       ds_warn("%s: made before the map measure followed the study (issue 24): its %lld trained "
               "pixels stopped at 10^6 L_0, the rest will be trained to the end. For one rule "
               "throughout write a new store (map: {early_stop: true} gives the old rule)",
-              m->o->store_path, (long long)m->computed);
+              m->run.o->store_path, (long long)m->computed);
   }
   char *old = ds_calloc(16385, 1); /* an earlier run's failed_pixels: kept, this run's appended */
-  if (old && ds_store_attr(m->store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
+  if (old && ds_store_attr(m->run.store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
     m->pxfail_text = old;
     m->pxfail_len = strlen(old);
   } else {
@@ -594,7 +559,7 @@ static int64_t ms_extends(const ds_sweep *old, const ds_sweep *sw) {
  * tile, journaled like trained ones). A kill part way loses nothing: the
  * pixels not copied yet are trained again, to the same bits. */
 static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *hosts, int nranks) {
-  const char *path = m->o->store_path;
+  const char *path = m->run.o->store_path;
   ds_store *w = NULL, *r = NULL;
   DS_TRY(ds_store_resume(path, &w)); /* a killed run's journal is applied first */
   DS_TRY(ds_store_close(w));
@@ -610,9 +575,9 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
     free(recs);
     return ds_fail(DS_EIO, "%s: cannot keep the old map as %s: %s", path, keep, strerror(errno));
   }
-  if (!m->o->quiet)
+  if (!m->run.o->quiet)
     ds_log("%s: the map at %d refinement levels is kept as %s; its trained pixels go into the "
-           "map at %d levels", path, old->refine_levels, keep, m->sw->refine_levels);
+           "map at %d levels", path, old->refine_levels, keep, m->run.sw->refine_levels);
   rc = ms_create(m, hosts, nranks);
   int64_t ostride[DS_MAX_AXES], acc = 1;
   for (int a = old->naxes - 1; a >= 0; a--) ostride[a] = acc, acc *= old->axes[a].nvals;
@@ -627,13 +592,13 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
       for (int a = 0; a < old->naxes; a++) {
         int64_t c = r0 / ostride[a];
         r0 %= ostride[a];
-        int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
+        int refined = a == m->run.sw->refine_axes[0] || a == m->run.sw->refine_axes[1];
         j += c * (refined ? k : 1) * m->stride[a];
       }
       idx[nb] = j, buf[nb++] = recs[i];
     }
     if (nb == m->tile || (i == n && nb > 0)) { /* a full tile, or the last one */
-      rc = ds_store_write_map(m->store, nb, idx, buf);
+      rc = ds_store_write_map(m->run.store, nb, idx, buf);
       for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
       nb = 0;
     }
@@ -650,8 +615,8 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
 static int ms_open(msched *m, const char *hosts, int nranks) {
   ds_store *r = NULL;
   char *text = NULL, h[32] = "", want[32];
-  DS_TRY(ds_store_open(m->o->store_path, &r));
-  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
+  DS_TRY(ds_store_open(m->run.o->store_path, &r));
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->run.sw->hash);
   int rc = DS_OK, is_map = ds_store_is_map(r);
   if (ds_store_attr(r, "sweep_hash", h, sizeof h) != DS_OK) ds_clear_error();
   char state[32] = "";
@@ -663,8 +628,8 @@ static int ms_open(msched *m, const char *hosts, int nranks) {
   if (!text) return ms_resume(m);
   ds_sweep old;
   int64_t k = 0;
-  if (ds_sweep_parse_flags(m->o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
-    k = ms_extends(&old, m->sw);
+  if (ds_sweep_parse_flags(m->run.o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
+    k = ms_extends(&old, m->run.sw);
     if (k > 1) rc = ms_extend(m, &old, k, hosts, nranks);
     ds_sweep_free(&old);
   } else {
@@ -675,7 +640,7 @@ static int ms_open(msched *m, const char *hosts, int nranks) {
 }
 
 static int ms_prepare(msched *m, const char *hosts, int nranks) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   m->N = 1;
   for (int a = sw->naxes - 1; a >= 0; a--) {
     m->shape[a] = sw->axes[a].nvals;
@@ -690,46 +655,33 @@ static int ms_prepare(msched *m, const char *hosts, int nranks) {
                    (long long)m->N);
   memset(m->out, DS_MAP_UNSET, (size_t)m->N);
   struct stat st;
-  DS_TRY(lstat(m->o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
-  m->computed0 = m->computed;
+  DS_TRY(lstat(m->run.o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
+  m->run.done0 = m->computed;
   if (ms_dense(m)) ms_level_units(m);
   else DS_TRY(ms_make_level(m, 0));
-  ds_store_set_publish_every(m->store, m->o->publish_every);
-  ds_store_set_run(m->store, "running", (double)time(NULL), m->computed0);
+  ds_store_set_publish_every(m->run.store, m->run.o->publish_every);
+  ds_store_set_run(m->run.store, "running", (double)time(NULL), m->run.done0);
   /* isolation ("A pixel that kills its process", docs/maps.md) */
-  m->isolate = m->o->isolate == DS_ISOLATE_ALWAYS || (m->o->isolate == DS_ISOLATE_AUTO && m->last_died);
-  if (!m->o->quiet)
+  m->isolate = m->run.o->isolate == DS_ISOLATE_ALWAYS || (m->run.o->isolate == DS_ISOLATE_AUTO && m->last_died);
+  if (!m->run.o->quiet)
     ds_log("map: %lld pixels in tiles of %lld%s; %lld trained already", (long long)m->N,
            (long long)m->tile, ms_dense(m) ? "" : ", refined", (long long)m->computed);
-  if (!m->o->quiet && m->isolate && !ms_finished(m))
+  if (!m->run.o->quiet && m->isolate && !ms_finished(m))
     ds_log("map: %s: every tile runs in a child process of its worker; a tile whose child dies "
-           "is split down to the pixels that kill it", m->o->isolate == DS_ISOLATE_ALWAYS
+           "is split down to the pixels that kill it", m->run.o->isolate == DS_ISOLATE_ALWAYS
            ? "--isolate always" : "the last run did not end (killed?)");
-  return ds_store_publish(m->store, 1);
+  return ds_store_publish(m->run.store, 1);
 }
 
 static int ms_wrap_up(msched *m, double cpu, double wall) {
-  int complete = ms_finished(m) && !m->draining && !m->fatal;
-  char end[32];
-  ds_iso_time(end, sizeof end);
-  if (m->tty && !m->o->quiet) {
-    ms_progress(m, 1);
-    ds_console_bar_end();
-  }
-  if (!complete) ds_store_set_run(m->store, m->fatal ? "stopped" : "drained", (double)time(NULL), m->computed0);
-  /* the final publish: after a drain signal the watchdog waits for it (as sc_wrap_up) */
+  int complete = ms_finished(m) && !m->run.draining && !m->run.fatal;
   ds_store_stats st;
-  ds_store_get_stats(m->store, &st);
-  ds_drain_watchdog_extend(30 + 20 * st.last_publish_s);
-  if (ds_store_finish(m->store, complete ? end : NULL, m->prev_cpu + cpu, m->prev_wall + wall) != DS_OK)
-    ms_fatal(m);
-  if (ds_store_close(m->store) != DS_OK) ms_fatal(m);
-  m->store = NULL;
-  if (m->fatal) return ds_fail(DS_EIO, "%s", m->fatal_msg);
-  if (!m->o->quiet) {
+  int rc = run_close(&m->run, complete, cpu, wall, &st);
+  if (rc != DS_OK) return rc;
+  if (!m->run.o->quiet) {
     ds_log("%s: %lld pixels trained in %.2f s (%.3g px/s; rank 0 CPU %.3f s): converged %lld, "
            "catapult %lld, diverged %lld, failed %lld of %lld pixels", complete ? "finished" : "drained",
-           (long long)m->session_done, wall, m->session_done / (wall > 0 ? wall : 1e-9), cpu,
+           (long long)m->run.session_done, wall, m->run.session_done / (wall > 0 ? wall : 1e-9), cpu,
            (long long)m->count[DS_OUT_CONVERGED], (long long)m->count[DS_OUT_CATAPULT],
            (long long)m->count[DS_OUT_DIVERGED], (long long)m->count[DS_OUT_FAILED], (long long)m->N);
     if (!complete) ds_log("drained: run the same command again to resume");
@@ -745,30 +697,30 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  msched m = {.sw = sw, .o = o};
+  msched m = {.run = {.sw = sw, .o = o, .ops = &map_ops, .pace = {.gap = 1.0}}};
   if (rank == 0) {
-    m.tty = !o->quiet && ds_console_open_bar();
-    m.t0 = ds_now();
+    m.run.tty = !o->quiet && ds_console_open_bar();
+    m.run.t0 = ds_now();
     rc = ms_prepare(&m, hosts ? hosts : "", size);
-    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.store, rank_nodes);
+    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.run.store, rank_nodes);
     m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
-    m.parked = ds_calloc((size_t)size, sizeof *m.parked);
+    m.run.parked = ds_calloc((size_t)size, sizeof *m.run.parked);
     m.redo = ds_calloc((size_t)size + 1, sizeof *m.redo);
-    if (rc == DS_OK && (!m.wunit || !m.parked || !m.redo)) rc = DS_ENOMEM;
-    if (rc != DS_OK && m.store) {
-      ds_store_close(m.store);
-      m.store = NULL;
+    if (rc == DS_OK && (!m.wunit || !m.run.parked || !m.redo)) rc = DS_ENOMEM;
+    if (rc != DS_OK && m.run.store) {
+      ds_store_close(m.run.store);
+      m.run.store = NULL;
     }
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   int drained = 0;
   if (rc == DS_OK && rank == 0) {
     double cpu0 = ds_cpu_time();
-    m.t0 = m.last_prog = ds_now();
+    m.run.t0 = m.run.last_prog = ds_now();
     if (size == 1) ms_alone(&m);
     else rc = ms_serve(&m, comm, size);
-    drained = !ms_finished(&m) && !m.fatal;
-    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.t0);
+    drained = !ms_finished(&m) && !m.run.fatal;
+    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.run.t0);
     if (rc == DS_OK) rc = wrc;
   } else if (rc == DS_OK) {
     rc = ms_work(sw, comm);
@@ -781,7 +733,7 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   free(m.pts);
   free(m.pxfail_text);
   free(m.wunit);
-  free(m.parked);
+  free(m.run.parked);
   free(m.redo);
   if (o->drained) *o->drained = all[0] == DS_OK && all[1];
   return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);

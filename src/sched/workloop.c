@@ -1,6 +1,6 @@
 /* workloop.c -- a worker: asks rank 0 for points, runs them (on its team),
  * checkpoints them and sends the results back. */
-#include "sched_priv.h"
+#include "state.h"
 #include "dynsweep/isolate.h"
 
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
@@ -37,13 +37,13 @@ static int save_local(void *arg, int64_t point, const char *blob, size_t len) {
   ckpt_ctx *c = arg;
   sched *s = c->s;
   (void)point;
-  if (s->fatal) return 1;
-  if (ds_store_write_ckpt(s->store, c->id, blob, len) != DS_OK || ds_store_sync(s->store) != DS_OK) {
-    sc_set_fatal(s);
+  if (s->run.fatal) return 1;
+  if (ds_store_write_ckpt(s->run.store, c->id, blob, len) != DS_OK || ds_store_sync(s->run.store) != DS_OK) {
+    run_fatal(&s->run);
     return 1;
   }
   sc_keep_blob(s, c->id, blob, len);
-  sc_tick(s);
+  run_tick(&s->run);
   return 0;
 }
 

@@ -1,16 +1,22 @@
-/* sched_priv.h -- `dynsweep run`, in rooms along its one-way data path
- * sweep -> planner -> dispatcher -> workers -> store:
+/* state.h -- `dynsweep run`, in rooms along its one-way data path
+ * sweep -> planner -> dispatcher -> workers -> store, laid out in floors
+ * (a file calls only files on the floors below it):
+ *   state.c     (bottom) rank 0's run state of a row sweep (struct sched):
+ *               store failure, drain, progress and ETA, the periodic tick
+ *   wire.c      (bottom) the messages: waiting for one (paced), receiving one
  *   plan.c      which points exist and in what order: store rows from the sweep,
  *               teams (train.ranks_per_point), the queue
+ *   workloop.c  a worker (any rank; rank 0 itself with -n 1): runs points, checkpoints
  *   lifecycle.c the store's lifecycle: create, or resume / extend / compare with
  *               the sweep, load what is unfinished, wrap up
  *   dispatch.c  rank 0: hands points to workers, takes results into the store,
- *               progress, the journal's group commit
- *   workloop.c  a worker (any rank; rank 0 itself with -n 1): runs points, checkpoints
- *   sched.c     ds_sched_run, which wires them together
+ *               the journal's group commit, the scheduler figures
  *   mapsched.c  map sweeps (issue 13): tiles of outcome-only points, refinement
- *               levels; planner, dispatcher and worker of their own
- sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
+ *               levels; planner, dispatcher and worker loop of their own (the
+ *               tiles' training: src/worker/tilerun.c)
+ *   sched.c     (top) ds_sched_run, which wires them together
+ *
+ * sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
  *
  * Protocol (world communicator):
  *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
@@ -71,11 +77,53 @@ enum {
  * fails with EFBIG and is reported). */
 #define g_stop (*ds_drain_flag())
 
+/* ---- the scheduler's figures (dispatch.c; docs/performance.md) ------------- */
+
+enum { LAT_BINS = 160 };
+typedef struct {
+  int64_t n, hist[LAT_BINS], traj_bytes, results;
+  int64_t long_ticks;  /* ticks (group commit, publish) that held the loop > 1 ms */
+  double sum, max, store_s, tick_s, tick_max, t_first, t_last;
+} sc_lat;
+
+/* The pacing of sc_wait_message: the message rate seen so far (start with
+ * gap = 1.0). */
+typedef struct {
+  double last_msg, gap;
+} sc_pace;
+
+/* ---- the run core: what every sweep's rank 0 has ------------------------------
+ * A point source (rows: struct sched; a map: struct msched in mapsched.c)
+ * starts with a ds_run, so the loops of state.c and serve.c work on either;
+ * what they need of the source goes through its ops table. */
+typedef struct ds_run ds_run;
+typedef struct {
+  const char *noun;       /* "point", "tile": the drain and abort messages */
+  const char *drain_tail; /* after "... for N running point(s)" in the drain message */
+  const char *abort_tail; /* after "ending the job" when busy workers are given up on */
+  void (*progress)(ds_run *r, int force);  /* the progress line and the store's ETA */
+  int64_t (*running)(const ds_run *r);     /* points (tiles) out */
+} ds_source_ops;
+
+struct ds_run {
+  const ds_sweep *sw;
+  const ds_run_opts *o;
+  const ds_source_ops *ops;
+  ds_store *store;
+  int fatal, draining, tty;
+  char fatal_msg[1024];
+  double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
+  int64_t done0;         /* finished points (computed pixels) when this session started */
+  int64_t session_done;  /* finished this session */
+  int *parked, nparked;  /* workers waiting for work that is not there yet */
+  sc_pace pace;          /* the message rate (wire.c) */
+  sc_lat lat;            /* the scheduler's figures (dispatch.c) */
+};
+
 /* ---- state of rank 0 ------------------------------------------------------------ */
 
 typedef struct {
-  const ds_sweep *sw;
-  const ds_run_opts *o;
+  ds_run run;            /* first: the run core */
   int64_t n;             /* store rows (= points); row id == index */
   int64_t *sidx;         /* sweep point index of each row */
   double *cost;          /* estimated cost of each row */
@@ -83,12 +131,8 @@ typedef struct {
   char **blob;           /* latest checkpoint of each unfinished row, or NULL */
   size_t *bloblen;
   int64_t *queue, qn, qhead; /* rows to run, longest first */
-  ds_store *store;
-  int64_t final0;        /* finished rows when this session started */
-  int64_t nfinal, ndone, ndiv, nfail, nrunning, session_done;
-  double t0, prev_wall, prev_cpu, drain_deadline, last_prog;
-  int fatal, draining, tty, nothing_to_do, resumed;
-  char fatal_msg[1024];
+  int64_t nfinal, ndone, ndiv, nfail, nrunning;
+  int nothing_to_do, resumed;
   /* teams (train.ranks_per_point) */
   int nworkers;          /* world ranks 1..size-1 */
   int *tsize;            /* team size of each row */
@@ -102,7 +146,6 @@ typedef struct {
   char has_why[128];     /* where that figure comes from */
   char *lone;            /* rows on their last attempt after a death: run alone */
   int lone_running;      /* a lone row is running: nothing else starts */
-  int *parked, nparked;  /* leaders waiting for a lone row to end */
   int isolate;           /* single-rank points run in a child process (issue 23) */
   /* the ETA (issue 24): the plan's cost model (probed seconds of each row),
    * corrected by the ratio of measured to estimated seconds of the points
@@ -133,35 +176,44 @@ typedef struct {
   sched *s; /* -n 1: rank 0 itself */
 } ckpt_ctx;
 
-/* sched.c */
-void sc_set_fatal(sched *s);
-void sc_start_drain(sched *s, const char *why);
+/* state.c: the run core */
+void run_fatal(ds_run *r);
+void run_drain(ds_run *r, const char *why);
+void run_tick(ds_run *r);
+void run_abort_busy(ds_run *r, MPI_Comm comm);
+int run_close(ds_run *r, int complete, double cpu, double wall, ds_store_stats *st);
+/* rowstate.c: a row sweep's progress */
+extern const ds_source_ops sc_rows_ops;
+void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len);
+void sc_progress(sched *s, const ds_summary_row *r, int force);
+double sc_eta(const sched *s); /* seconds left, from the cost model; < 0 unknown */
+/* wire.c */
+char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len);
+int sc_wait_message(sc_pace *pace, ds_store *store, int *fatal, MPI_Comm comm, MPI_Status *st);
+/* plan.c */
 void sc_fill_row(ds_summary_row *r, int64_t id, const ds_point *p);
 void sc_point_axis_vals(const ds_sweep *sw, int64_t idx, double *out);
 int sc_check_teams(sched *s);
 int sc_plan_teams(sched *s, int size, int *color);
-void sc_free_sched(sched *s);
 int sc_build_queue(sched *s);
 int64_t sc_next_point(sched *s);
 int64_t sc_next_point_for(sched *s, int tsz);
 void sc_requeue(sched *s, int64_t id);
-void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len);
-int sc_prepare(sched *s, const char *hosts, int nranks);
-void sc_progress(sched *s, const ds_summary_row *r, int force);
-double sc_eta(const sched *s); /* seconds left, from the cost model; < 0 unknown */
-void sc_tick(sched *s);
+/* workloop.c */
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
                 ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);
 void sc_run_isolated(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
                      ds_traj *tr, ds_point_result *res, const ds_ckpt *ck);
 void sc_init_ckpt(ds_ckpt *ck, const ds_run_opts *o, ckpt_ctx *c, int local,
                   const char *resume, size_t resume_len);
-char *sc_recv_bytes(MPI_Comm comm, int src, int tag, int *len);
-int sc_wait_message(ds_store *store, int *fatal, MPI_Comm comm, MPI_Status *st);
+int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
+/* lifecycle.c */
+int sc_prepare(sched *s, const char *hosts, int nranks);
+int sc_wrap_up(sched *s, int size, double cpu, double wall);
+void sc_free_sched(sched *s);
+/* dispatch.c */
 int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
 void sc_serve_alone(sched *s);
-int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
-int sc_wrap_up(sched *s, int size, double cpu, double wall);
 /* mapsched.c: `dynsweep run` of a map sweep (collective) */
 /* rank_nodes: each rank's node, rank 0 first (root attribute rank_nodes) */
 int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
