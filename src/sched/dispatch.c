@@ -99,7 +99,7 @@ static int recv_result(MPI_Comm comm, int src, ds_point_result *res, ds_traj *tr
 }
 
 /* Hands worker dst its next point, or stop (-1); a worker that must wait
- * for a lone point is parked (served again by unpark). */
+ * for a lone point is parked (offered work again by serve.c). */
 static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
   int64_t id = s->cls ? sc_next_point_for(s, s->lead_size[dst]) : sc_next_point(s);
   if (id == -2) {
@@ -118,12 +118,6 @@ static void assign(sched *s, MPI_Comm comm, int dst, int *active) {
   if (id < 0) (*active)--;
 }
 
-static void unpark(sched *s, MPI_Comm comm, int *active) {
-  int n = s->run.nparked;
-  s->run.nparked = 0;
-  for (int k = 0; k < n; k++) assign(s, comm, s->run.parked[k], active);
-}
-
 /* ---- scheduler figures (docs/performance.md, "Rank 0 at scale") ------------
  * Rank 0's service latency of each READY/RESULT: from the moment its probe
  * saw the message to the ASSIGN sent (the tick first -- group commit,
@@ -131,14 +125,6 @@ static void unpark(sched *s, MPI_Comm comm, int *active) {
  * reply), in a log histogram (20 bins a decade from 1 us: a
  * percentile is known to ~12%, in O(1) memory). Printed with --verbose, and
  * as one JSON line appended to the file $DYNSWEEP_SCHED_STATS if set. */
-
-static void lat_add(sc_lat *lat, double dt) {
-  int b = dt <= 1e-6 ? 0 : (int)(20 * log10(dt / 1e-6)) + 1;
-  lat->hist[b < 0 ? 0 : b >= LAT_BINS ? LAT_BINS - 1 : b]++;
-  lat->n++;
-  lat->sum += dt;
-  if (dt > lat->max) lat->max = dt;
-}
 
 static double lat_pct(const sc_lat *lat, double q) { /* upper edge of the bin holding quantile q */
   int64_t want = (int64_t)ceil(q * lat->n), c = 0;
@@ -195,92 +181,93 @@ static void lat_report(sched *s, int nworkers) {
   fclose(f);
 }
 
-int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
-  int active = nworkers;
-  sc_lat *lat = &s->run.lat;
-  s->run.parked = ds_calloc((size_t)size, sizeof *s->run.parked);
-  if (!s->run.parked) run_fatal(&s->run); /* no sc_work goes out, so nobody is parked */
-  while (active > 0) {
-    MPI_Status st;
-    int failed = s->run.fatal;
-    int got = sc_wait_message(&s->run.pace, s->run.store, &failed, comm, &st);
-    if (failed && !s->run.fatal) run_fatal(&s->run);
-    double t_msg = ds_now();
-    run_tick(&s->run);
-    double dt_tick = ds_now() - t_msg;
-    lat->tick_s += dt_tick;
-    lat->long_ticks += dt_tick > 1e-3;
-    if (dt_tick > lat->tick_max) lat->tick_max = dt_tick;
-    if (s->run.nparked) unpark(s, comm, &active);
-    if (s->run.draining && s->nrunning > 0 && ds_now() > s->run.drain_deadline) run_abort_busy(&s->run, comm);
-    if (!got) continue;
-    int src = st.MPI_SOURCE;
-    if (st.MPI_TAG == TAG_READY) {
-      int dummy;
-      MPI_Recv(&dummy, 1, MPI_INT, src, TAG_READY, comm, MPI_STATUS_IGNORE);
-    } else if (st.MPI_TAG == TAG_RESULT) {
-      ds_point_result res;
-      ds_traj tr;
-      if (recv_result(comm, src, &res, &tr) != DS_OK) {
-        s->nrunning--;
-        run_fatal(&s->run);
-      } else {
-        double t_st = ds_now();
-        take_result(s, &res, &tr);
-        lat->store_s += ds_now() - t_st;
-        lat->results++;
-        for (int k = 0; k < tr.n; k++) /* steps + values */
-          lat->traj_bytes += (int64_t)tr.s[k].n * (1 + tr.s[k].ncols) * 8;
-      }
-      ds_traj_free(&tr);
-    } else if (st.MPI_TAG == TAG_CKPT) {
-      int len;
-      char *buf = sc_recv_bytes(comm, src, TAG_CKPT, &len);
-      int64_t id = -1;
-      if (buf && len >= (int)sizeof id) {
-        memcpy(&id, buf, sizeof id);
-        if (!s->run.fatal && ds_store_write_ckpt(s->run.store, id, buf + sizeof id, len - sizeof id) != DS_OK)
-          run_fatal(&s->run);
-        else sc_keep_blob(s, id, buf + sizeof id, len - sizeof id);
-      }
-      free(buf);
-      continue; /* no reply: the worker is still training */
-    } else {
-      return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
-    }
-    assign(s, comm, src, &active);
-    double t_done = ds_now();
-    lat_add(lat, t_done - t_msg);
-    if (!lat->t_first) lat->t_first = t_done;
-    lat->t_last = t_done;
-    if (s->run.nparked) unpark(s, comm, &active);
+/* ---- the row source's handlers (serve.c) ---------------------------------- */
+
+static int rows_on_result(ds_run *r, MPI_Comm comm, int src) {
+  sched *s = (sched *)r;
+  ds_point_result res;
+  ds_traj tr;
+  if (recv_result(comm, src, &res, &tr) != DS_OK) {
+    s->nrunning--;
+    run_fatal(r);
+  } else {
+    double t_st = ds_now();
+    take_result(s, &res, &tr);
+    r->lat.store_s += ds_now() - t_st;
+    r->lat.results++;
+    for (int k = 0; k < tr.n; k++) /* steps + values */
+      r->lat.traj_bytes += (int64_t)tr.s[k].n * (1 + tr.s[k].ncols) * 8;
   }
-  lat_report(s, nworkers);
-  return DS_OK;
+  ds_traj_free(&tr);
+  return RUN_REPLY;
 }
 
-void sc_serve_alone(sched *s) {
-  ds_team team;
-  if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
-    run_fatal(&s->run);
-    return;
+static int rows_on_ckpt(ds_run *r, MPI_Comm comm, int src) {
+  sched *s = (sched *)r;
+  int len;
+  char *buf = sc_recv_bytes(comm, src, TAG_CKPT, &len);
+  int64_t id = -1;
+  if (buf && len >= (int)sizeof id) {
+    memcpy(&id, buf, sizeof id);
+    if (!r->fatal && ds_store_write_ckpt(r->store, id, buf + sizeof id, len - sizeof id) != DS_OK)
+      run_fatal(r);
+    else sc_keep_blob(s, id, buf + sizeof id, len - sizeof id);
   }
-  for (int64_t id; run_tick(&s->run), (id = sc_next_point(s)) >= 0;) {
-    ds_point_result res;
-    ds_traj tr;
-    ds_ckpt ck;
-    ckpt_ctx c = {MPI_COMM_SELF, id, s};
-    s->rows[id].team_size = 1; /* -n 1: whatever ranks_per_point asked for */
-    mark_running(s, id, 0);
-    /* the bar says "run 1" while rank 0 trains a point that takes a while
-     * (estimated > 1e8 FLOP), not around every short one */
-    if (s->run.tty && (s->cost[id] > 1e8 || ds_now() - s->run.last_prog > 0.2)) sc_progress(s, NULL, 1);
-    sc_init_ckpt(&ck, s->run.o, &c, 1, s->blob[id], s->bloblen[id]);
-    if (s->isolate) sc_run_isolated(s->run.sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
-    else sc_run_one(s->run.sw, id, s->sidx[id], &team, 0, &tr, &res, &ck);
-    take_result(s, &res, &tr);
-    ds_traj_free(&tr);
+  free(buf);
+  return RUN_NO_REPLY; /* the worker is still training */
+}
+
+static const ds_handler rows_handlers[] = {
+    {TAG_READY, run_on_ready}, {TAG_RESULT, rows_on_result}, {TAG_CKPT, rows_on_ckpt}, {0, NULL}};
+
+static void rows_progress(ds_run *r, int force) { sc_progress((sched *)r, NULL, force); }
+static int64_t rows_running(const ds_run *r) { return ((const sched *)r)->nrunning; }
+static void rows_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
+  assign((sched *)r, comm, dst, active);
+}
+static void rows_report(ds_run *r, int nworkers) { lat_report((sched *)r, nworkers); }
+
+/* -n 1 (run_alone): rank 0 trains the next point itself; RUN_STOP when none
+ * is left to start. */
+static int rows_local(ds_run *r, ds_team *team) {
+  sched *s = (sched *)r;
+  int64_t id = sc_next_point(s);
+  if (id < 0) {
+    if (g_stop && !r->draining && s->nfinal < s->n) run_drain(r, "drain signal");
+    return RUN_STOP;
   }
-  if (g_stop && !s->run.draining && s->nfinal < s->n) run_drain(&s->run, "drain signal");
-  ds_team_free(&team);
+  ds_point_result res;
+  ds_traj tr;
+  ds_ckpt ck;
+  ckpt_ctx c = {MPI_COMM_SELF, id, s};
+  s->rows[id].team_size = 1; /* -n 1: whatever ranks_per_point asked for */
+  mark_running(s, id, 0);
+  /* the bar says "run 1" while rank 0 trains a point that takes a while
+   * (estimated > 1e8 FLOP), not around every short one */
+  if (r->tty && (s->cost[id] > 1e8 || ds_now() - r->last_prog > 0.2)) sc_progress(s, NULL, 1);
+  sc_init_ckpt(&ck, r->o, &c, 1, s->blob[id], s->bloblen[id]);
+  if (s->isolate) sc_run_isolated(r->sw, id, s->sidx[id], team, 0, &tr, &res, &ck);
+  else sc_run_one(r->sw, id, s->sidx[id], team, 0, &tr, &res, &ck);
+  take_result(s, &res, &tr);
+  ds_traj_free(&tr);
+  return RUN_GO;
+}
+
+/* The row source (state.h, ds_source_ops). */
+const ds_source_ops sc_rows_ops = {
+    .noun = "point",
+    .drain_tail = " to checkpoint",
+    .abort_tail = "they resume from their last checkpoint",
+    .progress = rows_progress,
+    .running = rows_running,
+    .handlers = rows_handlers,
+    .assign = rows_assign,
+    .report = rows_report,
+    .local = rows_local,
+};
+
+int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
+  s->run.parked = ds_calloc((size_t)size, sizeof *s->run.parked);
+  if (!s->run.parked) run_fatal(&s->run); /* no work goes out, so nobody is parked */
+  return run_serve(&s->run, comm, nworkers);
 }

@@ -11,7 +11,7 @@
  *
  * Who runs them (the dispatcher, rank 0): one message per tile.
  *   worker -> 0  TAG_READY       (int 0)
- *   0 -> worker  TAG_MAP_ASSIGN  (int64[3]: first grid index or -1, count, level);
+ *   0 -> worker  TAG_ASSIGN      (int64[4]: first grid index or -1, count, level, isolate);
  *                                count 0 = stop; first -1: the count grid
  *                                indices follow in TAG_MAP_IDX (refined levels)
  *   worker -> 0  TAG_MAP_RESULT  (count x ds_map_rec), which doubles as READY
@@ -26,8 +26,6 @@
 #include "state.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
-
-enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
 
 typedef struct {
   ds_run run;               /* first: the run core (state.h) */
@@ -195,34 +193,40 @@ static int64_t *ms_tile_idx(int64_t first, int64_t count, MPI_Comm comm) {
   return idx;
 }
 
-static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+typedef struct {
+  const ds_sweep *sw;
   ds_team team;
-  int rc = ds_team_init(&team, MPI_COMM_SELF);
+} ms_worker;
+
+/* A worker's tile (run_work): train it, send the records back. */
+static int ms_work_tile(void *ctx, MPI_Comm comm, const int64_t hdr[4]) {
+  ms_worker *w = ctx;
+  if (hdr[1] <= 0) return RUN_STOP;
+  int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
+  ds_pixel_fail *fails = NULL;
+  int64_t nfail = 0;
+  size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
+  /* the records, then one ds_pixel_fail per pixel whose own process died */
+  char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
+  ds_map_rec *recs = (ds_map_rec *)msg;
+  if (idx && recs) ds_worker_train_tile(w->sw, &w->team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
+  else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
+  if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
+  MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
+           TAG_MAP_RESULT, comm);
+  free(fails);
+  free(idx);
+  free(msg);
+  return RUN_GO;
+}
+
+static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+  ms_worker w = {.sw = sw};
+  int rc = ds_team_init(&w.team, MPI_COMM_SELF);
   if (rc != DS_OK) return rc;
-  int zero = 0;
-  MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
-  for (;;) {
-    int64_t hdr[4];
-    MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
-    if (hdr[1] <= 0) break;
-    int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
-    ds_pixel_fail *fails = NULL;
-    int64_t nfail = 0;
-    size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
-    /* the records, then one ds_pixel_fail per pixel whose own process died */
-    char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
-    ds_map_rec *recs = (ds_map_rec *)msg;
-    if (idx && recs) ds_worker_train_tile(sw, &team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
-    else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
-    if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
-    MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
-             TAG_MAP_RESULT, comm);
-    free(fails);
-    free(idx);
-    free(msg);
-  }
-  ds_team_free(&team);
-  return DS_OK;
+  rc = run_work(ms_work_tile, &w, comm, 1); /* workers of a map run alone */
+  ds_team_free(&w.team);
+  return rc;
 }
 
 /* ---- rank 0 ------------------------------------------------------------------ */
@@ -273,17 +277,6 @@ static void ms_progress(msched *m, int force) {
   else ds_log("progress: %s", text);
   m->run.last_prog = now;
 }
-
-static void map_progress(ds_run *r, int force) { ms_progress((msched *)r, force); }
-static int64_t map_running(const ds_run *r) { return ((const msched *)r)->inflight; }
-
-static const ds_source_ops map_ops = {
-    .noun = "tile",
-    .drain_tail = "",
-    .abort_tail = "they run again in the next run",
-    .progress = map_progress,
-    .running = map_running,
-};
 
 /* "pixel 17 (optimizer.lr_in=3.16, optimizer.lr_out=1) failed: its process was
  * killed by SIGKILL (signal 9), peak RSS 512 MB" on rank 0 (a user reads it
@@ -363,84 +356,82 @@ static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
     m->wunit[dst][0] = hdr[0], m->wunit[dst][1] = hdr[1], m->wunit[dst][2] = off;
     m->inflight++;
   }
-  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_MAP_ASSIGN, comm);
+  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_ASSIGN, comm);
   if (u >= 0 && hdr[0] < 0) MPI_Send(m->pts + off, (int)hdr[1], MPI_INT64_T, dst, TAG_MAP_IDX, comm);
   if (u < 0) (*active)--;
 }
 
-static int ms_serve(msched *m, MPI_Comm comm, int size) {
-  int active = size - 1;
-  while (active > 0) {
-    MPI_Status st;
-    int failed = m->run.fatal;
-    int got = sc_wait_message(&m->run.pace, m->run.store, &failed, comm, &st);
-    if (failed && !m->run.fatal) run_fatal(&m->run);
-    run_tick(&m->run); /* drain signal, publish, progress: also while results stream in */
-    if (m->run.draining && m->inflight > 0 && ds_now() > m->run.drain_deadline) run_abort_busy(&m->run, comm);
-    if (!got) continue;
-    int src = st.MPI_SOURCE;
-    if (st.MPI_TAG == TAG_READY) {
-      int dummy;
-      MPI_Recv(&dummy, 1, MPI_INT, src, TAG_READY, comm, MPI_STATUS_IGNORE);
-    } else if (st.MPI_TAG == TAG_MAP_RESULT) {
-      int len;
-      char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
-      int64_t *w = m->wunit[src];
-      m->inflight--;
-      int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
-      if (!buf || extra < 0 || extra % (int64_t)sizeof(ds_pixel_fail) ||
-          extra / (int64_t)sizeof(ds_pixel_fail) > w[1]) {
-        if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
-                         (long long)w[1]);
-        run_fatal(&m->run);
-      } else {
-        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ds_pixel_fail *)(buf + rb),
-                extra / (int64_t)sizeof(ds_pixel_fail));
-      }
-      free(buf);
-    } else {
-      return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
-    }
-    ms_assign(m, comm, src, &active);
-    /* a finished level, or the end: the parked workers get their tiles */
-    for (int n = m->run.nparked, k = (m->run.nparked = 0); k < n; k++) ms_assign(m, comm, m->run.parked[k], &active);
+/* A tile's records (TAG_MAP_RESULT), then the worker waits for its next tile. */
+static int map_on_result(ds_run *r, MPI_Comm comm, int src) {
+  msched *m = (msched *)r;
+  int len;
+  char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
+  int64_t *w = m->wunit[src];
+  m->inflight--;
+  int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
+  if (!buf || extra < 0 || extra % (int64_t)sizeof(ds_pixel_fail) ||
+      extra / (int64_t)sizeof(ds_pixel_fail) > w[1]) {
+    if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
+                     (long long)w[1]);
+    run_fatal(r);
+  } else {
+    ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ds_pixel_fail *)(buf + rb),
+            extra / (int64_t)sizeof(ds_pixel_fail));
   }
-  return DS_OK;
+  free(buf);
+  return RUN_REPLY;
 }
 
-/* -n 1: rank 0 trains the tiles itself. */
-static void ms_alone(msched *m) {
-  ds_team team;
-  if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
-    run_fatal(&m->run);
-    return;
-  }
-  for (;;) {
-    run_tick(&m->run);
-    if (m->run.draining || m->run.fatal || (ms_advance(m), ms_finished(m))) break;
-    int64_t u = ms_next_unit(m), first, count, off;
-    if (u < 0) continue;
-    ms_unit(m, u, &first, &count, &off);
-    int64_t *idx = ds_calloc((size_t)count, sizeof *idx);
-    ds_map_rec *recs = ds_calloc((size_t)count, sizeof *recs);
-    if (!idx || !recs) {
-      free(idx);
-      free(recs);
-      run_fatal(&m->run);
-      break;
-    }
-    for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
-    /* isolated: the child must not touch the open store (it leaves with _exit) */
-    ds_pixel_fail *fails = NULL;
-    int64_t nfail = 0;
-    ds_worker_train_tile(m->run.sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
-    ms_take(m, first, count, off, recs, fails, nfail);
-    free(fails);
+/* -n 1 (run_alone): rank 0 trains the next tile itself; RUN_STOP when the
+ * map is finished, drained or failed. */
+static int map_local(ds_run *r, ds_team *team) {
+  msched *m = (msched *)r;
+  if (r->draining || r->fatal || (ms_advance(m), ms_finished(m))) return RUN_STOP;
+  int64_t u = ms_next_unit(m), first, count, off;
+  if (u < 0) return RUN_GO;
+  ms_unit(m, u, &first, &count, &off);
+  int64_t *idx = ds_calloc((size_t)count, sizeof *idx);
+  ds_map_rec *recs = ds_calloc((size_t)count, sizeof *recs);
+  if (!idx || !recs) {
     free(idx);
     free(recs);
+    run_fatal(r);
+    return RUN_STOP;
   }
-  ds_team_free(&team);
+  for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
+  /* isolated: the child must not touch the open store (it leaves with _exit) */
+  ds_pixel_fail *fails = NULL;
+  int64_t nfail = 0;
+  ds_worker_train_tile(r->sw, team, m->isolate, idx, count, recs, &fails, &nfail);
+  ms_take(m, first, count, off, recs, fails, nfail);
+  free(fails);
+  free(idx);
+  free(recs);
+  return RUN_GO;
 }
+
+static void map_progress(ds_run *r, int force) { ms_progress((msched *)r, force); }
+static int64_t map_running(const ds_run *r) { return ((const msched *)r)->inflight; }
+
+static void map_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
+  ms_assign((msched *)r, comm, dst, active);
+}
+
+static const ds_handler map_handlers[] = {
+    {TAG_READY, run_on_ready}, {TAG_MAP_RESULT, map_on_result}, {0, NULL}};
+
+/* The map source (state.h, ds_source_ops); the scheduler's figures are the
+ * row sweeps' alone (no report). */
+static const ds_source_ops map_ops = {
+    .noun = "tile",
+    .drain_tail = "",
+    .abort_tail = "they run again in the next run",
+    .progress = map_progress,
+    .running = map_running,
+    .handlers = map_handlers,
+    .assign = map_assign,
+    .local = map_local,
+};
 
 /* ---- the store ---------------------------------------------------------------- */
 
@@ -717,8 +708,8 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   if (rc == DS_OK && rank == 0) {
     double cpu0 = ds_cpu_time();
     m.run.t0 = m.run.last_prog = ds_now();
-    if (size == 1) ms_alone(&m);
-    else rc = ms_serve(&m, comm, size);
+    if (size == 1) run_alone(&m.run);
+    else rc = run_serve(&m.run, comm, size - 1);
     drained = !ms_finished(&m) && !m.run.fatal;
     int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.run.t0);
     if (rc == DS_OK) rc = wrc;

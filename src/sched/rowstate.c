@@ -1,6 +1,5 @@
 /* rowstate.c -- what rank 0 knows of a row sweep's progress (struct sched,
- * state.h): the progress line, the ETA, the checkpoints kept for reuse, and
- * the row source's ops table for the run core (state.c). */
+ * state.h): the progress line, the ETA, the checkpoints kept for reuse. */
 #include "state.h"
 
 void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len) {
@@ -76,14 +75,3 @@ double sc_eta(const sched *s) {
   double left = corr * (s->est_pending > 0 ? s->est_pending : 0) + left_run;
   return left / (s->slots > 0 ? s->slots : 1);
 }
-
-static void rows_progress(ds_run *r, int force) { sc_progress((sched *)r, NULL, force); }
-static int64_t rows_running(const ds_run *r) { return ((const sched *)r)->nrunning; }
-
-const ds_source_ops sc_rows_ops = {
-    .noun = "point",
-    .drain_tail = " to checkpoint",
-    .abort_tail = "they resume from their last checkpoint",
-    .progress = rows_progress,
-    .running = rows_running,
-};

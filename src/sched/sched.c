@@ -121,7 +121,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     double cpu0 = ds_cpu_time();
     s.slots = size == 1 ? 1 : nteams > 0 ? nteams : size - 1; /* points running at once */
     s.run.t0 = s.run.last_prog = ds_now();
-    if (size == 1) sc_serve_alone(&s);
+    if (size == 1) run_alone(&s.run);
     else rc = sc_serve(&s, comm, nteams, size);
     double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.run.t0;
     drained = s.nfinal < s.n && !s.run.fatal;

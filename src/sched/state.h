@@ -1,24 +1,28 @@
 /* state.h -- `dynsweep run`, in rooms along its one-way data path
- * sweep -> planner -> dispatcher -> workers -> store, laid out in floors
- * (a file calls only files on the floors below it):
- *   state.c     (bottom) rank 0's run state of a row sweep (struct sched):
- *               store failure, drain, progress and ETA, the periodic tick
+ * sweep -> point source -> dispatcher -> workers -> store, laid out in
+ * floors (a file calls only files on the floors below it; the loops reach
+ * the source through its ops table, ds_source_ops):
+ *   state.c     (bottom) the run core ds_run of rank 0, whatever the source:
+ *               store failure, drain, the periodic tick, giving up on busy
+ *               workers, closing the store (run_close)
  *   wire.c      (bottom) the messages: waiting for one (paced), receiving one
- *   plan.c      which points exist and in what order: store rows from the sweep,
- *               teams (train.ranks_per_point), the queue
- *   workloop.c  a worker (any rank; rank 0 itself with -n 1): runs points, checkpoints
- *   lifecycle.c the store's lifecycle: create, or resume / extend / compare with
- *               the sweep, load what is unfinished, wrap up
- *   dispatch.c  rank 0: hands points to workers, takes results into the store,
- *               the journal's group commit, the scheduler figures
- *   mapsched.c  map sweeps (issue 13): tiles of outcome-only points, refinement
- *               levels; planner, dispatcher and worker loop of their own (the
- *               tiles' training: src/worker/tilerun.c)
+ *   rowstate.c  (bottom) a row sweep's progress line, ETA, kept checkpoints
+ *   serve.c     THE rank-0 loop (run_serve): a handler per message tag
+ *   work.c      THE worker loop (run_work), and rank 0's own with -n 1 (run_alone)
+ *   plan.c      the row source: which points exist and in what order (store
+ *               rows from the sweep, teams: train.ranks_per_point, the queue)
+ *   workloop.c  the row source's worker side: runs points, checkpoints
+ *   lifecycle.c the row store's lifecycle: create, or resume / extend / compare
+ *               with the sweep, load what is unfinished, wrap up
+ *   dispatch.c  the row source on rank 0: hands points out, takes results and
+ *               checkpoints into the store, the scheduler figures; sc_rows_ops
+ *   mapsched.c  the map source (issue 13): tiles of outcome-only points,
+ *               refinement levels, its store; map_ops (the tiles' training:
+ *               src/worker/tilerun.c)
  *   sched.c     (top) ds_sched_run, which wires them together
  *
- * sched.c -- the rank-0 scheduler and the worker loop of `dynsweep run`.
- *
- * Protocol (world communicator):
+ * Protocol of a row sweep (world communicator; a map's: mapsched.c, the
+ * same TAG_READY and TAG_ASSIGN):
  *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
  *   0 -> worker  TAG_ASSIGN  (int64[4]: row id, sweep point index, blob
  *                             length, isolate; id -1 = stop)
@@ -33,7 +37,7 @@
  *
  * Workers form teams (train.ranks_per_point; plan_teams): only a team's
  * leader (its lowest world rank) talks to rank 0 and passes the assignment
- * on to its members over the team communicator (work()).
+ * on to its members over the team communicator (workloop.c).
  * Points go out longest-estimated-first to whichever worker asks (a team
  * gets only points of its size). Rank 0
  * waits with MPI_Iprobe and an exponential sleep back-off (Open MPI's
@@ -67,7 +71,9 @@ enum {
   TAG_RESULT = 13,
   TAG_TRAJ = 14,
   TAG_BLOB = 15,
-  TAG_CKPT = 16
+  TAG_CKPT = 16,
+  TAG_MAP_IDX = 22,   /* map sweeps (mapsched.c) */
+  TAG_MAP_RESULT = 23
 };
 
 /* ---- drain signal ----------------------------------------------------------- */
@@ -97,12 +103,30 @@ typedef struct {
  * starts with a ds_run, so the loops of state.c and serve.c work on either;
  * what they need of the source goes through its ops table. */
 typedef struct ds_run ds_run;
+
+/* A message handler of rank 0 (serve.c): receives the message of tag from
+ * src; RUN_REPLY: src now waits for work (ops->assign answers it). */
+enum { RUN_REPLY = 0, RUN_NO_REPLY = 1 };
+typedef struct {
+  int tag; /* 0 ends a table */
+  int (*fn)(ds_run *r, MPI_Comm comm, int src);
+} ds_handler;
+
 typedef struct {
   const char *noun;       /* "point", "tile": the drain and abort messages */
   const char *drain_tail; /* after "... for N running point(s)" in the drain message */
   const char *abort_tail; /* after "ending the job" when busy workers are given up on */
   void (*progress)(ds_run *r, int force);  /* the progress line and the store's ETA */
   int64_t (*running)(const ds_run *r);     /* points (tiles) out */
+  /* multi-rank runs (serve.c) */
+  const ds_handler *handlers;              /* one per message tag a worker sends */
+  /* hands worker dst its next work, parks it (r->parked: none yet) or stops
+   * it (--*active) */
+  void (*assign)(ds_run *r, MPI_Comm comm, int dst, int *active);
+  void (*report)(ds_run *r, int nworkers); /* after the loop, or NULL */
+  /* -n 1 (work.c, run_alone): rank 0 runs the next work itself on team;
+   * RUN_STOP when there is none to start */
+  int (*local)(ds_run *r, ds_team *team);
 } ds_source_ops;
 
 struct ds_run {
@@ -182,8 +206,16 @@ void run_drain(ds_run *r, const char *why);
 void run_tick(ds_run *r);
 void run_abort_busy(ds_run *r, MPI_Comm comm);
 int run_close(ds_run *r, int complete, double cpu, double wall, ds_store_stats *st);
+/* serve.c: the rank-0 loop (r->parked: room for every rank) */
+int run_serve(ds_run *r, MPI_Comm comm, int nworkers);
+int run_on_ready(ds_run *r, MPI_Comm comm, int src);
+/* work.c: the worker loop. fn runs one assignment hdr (the leader's, as
+ * received; a member's: {-1, -1, 0, 0}) and returns RUN_STOP when it was a stop. */
+enum { RUN_GO = 0, RUN_STOP = 1 };
+typedef int (*run_work_fn)(void *ctx, MPI_Comm comm, const int64_t hdr[4]);
+int run_work(run_work_fn fn, void *ctx, MPI_Comm comm, int lead);
+void run_alone(ds_run *r); /* -n 1: tick, then r->ops->local, until it stops */
 /* rowstate.c: a row sweep's progress */
-extern const ds_source_ops sc_rows_ops;
 void sc_keep_blob(sched *s, int64_t id, const char *b, size_t len);
 void sc_progress(sched *s, const ds_summary_row *r, int force);
 double sc_eta(const sched *s); /* seconds left, from the cost model; < 0 unknown */
@@ -211,9 +243,9 @@ int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, M
 int sc_prepare(sched *s, const char *hosts, int nranks);
 int sc_wrap_up(sched *s, int size, double cpu, double wall);
 void sc_free_sched(sched *s);
-/* dispatch.c */
+/* dispatch.c: the row source */
+extern const ds_source_ops sc_rows_ops;
 int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
-void sc_serve_alone(sched *s);
 /* mapsched.c: `dynsweep run` of a map sweep (collective) */
 /* rank_nodes: each rank's node, rank 0 first (root attribute rank_nodes) */
 int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
