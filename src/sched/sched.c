@@ -1,5 +1,5 @@
 /* sched.c -- ds_sched_run: the entry of `dynsweep run` on every rank. The
- * rooms and the protocol are described in sched_priv.h. */
+ * rooms and the protocol are described in state.h. */
 #include "state.h"
 
 /* Rank 0 gets every rank's MPI processor name (the host) and node: the Slurm
