@@ -45,7 +45,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-#include "sched_priv.h"
+#include "state.h"
 
 int __real_ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
                                ds_point_result *res, const ds_ckpt *ck);

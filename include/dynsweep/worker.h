@@ -5,6 +5,7 @@
 #define DYNSWEEP_WORKER_H
 #include <stdint.h>
 #include "dynsweep/config.h"
+#include "dynsweep/map.h"
 #include "dynsweep/spectra.h"
 #include "dynsweep/traj.h"
 
@@ -81,4 +82,24 @@ int ds_worker_loss_rose(double prev, double cur, double rel);
 
 /* The record schedule: should step t (0..steps) be recorded? */
 int ds_worker_record_step(const ds_record_spec *r, int64_t t, int64_t steps);
+/* A map tile (issue 13; docs/maps.md). A pixel whose own process died
+ * (isolation, "A pixel that kills its process" in docs/maps.md): a worker
+ * sends these after a tile's records, rank 0 logs them. */
+typedef struct {
+  int64_t idx;       /* grid index */
+  int32_t signo;     /* the signal that killed the child (0: it exited with code) */
+  int32_t code;
+  int64_t maxrss_kb; /* the child's peak RSS */
+} ds_pixel_fail;
+
+/* Trains the count points idx[] of sweep sw (a tile) into recs: runs of
+ * points that may be trained together go through ds_tile_train, the others
+ * one at a time (ds_worker_run_point). isolate: in child processes, a tile
+ * whose child dies split down to the pixels that kill it; those pixels are
+ * listed in *fails (malloc'd, *nfail of them; NULL when none); a child
+ * drained before it sent its records leaves its pixels DS_MAP_UNSET.
+ * Benchmark knob DYNSWEEP_BENCH_NOWORK=1 and the test-only fault switch
+ * DYNSWEEP_TEST_CRASH=pixel:N: src/worker/tilerun.c. */
+void ds_worker_train_tile(const ds_sweep *sw, ds_team *team, int isolate, const int64_t *idx,
+                          int64_t count, ds_map_rec *recs, ds_pixel_fail **fails, int64_t *nfail);
 #endif

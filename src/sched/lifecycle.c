@@ -1,6 +1,6 @@
 /* lifecycle.c -- the store of a run: create it, or resume / extend it after
  * comparing the stored sweep with this one; load what is unfinished; wrap up. */
-#include "sched_priv.h"
+#include "state.h"
 
 static int alloc_rows(sched *s, int64_t n) {
   size_t m = n ? (size_t)n : 1;
@@ -38,7 +38,7 @@ void sc_free_sched(sched *s) {
   free(s->est);
   free(s->t_run);
   free(s->nsteps);
-  free(s->parked);
+  free(s->run.parked);
   for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
   free(s->cls);
   free(s->lead_size);
@@ -46,7 +46,7 @@ void sc_free_sched(sched *s) {
 }
 
 static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
-  const ds_sweep *sw = s->sw;
+  const ds_sweep *sw = s->run.sw;
   int na = sw->naxes;
   const char **names = ds_calloc(na + 1, sizeof *names), **paths = ds_calloc(na + 1, sizeof *paths);
   double *vals = ds_calloc((size_t)s->n * (na ? na : 1) + 1, sizeof *vals);
@@ -60,18 +60,18 @@ static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
   ds_iso_time(start, sizeof start);
   char *inputs = NULL; /* issue 11: the input files' content, recorded at create */
   uint64_t ih = 0;
-  if (rc == DS_OK && !s->store) rc = ds_sweep_inputs_hash(sw, &inputs, &ih);
+  if (rc == DS_OK && !s->run.store) rc = ds_sweep_inputs_hash(sw, &inputs, &ih);
   snprintf(ihash, sizeof ihash, "%016llx", (unsigned long long)ih);
   ds_store_meta m = {
       .sweep_name = sw->name, .sweep_text = sw->text, .sweep_path = sw->path,
       .sweep_hash = sw->hash, .dynsweep_version = DYNSWEEP_VERSION,
-      .library_versions = s->o->library_versions ? s->o->library_versions : "",
+      .library_versions = s->run.o->library_versions ? s->run.o->library_versions : "",
       .hosts = hosts, .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks,
       .naxes = na, .axis_names = names, .axis_paths = paths, .npoints = s->n,
       .point_axis_vals = vals, .inputs = inputs, .inputs_hash = inputs ? ihash : NULL,
       .segments = sw->store_bytes >= DS_STORE_SEGMENTS_BYTES};
-  if (rc == DS_OK && !s->store) rc = ds_store_create(s->o->store_path, &m, s->rows, &s->store);
-  else if (rc == DS_OK) rc = ds_store_extend(s->store, &m, s->rows);
+  if (rc == DS_OK && !s->run.store) rc = ds_store_create(s->run.o->store_path, &m, s->rows, &s->run.store);
+  else if (rc == DS_OK) rc = ds_store_extend(s->run.store, &m, s->rows);
   free(names);
   free(paths);
   free(vals);
@@ -106,10 +106,10 @@ static void warn_inputs_changed(const char *old, const char *now) {
 }
 
 static int create_new(sched *s, const char *hosts, int nranks) {
-  DS_TRY(alloc_rows(s, ds_sweep_npoints(s->sw)));
+  DS_TRY(alloc_rows(s, ds_sweep_npoints(s->run.sw)));
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
-    DS_TRY(ds_sweep_point(s->sw, i, &p));
+    DS_TRY(ds_sweep_point(s->run.sw, i, &p));
     s->sidx[i] = i;
     sc_fill_row(&s->rows[i], i, &p);
   }
@@ -212,7 +212,7 @@ static void compare_sweeps(const ds_sweep *old, const ds_sweep *sw, const double
 /* Reads an existing store's sweep and grid (read-only), decides whether sw
  * continues it, then resumes it (and extends it with sw's new points). */
 static int resume_existing(sched *s) {
-  const char *path = s->o->store_path;
+  const char *path = s->run.o->store_path;
   ds_store *r = NULL;
   ds_summary_row *rows = NULL;
   int64_t n = 0, np = 0;
@@ -228,7 +228,7 @@ static int resume_existing(sched *s) {
   }
   if (rc == DS_OK && ds_store_is_map(r))
     rc = ds_fail(DS_EINPUT, "%s is a map store, but %s is not a map sweep (no map: section); write "
-                 "to a new store, or add map: to run the map again", path, s->sw->path);
+                 "to a new store, or add map: to run the map again", path, s->run.sw->path);
   if (rc == DS_OK) rc = ds_store_read_summary(r, &rows, &n);
   if (rc == DS_OK) rc = ds_store_sweep_text(r, &text);
   if (rc == DS_OK) rc = ds_store_read_axes(r, &naxes, &names, &vals, &np);
@@ -241,7 +241,7 @@ static int resume_existing(sched *s) {
   if (rc == DS_OK && (ds_store_attr(r, "inputs_hash", old_ihash, sizeof old_ihash) != DS_OK ||
                       ds_store_attr(r, "inputs", old_inputs, 8192) != DS_OK))
     ds_clear_error(), old_ihash[0] = 0; /* a store made before issue 11 */
-  if (rc == DS_OK) rc = ds_sweep_inputs_hash(s->sw, &inputs, &ih);
+  if (rc == DS_OK) rc = ds_sweep_inputs_hash(s->run.sw, &inputs, &ih);
   char new_ihash[17];
   snprintf(new_ihash, sizeof new_ihash, "%016llx", (unsigned long long)ih);
   int inputs_changed = rc == DS_OK && strcmp(old_ihash, new_ihash) != 0;
@@ -259,17 +259,17 @@ static int resume_existing(sched *s) {
   int64_t *map = NULL;
   char why[768] = "";
   if (rc == DS_OK && !(map = ds_calloc(n ? (size_t)n : 1, sizeof *map))) rc = DS_ENOMEM;
-  if (rc == DS_OK) compare_sweeps(&old, s->sw, vals, naxes, names, rows, n, map, why, sizeof why);
+  if (rc == DS_OK) compare_sweeps(&old, s->run.sw, vals, naxes, names, rows, n, map, why, sizeof why);
   if (rc == DS_OK && why[0])
     rc = ds_fail(DS_EINPUT, "%s: made by a different sweep than %s: %s. A store continues only "
                             "the sweep that made it, or that sweep with grid values (or replicas) "
                             "added; nothing was changed. Use another -o path for a new sweep.",
-                 path, s->sw->path, why);
+                 path, s->run.sw->path, why);
   if (rc == DS_OK && inputs_changed && old_ihash[0]) warn_inputs_changed(old_inputs, inputs);
-  int extend = rc == DS_OK && (old.hash != s->sw->hash || ds_sweep_npoints(s->sw) != n);
+  int extend = rc == DS_OK && (old.hash != s->run.sw->hash || ds_sweep_npoints(s->run.sw) != n);
   int complete = rc == DS_OK && !extend && !strcmp(state, "complete");
   for (int64_t i = 0; complete && i < n; i++)
-    complete = is_final(rows[i].status) && !(s->o->retry_failed && rows[i].status == DS_ST_FAILED);
+    complete = is_final(rows[i].status) && !(s->run.o->retry_failed && rows[i].status == DS_ST_FAILED);
   if (have_old) ds_sweep_free(&old);
   for (int a = 0; names && a < naxes; a++) free(names[a]);
   free(names);
@@ -285,13 +285,13 @@ static int resume_existing(sched *s) {
     return DS_OK;
   }
   /* the store's current rows (the journal of a killed run replayed) */
-  if (rc == DS_OK) rc = ds_store_resume(path, &s->store);
-  if (rc == DS_OK && inputs_changed) rc = ds_store_set_inputs(s->store, inputs, new_ihash);
+  if (rc == DS_OK) rc = ds_store_resume(path, &s->run.store);
+  if (rc == DS_OK && inputs_changed) rc = ds_store_set_inputs(s->run.store, inputs, new_ihash);
   free(old_inputs);
   free(inputs);
   s->resumed = rc == DS_OK;
-  if (rc == DS_OK) rc = ds_store_read_summary(s->store, &rows, &n);
-  int64_t nsw = ds_sweep_npoints(s->sw);
+  if (rc == DS_OK) rc = ds_store_read_summary(s->run.store, &rows, &n);
+  int64_t nsw = ds_sweep_npoints(s->run.sw);
   if (rc == DS_OK) {
     s->rows = rows;
     rows = NULL;
@@ -308,13 +308,13 @@ static int resume_existing(sched *s) {
     for (int64_t i = 0; rc == DS_OK && i < n; i++) {
       s->sidx[i] = map[i];
       used[map[i]] = 1;
-      s->rows[i].combo = map[i] / s->sw->replicas;
+      s->rows[i].combo = map[i] / s->run.sw->replicas;
     }
     int64_t k = n;
     for (int64_t j = 0; rc == DS_OK && extend && j < nsw; j++) {
       if (used[j]) continue;
       ds_point p;
-      rc = ds_sweep_point(s->sw, j, &p);
+      rc = ds_sweep_point(s->run.sw, j, &p);
       s->sidx[k] = j;
       sc_fill_row(&s->rows[k], k, &p);
       k++;
@@ -342,7 +342,7 @@ static int load_unfinished(sched *s) {
     if (is_final(r->status)) continue;
     char *b = NULL;
     size_t len = 0;
-    int rc = ds_store_read_ckpt(s->store, i, &b, &len);
+    int rc = ds_store_read_ckpt(s->run.store, i, &b, &len);
     if (rc == DS_OK) {
       s->blob[i] = b;
       s->bloblen[i] = len;
@@ -356,7 +356,7 @@ static int load_unfinished(sched *s) {
   int64_t todo = s->n - s->nfinal;
   if (s->resumed || nblob > 0)
     ds_log("resuming %s: %lld of %lld points finished, %lld to run (%lld from a checkpoint)",
-           s->o->store_path, (long long)s->nfinal, (long long)s->n, (long long)todo,
+           s->run.o->store_path, (long long)s->nfinal, (long long)s->n, (long long)todo,
            (long long)nblob);
   return DS_OK;
 }
@@ -377,78 +377,59 @@ static int reopen_failed(sched *s) {
   for (int64_t i = 0; i < s->n; i++) {
     if (s->rows[i].status != DS_ST_FAILED) continue;
     ds_point p;
-    DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
+    DS_TRY(ds_sweep_point(s->run.sw, s->sidx[i], &p));
     sc_fill_row(&s->rows[i], s->rows[i].id, &p);
-    DS_TRY(ds_store_reopen_row(s->store, &s->rows[i]));
+    DS_TRY(ds_store_reopen_row(s->run.store, &s->rows[i]));
     k++;
   }
-  if (!s->o->quiet) ds_log("--retry failed: %lld failed point(s) to run again", (long long)k);
-  return k ? ds_store_publish(s->store, 1) : DS_OK;
+  if (!s->run.o->quiet) ds_log("--retry failed: %lld failed point(s) to run again", (long long)k);
+  return k ? ds_store_publish(s->run.store, 1) : DS_OK;
 }
 
 int sc_prepare(sched *s, const char *hosts, int nranks) {
   struct stat st;
   int rc;
-  if (lstat(s->o->store_path, &st) == 0) rc = resume_existing(s);
+  if (lstat(s->run.o->store_path, &st) == 0) rc = resume_existing(s);
   else rc = create_new(s, hosts, nranks);
   if (rc == DS_OK && s->nothing_to_do) {
-    if (!s->o->quiet) ds_log("%s: nothing to do, all points finished", s->o->store_path);
+    if (!s->run.o->quiet) ds_log("%s: nothing to do, all points finished", s->run.o->store_path);
     return DS_OK;
   }
-  if (rc == DS_OK && s->o->retry_failed) rc = reopen_failed(s);
+  if (rc == DS_OK && s->run.o->retry_failed) rc = reopen_failed(s);
   if (rc == DS_OK) rc = sc_build_queue(s);
   if (rc == DS_OK && s->nfinal == s->n) {
     s->nothing_to_do = 1;
-    if (!s->o->quiet)
-      ds_log("%s: nothing to do, all %lld points finished", s->o->store_path, (long long)s->n);
+    if (!s->run.o->quiet)
+      ds_log("%s: nothing to do, all %lld points finished", s->run.o->store_path, (long long)s->n);
     char state[32] = "";
-    if (ds_store_attr(s->store, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
+    if (ds_store_attr(s->run.store, "run_state", state, sizeof state) != DS_OK) ds_clear_error();
     if (strcmp(state, "complete") != 0) { /* killed after its last point: finish it now */
       char end[32];
       ds_iso_time(end, sizeof end);
-      rc = ds_store_finish(s->store, end, attr_num(s->store, "rank0_cpu_s"),
-                           attr_num(s->store, "wall_s"));
+      rc = ds_store_finish(s->run.store, end, attr_num(s->run.store, "rank0_cpu_s"),
+                           attr_num(s->run.store, "wall_s"));
     }
     return rc;
   }
   if (rc == DS_OK) rc = load_unfinished(s);
   if (rc == DS_OK) {
-    s->prev_wall = attr_num(s->store, "wall_s");
-    s->prev_cpu = attr_num(s->store, "rank0_cpu_s");
-    ds_store_set_publish_every(s->store, s->o->publish_every);
-    ds_store_set_run(s->store, "running", (double)time(NULL), s->final0);
-    rc = ds_store_publish(s->store, 1); /* the session is visible at once */
+    s->run.prev_wall = attr_num(s->run.store, "wall_s");
+    s->run.prev_cpu = attr_num(s->run.store, "rank0_cpu_s");
+    ds_store_set_publish_every(s->run.store, s->run.o->publish_every);
+    ds_store_set_run(s->run.store, "running", (double)time(NULL), s->run.done0);
+    rc = ds_store_publish(s->run.store, 1); /* the session is visible at once */
   }
   return rc;
 }
 
-/* After the sc_work: finish (complete) or record the session (drained,
+/* After the work: finish (complete) or record the session (drained,
  * stopped), report, close. */
 int sc_wrap_up(sched *s, int size, double cpu, double wall) {
-  int rc = DS_OK;
   int complete = s->nfinal == s->n;
-  char end[32];
-  ds_iso_time(end, sizeof end);
-  if (s->tty && !s->o->quiet) {
-    sc_progress(s, NULL, 1);
-    ds_console_bar_end();
-  }
-  if (!complete)
-    ds_store_set_run(s->store, s->fatal ? "stopped" : "drained", (double)time(NULL), s->final0);
-  /* ds_store_finish publishes the last results; the wall_s and rank0_cpu_s
-   * it records include that publish up to the closing of the file. After a
-   * drain signal the watchdog allows for it (a slow publish is not a wedge). */
   ds_store_stats st;
-  ds_store_get_stats(s->store, &st);
-  ds_drain_watchdog_extend(30 + 20 * st.last_publish_s);
-  int frc = ds_store_finish(s->store, complete ? end : NULL, s->prev_cpu + cpu, s->prev_wall + wall);
-  if (frc != DS_OK && !s->fatal) sc_set_fatal(s);
-  ds_store_get_stats(s->store, &st);
-  int crc = ds_store_close(s->store);
-  s->store = NULL;
-  if (crc != DS_OK && !s->fatal) sc_set_fatal(s);
-  if (s->fatal) return ds_fail(DS_EIO, "%s", s->fatal_msg);
-  if (!s->o->quiet) {
+  int rc = run_close(&s->run, complete, cpu, wall, &st);
+  if (rc != DS_OK) return rc;
+  if (!s->run.o->quiet) {
     /* the outcomes of the store's finished points, as `ls` counts them
      * (docs/store.md "Outcome"; a row written before issue 24 with code 0
      * counts as converged here, `ls` re-reads its loss) */
@@ -465,11 +446,11 @@ int sc_wrap_up(sched *s, int size, double cpu, double wall) {
     }
     ds_log("%s %lld points in %.2f s: %lld converged, %lld unconverged, %lld catapult, %lld "
            "plateaus, %lld diverged, %lld failed of %lld; rank 0 CPU %.3f s (%.1f%% of a core)%s",
-           complete ? "finished" : "drained after", (long long)s->session_done, wall,
+           complete ? "finished" : "drained after", (long long)s->run.session_done, wall,
            (long long)oc[0], (long long)oc[1], (long long)oc[2], (long long)oc[3], (long long)oc[4],
            (long long)oc[5], (long long)s->n, cpu, 100.0 * cpu / (wall > 0 ? wall : 1),
            size == 1 ? ", rank 0 also trained" : "");
-    if (s->o->verbose) /* the store's own costs: with -v only (a tiny run's ratios mislead) */
+    if (s->run.o->verbose) /* the store's own costs: with -v only (a tiny run's ratios mislead) */
       ds_log("store: %lld publishes, %.3f s (%.2f%% of wall; copy %.3f s, fsync+rename %.3f s, the "
            "rest HDF5 writing; last %.1f ms, file %.2f MB); journal %lld records, %.2f MB, %.3f s "
            "writing+fsync (%.2f%% of wall)", (long long)st.publishes, st.publish_s,
@@ -481,7 +462,7 @@ int sc_wrap_up(sched *s, int size, double cpu, double wall) {
              (long long)(s->n - s->nfinal));
     if (s->nfail)
       ds_warn("%lld point(s) failed ('dynsweep ls %s' says why; 'dynsweep run ... --retry failed' "
-              "runs them again)", (long long)s->nfail, s->o->store_path);
+              "runs them again)", (long long)s->nfail, s->run.o->store_path);
   }
   return rc;
 }

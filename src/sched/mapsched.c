@@ -11,7 +11,7 @@
  *
  * Who runs them (the dispatcher, rank 0): one message per tile.
  *   worker -> 0  TAG_READY       (int 0)
- *   0 -> worker  TAG_MAP_ASSIGN  (int64[3]: first grid index or -1, count, level);
+ *   0 -> worker  TAG_ASSIGN      (int64[4]: first grid index or -1, count, level, isolate);
  *                                count 0 = stop; first -1: the count grid
  *                                indices follow in TAG_MAP_IDX (refined levels)
  *   worker -> 0  TAG_MAP_RESULT  (count x ds_map_rec), which doubles as READY
@@ -23,27 +23,12 @@
  * The store: rank 0 keeps one outcome byte per pixel (DS_MAP_UNSET until
  * computed) for refinement and progress; the records go to the store's map
  * arrays (ds_store_write_map). */
-#include "dynsweep/knobs.h"
-#include "sched_priv.h"
+#include "state.h"
 #include "dynsweep/isolate.h"
 #include "dynsweep/map.h"
-#include "dynsweep/tile.h"
-
-enum { TAG_MAP_ASSIGN = 21, TAG_MAP_IDX = 22, TAG_MAP_RESULT = 23 };
-
-/* A pixel whose own process died (isolation, "A pixel that kills its
- * process" in docs/maps.md): sent after a tile's records, logged by rank 0. */
-typedef struct {
-  int64_t idx;       /* grid index */
-  int32_t signo;     /* the signal that killed the child (0: it exited with code) */
-  int32_t code;
-  int64_t maxrss_kb; /* the child's peak RSS */
-} ms_pxfail;
 
 typedef struct {
-  const ds_sweep *sw;
-  const ds_run_opts *o;
-  ds_store *store;
+  ds_run run;               /* first: the run core (state.h) */
   int64_t N, tile;          /* pixels, points per tile */
   uint8_t *out;             /* outcome per pixel */
   int64_t shape[DS_MAX_AXES], stride[DS_MAX_AXES];
@@ -53,7 +38,6 @@ typedef struct {
   int64_t nunits, next;     /* tiles of this level, the next to hand out */
   int64_t inflight;         /* tiles out */
   int64_t (*wunit)[3];      /* per world rank: its tile (first index or -1, count, offset in pts) */
-  int *parked, nparked;
   int64_t *redo;            /* tiles that came back incomplete (a drained child): hand out again */
   int nredo;
   int last_died;            /* the store says its last run did not end (run_state "running") */
@@ -61,21 +45,12 @@ typedef struct {
   int64_t px_killed;        /* pixels failed because their own process died (this session) */
   char *pxfail_text;        /* their lines for the store (failed_pixels), an earlier run's first */
   size_t pxfail_len;
-  int64_t count[5], computed0, computed, session_done;
-  double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
-  int tty, fatal, draining;
-  char fatal_msg[1024];
+  int64_t count[5], computed; /* pixels of each outcome, pixels computed (run.done0 at the start) */
 } msched;
-
-static void ms_fatal(msched *m) {
-  if (!m->fatal) snprintf(m->fatal_msg, sizeof m->fatal_msg, "%s", ds_errmsg());
-  m->fatal = 1;
-  if (!m->draining) m->draining = 1, m->drain_deadline = ds_now() + m->o->drain_timeout;
-}
 
 /* ---- the planner ------------------------------------------------------------ */
 
-static int ms_dense(const msched *m) { return m->sw->refine_levels == 0; }
+static int ms_dense(const msched *m) { return m->run.sw->refine_levels == 0; }
 
 /* Tiles of the current level. */
 static void ms_level_units(msched *m) {
@@ -104,7 +79,7 @@ static int64_t ms_unit_idx0(const msched *m, int64_t u) {
  * copy only: the store keeps trained pixels, readers fill the same way,
  * python/dynsweep/maps.py fill_refined). Returns the number listed. */
 static int64_t ms_plane(msched *m, int64_t h, int mode, int64_t *list, int64_t cap) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   int ra = sw->refine_axes[0], rb = sw->refine_axes[1], two = rb >= 0; /* else: intervals */
   int64_t na = m->shape[ra], nb = two ? m->shape[rb] : 1, sa = m->stride[ra], sb = two ? m->stride[rb] : 0;
   int64_t nslice = m->N / (na * nb), n = 0;
@@ -189,7 +164,7 @@ static int ms_advance(msched *m) {
   while (!ms_dense(m) && m->inflight == 0 && m->nredo == 0 && m->next >= m->nunits &&
          m->level < m->L) {
     DS_TRY(ms_make_level(m, m->level + 1));
-    if (!m->o->quiet && m->npts && !m->tty)
+    if (!m->run.o->quiet && m->npts && !m->run.tty)
       ds_log("refinement level %d of %d: %lld points near the boundary", m->level, m->L,
              (long long)m->npts);
     while (m->next < m->nunits && m->out[ms_unit_idx0(m, m->next)] != DS_MAP_UNSET) m->next++;
@@ -200,189 +175,6 @@ static int ms_advance(msched *m) {
 static int ms_finished(const msched *m) {
   return m->next >= m->nunits && m->inflight == 0 && m->nredo == 0 &&
          (ms_dense(m) || m->level >= m->L);
-}
-
-/* ---- the worker's side: one tile -------------------------------------------- */
-
-/* Fields that points trained together may differ in. */
-static void ms_batch_key(ds_point_cfg *c) {
-  c->optimizer.lr = c->optimizer.lr_in = c->optimizer.lr_out = 0;
-  c->model.init_offset = 0;
-}
-
-/* One point by itself: the worker's trajectory, its loss fed to the record. */
-static void ms_one(const ds_sweep *sw, ds_point *p, ds_team *team, ds_map_rec *rec) {
-  ds_point_cfg *c = &p->cfg;
-  c->record.series = DS_REC_LOSS;
-  c->record.every = 1;
-  c->record.per_decade = 0;
-  c->train.diverge_above = INFINITY; /* the record decides, relative to L_0 */
-  ds_traj tr;
-  ds_point_result res;
-  ds_traj_init(&tr);
-  int rc = ds_worker_run_point(sw, p, team, &tr, &res, NULL);
-  int li = rc == DS_OK ? ds_traj_find(&tr, "loss") : -1;
-  const ds_series *ls = li >= 0 ? &tr.s[li] : NULL;
-  if (!ls || ls->n == 0) {
-    if (rc != DS_OK) ds_clear_error();
-    ds_map_rec_failed(rec);
-    ds_traj_free(&tr);
-    return;
-  }
-  ds_map_acc acc;
-  ds_map_acc_start_rule(&acc, sw->map_early_stop); /* the study's measure, or map.early_stop */
-  int64_t T = c->train.steps, t = 0, done = 0;
-  for (; t < ls->n && ls->step[t] < T && !done; t++) done = ds_map_acc_add(&acc, ls->val[t * ls->ncols]);
-  /* a series that ended early without blowing up (train.tol): the loss stays */
-  for (int64_t k = acc.t; !done && k < T; k++) done = ds_map_acc_add(&acc, ls->val[(ls->n - 1) * ls->ncols]);
-  ds_map_acc_finish(&acc, T, c->record.spectra.catapult_factor, rec);
-  ds_traj_free(&tr);
-}
-
-/* Trains the count points idx[] (a tile): runs of points that may be trained
- * together go through ds_tile_train, the others one at a time. Benchmark knob
- * DYNSWEEP_BENCH_NOWORK=1: no training, a record made from the index (to
- * measure rank 0 alone). Test-only fault switch DYNSWEEP_TEST_CRASH=pixel:N
- * (isolate.h): the process dies for real before it trains a tile holding
- * grid index N, whichever trainer the tile would use. */
-static void ms_run_tile(const ds_sweep *sw, ds_team *team, const int64_t *idx, int64_t count,
-                        ds_map_rec *recs) {
-  const char *tc = ds_knob_str(DS_KNOB_TEST_CRASH);
-  if (tc && *tc)
-    for (int64_t i = 0; i < count; i++) ds_test_crash("pixel", idx[i]);
-  if (ds_knob_on(DS_KNOB_BENCH_NOWORK)) {
-    for (int64_t i = 0; i < count; i++) {
-      memset(&recs[i], 0, sizeof recs[i]);
-      recs[i].outcome = (uint8_t)(idx[i] % 3);
-      recs[i].step = (int32_t)(idx[i] % 1000);
-      recs[i].measure = (float)(idx[i] % 7) - 3.0f;
-      recs[i].final_ratio = recs[i].peak_ratio = 1.0f;
-    }
-    return;
-  }
-  ds_point *pts = ds_calloc((size_t)(count ? count : 1), sizeof *pts);
-  if (!pts) {
-    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]);
-    ds_clear_error();
-    return;
-  }
-  for (int64_t i = 0; i < count; i++) {
-    if (ds_sweep_point(sw, idx[i], &pts[i]) != DS_OK) {
-      ds_clear_error();
-      pts[i].id = -1;
-    }
-  }
-  for (int64_t a = 0, b; a < count; a = b) {
-    ds_point_cfg ka = pts[a].cfg, kb;
-    ms_batch_key(&ka);
-    for (b = a + 1; b < count && pts[a].id >= 0 && pts[b].id >= 0; b++) {
-      kb = pts[b].cfg;
-      ms_batch_key(&kb);
-      if (memcmp(&ka, &kb, sizeof ka)) break;
-    }
-    if (pts[a].id < 0) {
-      ds_map_rec_failed(&recs[a]);
-      continue;
-    }
-    char why[160];
-    /* a run of one point goes through the tile too: a point's bits must not
-     * depend on its neighbours (the tile trainer's are batch-independent) */
-    if (ds_tile_supported(&pts[a].cfg, why, sizeof why) &&
-        ds_tile_train(sw, pts + a, (int)(b - a), recs + a) == DS_OK)
-      continue;
-    ds_clear_error();
-    for (int64_t i = a; i < b; i++) ms_one(sw, &pts[i], team, &recs[i]);
-  }
-  free(pts);
-}
-
-/* ---- isolation: a tile in a child process, bisected when the child dies ----
- * (docs/maps.md, "A pixel that kills its process"). The child trains the
- * tile exactly as the worker would (ms_run_tile: the tile trainer's bits do
- * not depend on which points share its batch) and sends the records back;
- * the worker survives the child's death (a signal: out of memory, a
- * segfault; or an exit without its records) and runs each half of the tile
- * in a child of its own, down to single pixels: a pixel whose own child dies
- * is recorded failed, with how it died (ms_pxfail, logged by rank 0). A
- * child that exits without its records after a drain request was forwarded
- * to it is no evidence: its pixels come back DS_MAP_UNSET (the tile is not
- * written; it runs again). */
-
-enum { MS_ISO_RECS = 1 };
-
-typedef struct {
-  const ds_sweep *sw;
-  ds_team *team;
-  ms_pxfail *fails; /* room for one per pixel of the tile */
-  int64_t nfail;
-} ms_iso;
-
-typedef struct {
-  ms_iso *t;
-  const int64_t *idx;
-  int64_t count;
-  ds_map_rec *recs;
-  int got;
-} ms_iso_part;
-
-static int ms_iso_body(void *arg, ds_iso_chan *ch) { /* in the child */
-  ms_iso_part *p = arg;
-  ms_run_tile(p->t->sw, p->t->team, p->idx, p->count, p->recs);
-  return ds_iso_send(ch, MS_ISO_RECS, p->recs, (size_t)p->count * sizeof *p->recs) ? 1 : 0;
-}
-
-static int ms_iso_recv(void *arg, uint32_t type, const char *buf, size_t len) { /* in the parent */
-  ms_iso_part *p = arg;
-  if (type == MS_ISO_RECS && len == (size_t)p->count * sizeof *p->recs) {
-    memcpy(p->recs, buf, len);
-    p->got = 1;
-  }
-  return 0;
-}
-
-static void ms_iso_tile(ms_iso *t, const int64_t *idx, int64_t count, ds_map_rec *recs) {
-  if (count <= 0) return;
-  ms_iso_part part = {t, idx, count, recs, 0};
-  ds_iso_fate f;
-  if (ds_isolate_run(ms_iso_body, &part, ms_iso_recv, &part, &f) != DS_OK) {
-    /* no child (fork failed): train here, as without isolation */
-    ds_warn("%s; the tile is trained in the worker itself", ds_errmsg());
-    ds_clear_error();
-    ms_run_tile(t->sw, t->team, idx, count, recs);
-    return;
-  }
-  if (part.got) return; /* whole records: the tile is done, however the child ended */
-  if (!f.signo && f.drained) {
-    for (int64_t i = 0; i < count; i++) ds_map_rec_failed(&recs[i]), recs[i].outcome = DS_MAP_UNSET;
-    return;
-  }
-  if (count == 1) {
-    ds_map_rec_failed(recs);
-    ms_pxfail *e = &t->fails[t->nfail++];
-    e->idx = idx[0], e->signo = f.signo, e->code = f.code, e->maxrss_kb = f.maxrss_kb;
-    return;
-  }
-  int64_t h = count / 2;
-  ms_iso_tile(t, idx, h, recs);
-  ms_iso_tile(t, idx + h, count - h, recs + h);
-}
-
-/* The tile idx[] trained into recs, in this process or (isolate) in child
- * processes; the pixels whose own child died are listed in *fails (malloc'd,
- * *nfail of them; NULL when none). */
-static void ms_train(const ds_sweep *sw, ds_team *team, int isolate, const int64_t *idx,
-                     int64_t count, ds_map_rec *recs, ms_pxfail **fails, int64_t *nfail) {
-  *fails = NULL;
-  *nfail = 0;
-  ms_iso t = {sw, team, isolate ? ds_calloc((size_t)count, sizeof(ms_pxfail)) : NULL, 0};
-  if (!isolate || !t.fails) {
-    if (isolate) ds_clear_error(); /* no room to isolate: as without */
-    ms_run_tile(sw, team, idx, count, recs);
-    return;
-  }
-  ms_iso_tile(&t, idx, count, recs);
-  if (t.nfail) *fails = t.fails, *nfail = t.nfail;
-  else free(t.fails);
 }
 
 /* The tile's grid indices from an assignment. */
@@ -401,34 +193,40 @@ static int64_t *ms_tile_idx(int64_t first, int64_t count, MPI_Comm comm) {
   return idx;
 }
 
-static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+typedef struct {
+  const ds_sweep *sw;
   ds_team team;
-  int rc = ds_team_init(&team, MPI_COMM_SELF);
+} ms_worker;
+
+/* A worker's tile (run_work): train it, send the records back. */
+static int ms_work_tile(void *ctx, MPI_Comm comm, const int64_t hdr[4]) {
+  ms_worker *w = ctx;
+  if (hdr[1] <= 0) return RUN_STOP;
+  int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
+  ds_pixel_fail *fails = NULL;
+  int64_t nfail = 0;
+  size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
+  /* the records, then one ds_pixel_fail per pixel whose own process died */
+  char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
+  ds_map_rec *recs = (ds_map_rec *)msg;
+  if (idx && recs) ds_worker_train_tile(w->sw, &w->team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
+  else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
+  if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
+  MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
+           TAG_MAP_RESULT, comm);
+  free(fails);
+  free(idx);
+  free(msg);
+  return RUN_GO;
+}
+
+static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+  ms_worker w = {.sw = sw};
+  int rc = ds_team_init(&w.team, MPI_COMM_SELF);
   if (rc != DS_OK) return rc;
-  int zero = 0;
-  MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
-  for (;;) {
-    int64_t hdr[4];
-    MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_MAP_ASSIGN, comm, MPI_STATUS_IGNORE);
-    if (hdr[1] <= 0) break;
-    int64_t *idx = ms_tile_idx(hdr[0], hdr[1], comm);
-    ms_pxfail *fails = NULL;
-    int64_t nfail = 0;
-    size_t rbytes = (size_t)hdr[1] * sizeof(ds_map_rec);
-    /* the records, then one ms_pxfail per pixel whose own process died */
-    char *msg = ds_calloc(rbytes + (size_t)hdr[1] * sizeof *fails, 1);
-    ds_map_rec *recs = (ds_map_rec *)msg;
-    if (idx && recs) ms_train(sw, &team, (int)hdr[3], idx, hdr[1], recs, &fails, &nfail);
-    else if (recs) for (int64_t i = 0; i < hdr[1]; i++) ds_map_rec_failed(&recs[i]);
-    if (nfail) memcpy(msg + rbytes, fails, (size_t)nfail * sizeof *fails);
-    MPI_Send(msg, msg ? (int)(rbytes + (size_t)nfail * sizeof *fails) : 0, MPI_BYTE, 0,
-             TAG_MAP_RESULT, comm);
-    free(fails);
-    free(idx);
-    free(msg);
-  }
-  ds_team_free(&team);
-  return DS_OK;
+  rc = run_work(ms_work_tile, &w, comm, 1); /* workers of a map run alone */
+  ds_team_free(&w.team);
+  return rc;
 }
 
 /* ---- rank 0 ------------------------------------------------------------------ */
@@ -453,13 +251,13 @@ static double ms_eta(const msched *m, double rate) {
 }
 
 static void ms_progress(msched *m, int force) {
-  double now = ds_now(), el = now - m->t0, rate = m->session_done / (el > 0 ? el : 1e-9);
+  double now = ds_now(), el = now - m->run.t0, rate = m->run.session_done / (el > 0 ? el : 1e-9);
   double eta = ms_eta(m, rate);
   struct timespec ts; /* for `status` */
   clock_gettime(CLOCK_REALTIME, &ts);
-  if (m->store) ds_store_set_eta(m->store, eta >= 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
-  if (m->o->quiet) return;
-  if (!force && now - m->last_prog < (m->tty ? 0.2 : 10.0)) return;
+  if (m->run.store) ds_store_set_eta(m->run.store, eta >= 0 ? (double)ts.tv_sec + 1e-9 * ts.tv_nsec + eta : 0);
+  if (m->run.o->quiet) return;
+  if (!force && now - m->run.last_prog < (m->run.tty ? 0.2 : 10.0)) return;
   char etas[32];
   if (eta < 0) snprintf(etas, sizeof etas, "?");
   else if (eta < 100) snprintf(etas, sizeof etas, "%.0fs", eta);
@@ -475,21 +273,21 @@ static void ms_progress(msched *m, int force) {
     snprintf(text, sizeof text, "level %d/%d tile %lld/%lld | %lld px trained | %.3g px/s ETA %s",
              m->level, m->L, (long long)(m->next < m->nunits ? m->next : m->nunits),
              (long long)m->nunits, (long long)m->computed, rate, etas);
-  if (m->tty) ds_console_bar(text);
+  if (m->run.tty) ds_console_bar(text);
   else ds_log("progress: %s", text);
-  m->last_prog = now;
+  m->run.last_prog = now;
 }
 
 /* "pixel 17 (optimizer.lr_in=3.16, optimizer.lr_out=1) failed: its process was
  * killed by SIGKILL (signal 9), peak RSS 512 MB" on rank 0 (a user reads it
  * in the job's log; the map records the pixel failed). */
-static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
+static void ms_log_pxfail(msched *m, const ds_pixel_fail *e) {
   char where[512] = "", how[64];
   size_t w = 0;
-  for (int a = 0; a < m->sw->naxes && w < sizeof where; a++) {
+  for (int a = 0; a < m->run.sw->naxes && w < sizeof where; a++) {
     int64_t c = (e->idx / m->stride[a]) % m->shape[a];
     w += (size_t)snprintf(where + w, sizeof where - w, "%s%s=%.6g", a ? ", " : "",
-                          m->sw->axes[a].name, m->sw->axes[a].val[c]);
+                          m->run.sw->axes[a].name, m->run.sw->axes[a].val[c]);
   }
   ds_iso_fate f = {.started = 1, .exited = !e->signo, .code = e->code, .signo = e->signo};
   ds_iso_fate_text(&f, how, sizeof how);
@@ -507,35 +305,35 @@ static void ms_log_pxfail(msched *m, const ms_pxfail *e) {
   if (!t) return;
   memcpy(t + m->pxfail_len, line, (size_t)ln + 1);
   m->pxfail_text = t, m->pxfail_len += (size_t)ln;
-  if (m->store && ds_store_set_failed_pixels(m->store, t) != DS_OK) ds_clear_error();
+  if (m->run.store && ds_store_set_failed_pixels(m->run.store, t) != DS_OK) ds_clear_error();
 }
 
 /* A tile's records from a worker (or rank 0 itself), with the pixels whose
  * own process died. A tile with a pixel not computed (a child drained before
  * it sent its records) is not written: it goes back to the queue (unit u). */
 static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const ds_map_rec *recs,
-                    const ms_pxfail *fails, int64_t nfail) {
+                    const ds_pixel_fail *fails, int64_t nfail) {
   for (int64_t i = 0; i < count; i++)
     if (recs[i].outcome == DS_MAP_UNSET) {
       m->redo[m->nredo++] = off / m->tile;
       return;
     }
   for (int64_t k = 0; k < nfail; k++) {
-    ms_pxfail e;
+    ds_pixel_fail e;
     memcpy(&e, fails + k, sizeof e);
     ms_log_pxfail(m, &e);
   }
   int64_t *idx = ds_calloc((size_t)(count ? count : 1), sizeof *idx);
   if (!idx) {
-    ms_fatal(m);
+    run_fatal(&m->run);
     return;
   }
   for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
-  if (!m->fatal && ds_store_write_map(m->store, count, idx, recs) != DS_OK) ms_fatal(m);
-  if (!m->fatal)
+  if (!m->run.fatal && ds_store_write_map(m->run.store, count, idx, recs) != DS_OK) run_fatal(&m->run);
+  if (!m->run.fatal)
     for (int64_t i = 0; i < count; i++) {
       uint8_t o = recs[i].outcome;
-      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->session_done++, m->level_done++;
+      if (m->out[idx[i]] == DS_MAP_UNSET) m->computed++, m->run.session_done++, m->level_done++;
       m->out[idx[i]] = o;
       if (o < 5) m->count[o]++;
     }
@@ -546,10 +344,10 @@ static void ms_take(msched *m, int64_t first, int64_t count, int64_t off, const 
 /* Hands rank dst its next tile, parks it (the level is not finished), or
  * stops it. */
 static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
-  if (!m->fatal && ms_advance(m) != DS_OK) ms_fatal(m);
-  int64_t u = m->draining ? -1 : ms_next_unit(m);
-  if (u < 0 && !m->draining && !ms_finished(m)) {
-    m->parked[m->nparked++] = dst;
+  if (!m->run.fatal && ms_advance(m) != DS_OK) run_fatal(&m->run);
+  int64_t u = m->run.draining ? -1 : ms_next_unit(m);
+  if (u < 0 && !m->run.draining && !ms_finished(m)) {
+    m->run.parked[m->run.nparked++] = dst;
     return;
   }
   int64_t hdr[4] = {0, 0, m->level, m->isolate}, off = 0;
@@ -558,123 +356,87 @@ static void ms_assign(msched *m, MPI_Comm comm, int dst, int *active) {
     m->wunit[dst][0] = hdr[0], m->wunit[dst][1] = hdr[1], m->wunit[dst][2] = off;
     m->inflight++;
   }
-  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_MAP_ASSIGN, comm);
+  MPI_Send(hdr, 4, MPI_INT64_T, dst, TAG_ASSIGN, comm);
   if (u >= 0 && hdr[0] < 0) MPI_Send(m->pts + off, (int)hdr[1], MPI_INT64_T, dst, TAG_MAP_IDX, comm);
   if (u < 0) (*active)--;
 }
 
-static void ms_tick(msched *m) {
-  if (g_stop && !m->draining) {
-    m->draining = 1;
-    m->drain_deadline = ds_now() + m->o->drain_timeout;
-    if (m->tty) ds_console_bar_end();
-    ds_log("drain signal: no new tiles; waiting up to %.0f s for %lld running tile(s)",
-           m->o->drain_timeout, (long long)m->inflight);
+/* A tile's records (TAG_MAP_RESULT), then the worker waits for its next tile. */
+static int map_on_result(ds_run *r, MPI_Comm comm, int src) {
+  msched *m = (msched *)r;
+  int len;
+  char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
+  int64_t *w = m->wunit[src];
+  m->inflight--;
+  int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
+  if (!buf || extra < 0 || extra % (int64_t)sizeof(ds_pixel_fail) ||
+      extra / (int64_t)sizeof(ds_pixel_fail) > w[1]) {
+    if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
+                     (long long)w[1]);
+    run_fatal(r);
+  } else {
+    ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ds_pixel_fail *)(buf + rb),
+            extra / (int64_t)sizeof(ds_pixel_fail));
   }
-  if (!m->fatal && ds_store_commit(m->store) != DS_OK) ms_fatal(m);
-  if (!m->fatal && ds_store_publish(m->store, 0) != DS_OK) ms_fatal(m);
-  ms_progress(m, 0);
+  free(buf);
+  return RUN_REPLY;
 }
 
-/* Drain or store failure with tiles still running past the deadline: publish
- * what we have and end the job, exit 1 after a store failure (as the rows'
- * abort_busy in dispatch.c), DS_EXIT_DRAINED after a drain. The watchdog a
- * drain signal armed waits for the publish (a slow publish is not a wedge). */
-static void ms_abort_busy(msched *m, MPI_Comm comm) {
-  int code = m->fatal ? 1 : DS_EXIT_DRAINED;
-  if (m->tty) ds_console_bar_end();
-  ds_warn("%lld tile(s) still running %.0f s after the %s; ending the job (they run again "
-          "in the next run)", (long long)m->inflight, m->o->drain_timeout,
-          m->fatal ? "store failure" : "drain signal");
-  if (!m->fatal) ds_store_set_run(m->store, "drained", (double)time(NULL), m->computed0);
-  if (m->fatal) fprintf(stderr, "dynsweep: %s\n", m->fatal_msg);
-  ds_store_stats st;
-  ds_store_get_stats(m->store, &st);
-  ds_drain_watchdog_extend(30 + 10 * st.last_publish_s);
-  ds_store_close(m->store);
-  m->store = NULL;
-  fflush(stderr);
-  MPI_Abort(comm, code);
-}
-
-static int ms_serve(msched *m, MPI_Comm comm, int size) {
-  int active = size - 1;
-  while (active > 0) {
-    MPI_Status st;
-    int failed = m->fatal;
-    int got = sc_wait_message(m->store, &failed, comm, &st);
-    if (failed && !m->fatal) ms_fatal(m);
-    ms_tick(m); /* drain signal, publish, progress: also while results stream in */
-    if (m->draining && m->inflight > 0 && ds_now() > m->drain_deadline) ms_abort_busy(m, comm);
-    if (!got) continue;
-    int src = st.MPI_SOURCE;
-    if (st.MPI_TAG == TAG_READY) {
-      int dummy;
-      MPI_Recv(&dummy, 1, MPI_INT, src, TAG_READY, comm, MPI_STATUS_IGNORE);
-    } else if (st.MPI_TAG == TAG_MAP_RESULT) {
-      int len;
-      char *buf = sc_recv_bytes(comm, src, TAG_MAP_RESULT, &len);
-      int64_t *w = m->wunit[src];
-      m->inflight--;
-      int64_t rb = w[1] * (int64_t)sizeof(ds_map_rec), extra = len - rb;
-      if (!buf || extra < 0 || extra % (int64_t)sizeof(ms_pxfail) ||
-          extra / (int64_t)sizeof(ms_pxfail) > w[1]) {
-        if (buf) ds_fail(DS_EINTERNAL, "rank %d sent %d bytes for a tile of %lld points", src, len,
-                         (long long)w[1]);
-        ms_fatal(m);
-      } else {
-        ms_take(m, w[0], w[1], w[2], (const ds_map_rec *)buf, (const ms_pxfail *)(buf + rb),
-                extra / (int64_t)sizeof(ms_pxfail));
-      }
-      free(buf);
-    } else {
-      return ds_fail(DS_EINTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, src);
-    }
-    ms_assign(m, comm, src, &active);
-    /* a finished level, or the end: the parked workers get their tiles */
-    for (int n = m->nparked, k = (m->nparked = 0); k < n; k++) ms_assign(m, comm, m->parked[k], &active);
-  }
-  return DS_OK;
-}
-
-/* -n 1: rank 0 trains the tiles itself. */
-static void ms_alone(msched *m) {
-  ds_team team;
-  if (ds_team_init(&team, MPI_COMM_SELF) != DS_OK) {
-    ms_fatal(m);
-    return;
-  }
-  for (;;) {
-    ms_tick(m);
-    if (m->draining || m->fatal || (ms_advance(m), ms_finished(m))) break;
-    int64_t u = ms_next_unit(m), first, count, off;
-    if (u < 0) continue;
-    ms_unit(m, u, &first, &count, &off);
-    int64_t *idx = ds_calloc((size_t)count, sizeof *idx);
-    ds_map_rec *recs = ds_calloc((size_t)count, sizeof *recs);
-    if (!idx || !recs) {
-      free(idx);
-      free(recs);
-      ms_fatal(m);
-      break;
-    }
-    for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
-    /* isolated: the child must not touch the open store (it leaves with _exit) */
-    ms_pxfail *fails = NULL;
-    int64_t nfail = 0;
-    ms_train(m->sw, &team, m->isolate, idx, count, recs, &fails, &nfail);
-    ms_take(m, first, count, off, recs, fails, nfail);
-    free(fails);
+/* -n 1 (run_alone): rank 0 trains the next tile itself; RUN_STOP when the
+ * map is finished, drained or failed. */
+static int map_local(ds_run *r, ds_team *team) {
+  msched *m = (msched *)r;
+  if (r->draining || r->fatal || (ms_advance(m), ms_finished(m))) return RUN_STOP;
+  int64_t u = ms_next_unit(m), first, count, off;
+  if (u < 0) return RUN_GO;
+  ms_unit(m, u, &first, &count, &off);
+  int64_t *idx = ds_calloc((size_t)count, sizeof *idx);
+  ds_map_rec *recs = ds_calloc((size_t)count, sizeof *recs);
+  if (!idx || !recs) {
     free(idx);
     free(recs);
+    run_fatal(r);
+    return RUN_STOP;
   }
-  ds_team_free(&team);
+  for (int64_t i = 0; i < count; i++) idx[i] = first >= 0 ? first + i : m->pts[off + i];
+  /* isolated: the child must not touch the open store (it leaves with _exit) */
+  ds_pixel_fail *fails = NULL;
+  int64_t nfail = 0;
+  ds_worker_train_tile(r->sw, team, m->isolate, idx, count, recs, &fails, &nfail);
+  ms_take(m, first, count, off, recs, fails, nfail);
+  free(fails);
+  free(idx);
+  free(recs);
+  return RUN_GO;
 }
+
+static void map_progress(ds_run *r, int force) { ms_progress((msched *)r, force); }
+static int64_t map_running(const ds_run *r) { return ((const msched *)r)->inflight; }
+
+static void map_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
+  ms_assign((msched *)r, comm, dst, active);
+}
+
+static const ds_handler map_handlers[] = {
+    {TAG_READY, run_on_ready}, {TAG_MAP_RESULT, map_on_result}, {0, NULL}};
+
+/* The map source (state.h, ds_source_ops); the scheduler's figures are the
+ * row sweeps' alone (no report). */
+static const ds_source_ops map_ops = {
+    .noun = "tile",
+    .drain_tail = "",
+    .abort_tail = "they run again in the next run",
+    .progress = map_progress,
+    .running = map_running,
+    .handlers = map_handlers,
+    .assign = map_assign,
+    .local = map_local,
+};
 
 /* ---- the store ---------------------------------------------------------------- */
 
 static int ms_create(msched *m, const char *hosts, int nranks) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   int na = sw->naxes;
   const char *names[DS_MAX_AXES + 1], *paths[DS_MAX_AXES + 1];
   const double *vals[DS_MAX_AXES + 1];
@@ -688,7 +450,7 @@ static int ms_create(msched *m, const char *hosts, int nranks) {
   ds_store_meta meta = {
       .sweep_name = sw->name, .sweep_text = sw->text, .sweep_path = sw->path,
       .sweep_hash = sw->hash, .dynsweep_version = DYNSWEEP_VERSION,
-      .library_versions = m->o->library_versions ? m->o->library_versions : "", .hosts = hosts,
+      .library_versions = m->run.o->library_versions ? m->run.o->library_versions : "", .hosts = hosts,
       .start_time = start, .blas_kernel = ds_blas_kernel(), .nranks = nranks, .naxes = na,
       .axis_names = names, .axis_paths = paths, .npoints = m->N, .point_axis_vals = NULL,
       .inputs = inputs, .inputs_hash = inputs ? ihash : NULL};
@@ -697,7 +459,7 @@ static int ms_create(msched *m, const char *hosts, int nranks) {
                     .refine_levels = sw->refine_levels,
                     .refine_axes = {sw->refine_axes[0], sw->refine_axes[1]},
                     .early_stop = sw->map_early_stop};
-  int rc = ds_store_create_map(m->o->store_path, &meta, &mm, &m->store);
+  int rc = ds_store_create_map(m->run.o->store_path, &meta, &mm, &m->run.store);
   free(inputs);
   return rc;
 }
@@ -712,22 +474,22 @@ static double ms_attr(ds_store *st, const char *name) {
 }
 
 static int ms_resume(msched *m) {
-  DS_TRY(ds_store_resume(m->o->store_path, &m->store));
-  if (!ds_store_is_map(m->store))
+  DS_TRY(ds_store_resume(m->run.o->store_path, &m->run.store));
+  if (!ds_store_is_map(m->run.store))
     return ds_fail(DS_EINPUT, "%s: a store of per-point rows, but %s is a map sweep (map:); write "
-                   "the map to a new store", m->o->store_path, m->sw->path);
+                   "the map to a new store", m->run.o->store_path, m->run.sw->path);
   char h[32] = "", want[32];
-  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
-  if (ds_store_attr(m->store, "sweep_hash", h, sizeof h) != DS_OK || strcmp(h, want))
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->run.sw->hash);
+  if (ds_store_attr(m->run.store, "sweep_hash", h, sizeof h) != DS_OK || strcmp(h, want))
     return ds_fail(DS_EINPUT, "%s: made by another sweep (hash %s, this sweep %s); a map store "
-                   "resumes only the sweep that made it: write to a new store", m->o->store_path,
+                   "resumes only the sweep that made it: write to a new store", m->run.o->store_path,
                    h, want);
   uint8_t *out = NULL;
   int64_t n = 0;
-  DS_TRY(ds_store_read_map_outcomes(m->store, &out, &n));
+  DS_TRY(ds_store_read_map_outcomes(m->run.store, &out, &n));
   if (n != m->N) {
     free(out);
-    return ds_fail(DS_EIO, "%s: the map holds %lld pixels, the sweep has %lld", m->o->store_path,
+    return ds_fail(DS_EIO, "%s: the map holds %lld pixels, the sweep has %lld", m->run.o->store_path,
                    (long long)n, (long long)m->N);
   }
   free(m->out);
@@ -739,19 +501,19 @@ static int ms_resume(msched *m) {
     } else if (out[i] != DS_MAP_UNSET) {
       out[i] = DS_MAP_UNSET; /* an inferred fill is recomputed from its corners */
     }
-  m->prev_wall = ms_attr(m->store, "wall_s");
-  m->prev_cpu = ms_attr(m->store, "rank0_cpu_s");
+  m->run.prev_wall = ms_attr(m->run.store, "wall_s");
+  m->run.prev_cpu = ms_attr(m->run.store, "rank0_cpu_s");
   char measure[32] = "";
-  if (ds_store_attr(m->store, "map_measure", measure, sizeof measure) != DS_OK) {
+  if (ds_store_attr(m->run.store, "map_measure", measure, sizeof measure) != DS_OK) {
     ds_clear_error();
-    if (m->computed > 0 && !m->sw->map_early_stop && !m->o->quiet)
+    if (m->computed > 0 && !m->run.sw->map_early_stop && !m->run.o->quiet)
       ds_warn("%s: made before the map measure followed the study (issue 24): its %lld trained "
               "pixels stopped at 10^6 L_0, the rest will be trained to the end. For one rule "
               "throughout write a new store (map: {early_stop: true} gives the old rule)",
-              m->o->store_path, (long long)m->computed);
+              m->run.o->store_path, (long long)m->computed);
   }
   char *old = ds_calloc(16385, 1); /* an earlier run's failed_pixels: kept, this run's appended */
-  if (old && ds_store_attr(m->store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
+  if (old && ds_store_attr(m->run.store, "failed_pixels", old, 16385) == DS_OK && old[0]) {
     m->pxfail_text = old;
     m->pxfail_len = strlen(old);
   } else {
@@ -788,7 +550,7 @@ static int64_t ms_extends(const ds_sweep *old, const ds_sweep *sw) {
  * tile, journaled like trained ones). A kill part way loses nothing: the
  * pixels not copied yet are trained again, to the same bits. */
 static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *hosts, int nranks) {
-  const char *path = m->o->store_path;
+  const char *path = m->run.o->store_path;
   ds_store *w = NULL, *r = NULL;
   DS_TRY(ds_store_resume(path, &w)); /* a killed run's journal is applied first */
   DS_TRY(ds_store_close(w));
@@ -804,9 +566,9 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
     free(recs);
     return ds_fail(DS_EIO, "%s: cannot keep the old map as %s: %s", path, keep, strerror(errno));
   }
-  if (!m->o->quiet)
+  if (!m->run.o->quiet)
     ds_log("%s: the map at %d refinement levels is kept as %s; its trained pixels go into the "
-           "map at %d levels", path, old->refine_levels, keep, m->sw->refine_levels);
+           "map at %d levels", path, old->refine_levels, keep, m->run.sw->refine_levels);
   rc = ms_create(m, hosts, nranks);
   int64_t ostride[DS_MAX_AXES], acc = 1;
   for (int a = old->naxes - 1; a >= 0; a--) ostride[a] = acc, acc *= old->axes[a].nvals;
@@ -821,13 +583,13 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
       for (int a = 0; a < old->naxes; a++) {
         int64_t c = r0 / ostride[a];
         r0 %= ostride[a];
-        int refined = a == m->sw->refine_axes[0] || a == m->sw->refine_axes[1];
+        int refined = a == m->run.sw->refine_axes[0] || a == m->run.sw->refine_axes[1];
         j += c * (refined ? k : 1) * m->stride[a];
       }
       idx[nb] = j, buf[nb++] = recs[i];
     }
     if (nb == m->tile || (i == n && nb > 0)) { /* a full tile, or the last one */
-      rc = ds_store_write_map(m->store, nb, idx, buf);
+      rc = ds_store_write_map(m->run.store, nb, idx, buf);
       for (int64_t q = 0; rc == DS_OK && q < nb; q++) m->out[idx[q]] = buf[q].outcome, m->computed++;
       nb = 0;
     }
@@ -844,8 +606,8 @@ static int ms_extend(msched *m, const ds_sweep *old, int64_t k, const char *host
 static int ms_open(msched *m, const char *hosts, int nranks) {
   ds_store *r = NULL;
   char *text = NULL, h[32] = "", want[32];
-  DS_TRY(ds_store_open(m->o->store_path, &r));
-  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->sw->hash);
+  DS_TRY(ds_store_open(m->run.o->store_path, &r));
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)m->run.sw->hash);
   int rc = DS_OK, is_map = ds_store_is_map(r);
   if (ds_store_attr(r, "sweep_hash", h, sizeof h) != DS_OK) ds_clear_error();
   char state[32] = "";
@@ -857,8 +619,8 @@ static int ms_open(msched *m, const char *hosts, int nranks) {
   if (!text) return ms_resume(m);
   ds_sweep old;
   int64_t k = 0;
-  if (ds_sweep_parse_flags(m->o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
-    k = ms_extends(&old, m->sw);
+  if (ds_sweep_parse_flags(m->run.o->store_path, text, DS_SWEEP_NO_FILES, &old) == DS_OK) {
+    k = ms_extends(&old, m->run.sw);
     if (k > 1) rc = ms_extend(m, &old, k, hosts, nranks);
     ds_sweep_free(&old);
   } else {
@@ -869,7 +631,7 @@ static int ms_open(msched *m, const char *hosts, int nranks) {
 }
 
 static int ms_prepare(msched *m, const char *hosts, int nranks) {
-  const ds_sweep *sw = m->sw;
+  const ds_sweep *sw = m->run.sw;
   m->N = 1;
   for (int a = sw->naxes - 1; a >= 0; a--) {
     m->shape[a] = sw->axes[a].nvals;
@@ -884,46 +646,33 @@ static int ms_prepare(msched *m, const char *hosts, int nranks) {
                    (long long)m->N);
   memset(m->out, DS_MAP_UNSET, (size_t)m->N);
   struct stat st;
-  DS_TRY(lstat(m->o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
-  m->computed0 = m->computed;
+  DS_TRY(lstat(m->run.o->store_path, &st) == 0 ? ms_open(m, hosts, nranks) : ms_create(m, hosts, nranks));
+  m->run.done0 = m->computed;
   if (ms_dense(m)) ms_level_units(m);
   else DS_TRY(ms_make_level(m, 0));
-  ds_store_set_publish_every(m->store, m->o->publish_every);
-  ds_store_set_run(m->store, "running", (double)time(NULL), m->computed0);
+  ds_store_set_publish_every(m->run.store, m->run.o->publish_every);
+  ds_store_set_run(m->run.store, "running", (double)time(NULL), m->run.done0);
   /* isolation ("A pixel that kills its process", docs/maps.md) */
-  m->isolate = m->o->isolate == DS_ISOLATE_ALWAYS || (m->o->isolate == DS_ISOLATE_AUTO && m->last_died);
-  if (!m->o->quiet)
+  m->isolate = m->run.o->isolate == DS_ISOLATE_ALWAYS || (m->run.o->isolate == DS_ISOLATE_AUTO && m->last_died);
+  if (!m->run.o->quiet)
     ds_log("map: %lld pixels in tiles of %lld%s; %lld trained already", (long long)m->N,
            (long long)m->tile, ms_dense(m) ? "" : ", refined", (long long)m->computed);
-  if (!m->o->quiet && m->isolate && !ms_finished(m))
+  if (!m->run.o->quiet && m->isolate && !ms_finished(m))
     ds_log("map: %s: every tile runs in a child process of its worker; a tile whose child dies "
-           "is split down to the pixels that kill it", m->o->isolate == DS_ISOLATE_ALWAYS
+           "is split down to the pixels that kill it", m->run.o->isolate == DS_ISOLATE_ALWAYS
            ? "--isolate always" : "the last run did not end (killed?)");
-  return ds_store_publish(m->store, 1);
+  return ds_store_publish(m->run.store, 1);
 }
 
 static int ms_wrap_up(msched *m, double cpu, double wall) {
-  int complete = ms_finished(m) && !m->draining && !m->fatal;
-  char end[32];
-  ds_iso_time(end, sizeof end);
-  if (m->tty && !m->o->quiet) {
-    ms_progress(m, 1);
-    ds_console_bar_end();
-  }
-  if (!complete) ds_store_set_run(m->store, m->fatal ? "stopped" : "drained", (double)time(NULL), m->computed0);
-  /* the final publish: after a drain signal the watchdog waits for it (as sc_wrap_up) */
+  int complete = ms_finished(m) && !m->run.draining && !m->run.fatal;
   ds_store_stats st;
-  ds_store_get_stats(m->store, &st);
-  ds_drain_watchdog_extend(30 + 20 * st.last_publish_s);
-  if (ds_store_finish(m->store, complete ? end : NULL, m->prev_cpu + cpu, m->prev_wall + wall) != DS_OK)
-    ms_fatal(m);
-  if (ds_store_close(m->store) != DS_OK) ms_fatal(m);
-  m->store = NULL;
-  if (m->fatal) return ds_fail(DS_EIO, "%s", m->fatal_msg);
-  if (!m->o->quiet) {
+  int rc = run_close(&m->run, complete, cpu, wall, &st);
+  if (rc != DS_OK) return rc;
+  if (!m->run.o->quiet) {
     ds_log("%s: %lld pixels trained in %.2f s (%.3g px/s; rank 0 CPU %.3f s): converged %lld, "
            "catapult %lld, diverged %lld, failed %lld of %lld pixels", complete ? "finished" : "drained",
-           (long long)m->session_done, wall, m->session_done / (wall > 0 ? wall : 1e-9), cpu,
+           (long long)m->run.session_done, wall, m->run.session_done / (wall > 0 ? wall : 1e-9), cpu,
            (long long)m->count[DS_OUT_CONVERGED], (long long)m->count[DS_OUT_CATAPULT],
            (long long)m->count[DS_OUT_DIVERGED], (long long)m->count[DS_OUT_FAILED], (long long)m->N);
     if (!complete) ds_log("drained: run the same command again to resume");
@@ -939,30 +688,30 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  msched m = {.sw = sw, .o = o};
+  msched m = {.run = {.sw = sw, .o = o, .ops = &map_ops, .pace = {.gap = 1.0}}};
   if (rank == 0) {
-    m.tty = !o->quiet && ds_console_open_bar();
-    m.t0 = ds_now();
+    m.run.tty = !o->quiet && ds_console_open_bar();
+    m.run.t0 = ds_now();
     rc = ms_prepare(&m, hosts ? hosts : "", size);
-    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.store, rank_nodes);
+    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.run.store, rank_nodes);
     m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
-    m.parked = ds_calloc((size_t)size, sizeof *m.parked);
+    m.run.parked = ds_calloc((size_t)size, sizeof *m.run.parked);
     m.redo = ds_calloc((size_t)size + 1, sizeof *m.redo);
-    if (rc == DS_OK && (!m.wunit || !m.parked || !m.redo)) rc = DS_ENOMEM;
-    if (rc != DS_OK && m.store) {
-      ds_store_close(m.store);
-      m.store = NULL;
+    if (rc == DS_OK && (!m.wunit || !m.run.parked || !m.redo)) rc = DS_ENOMEM;
+    if (rc != DS_OK && m.run.store) {
+      ds_store_close(m.run.store);
+      m.run.store = NULL;
     }
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   int drained = 0;
   if (rc == DS_OK && rank == 0) {
     double cpu0 = ds_cpu_time();
-    m.t0 = m.last_prog = ds_now();
-    if (size == 1) ms_alone(&m);
-    else rc = ms_serve(&m, comm, size);
-    drained = !ms_finished(&m) && !m.fatal;
-    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.t0);
+    m.run.t0 = m.run.last_prog = ds_now();
+    if (size == 1) run_alone(&m.run);
+    else rc = run_serve(&m.run, comm, size - 1);
+    drained = !ms_finished(&m) && !m.run.fatal;
+    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.run.t0);
     if (rc == DS_OK) rc = wrc;
   } else if (rc == DS_OK) {
     rc = ms_work(sw, comm);
@@ -975,7 +724,7 @@ int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const ch
   free(m.pts);
   free(m.pxfail_text);
   free(m.wunit);
-  free(m.parked);
+  free(m.run.parked);
   free(m.redo);
   if (o->drained) *o->drained = all[0] == DS_OK && all[1];
   return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);

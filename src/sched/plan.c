@@ -1,9 +1,6 @@
 /* plan.c -- which points exist and in what order: the store rows of a sweep,
  * the teams that run them (train.ranks_per_point) and the queue. */
-#include "sched_priv.h"
-
-static double *g_cost; /* for qsort */
-static const ds_summary_row *g_rows;
+#include "state.h"
 
 void sc_fill_row(ds_summary_row *r, int64_t id, const ds_point *p) {
   memset(r, 0, sizeof *r);
@@ -68,7 +65,7 @@ static int point_team(const ds_run_opts *o, const ds_point_cfg *c, int nworkers)
 /* Rank 0, before anything is created: every team size the sweep needs must
  * fit the worker ranks at the same time (one team of each size). */
 int sc_check_teams(sched *s) {
-  const ds_sweep *sw = s->sw;
+  const ds_sweep *sw = s->run.sw;
   int W = s->nworkers, nsz = 0, sizes[64], maxreq = 1, capped = 0, cap_to = 0;
   int64_t np = ds_sweep_npoints(sw), maxpt = 0;
   double cap_mem = 0;
@@ -78,14 +75,14 @@ int sc_check_teams(sched *s) {
   for (int64_t i = 0; i < np; i++) {
     ds_point p;
     DS_TRY(ds_sweep_point(sw, i, &p));
-    int req = ds_point_team_size(&p.cfg, rank_mem_bytes(s->o));
+    int req = ds_point_team_size(&p.cfg, rank_mem_bytes(s->run.o));
     if (req > maxreq) maxreq = req, maxpt = i;
     if (W < 1) continue;
     if (p.cfg.train.ranks_per_point > 0 && req > W)
       return ds_fail(DS_EINPUT, "%s: ranks_per_point %d (point %lld) needs a team of %d worker "
                      "ranks, but this run has only %d (ranks 1..%d of %d); run with -n %d or more",
                      sw->path, req, (long long)i, req, W, W, W + 1, req + 1);
-    int t = point_team(s->o, &p.cfg, W);
+    int t = point_team(s->run.o, &p.cfg, W);
     if (t < req && !capped) capped = req, cap_to = t, cap_mem = ds_point_mem_bytes(&p.cfg);
     int k = 0;
     while (k < nsz && sizes[k] != t) k++;
@@ -113,7 +110,7 @@ int sc_check_teams(sched *s) {
   if (capped)
     ds_warn("ranks_per_point: auto wants a team of %d ranks for an estimated %.0f MB per point "
             "(--rank-memory %.0f MB per rank), more than the %d worker ranks; those points run on "
-            "teams of %d", capped, cap_mem / 1048576.0, rank_mem_bytes(s->o) / 1048576.0, W, cap_to);
+            "teams of %d", capped, cap_mem / 1048576.0, rank_mem_bytes(s->run.o) / 1048576.0, W, cap_to);
   return DS_OK;
 }
 
@@ -189,7 +186,7 @@ int sc_plan_teams(sched *s, int size, int *color) {
         full[best] = 1;
         continue;
       }
-      if (at < 0 && sz <= maxnode && !s->o->quiet)
+      if (at < 0 && sz <= maxnode && !s->run.o->quiet)
         ds_warn("teams: no node has %d free worker ranks left; a team of %d spans nodes", sz, sz);
       if (at >= 0) room[at] -= sz;
       for (int m = sz; at < 0 && m > 0;) { /* spanning: from the nodes with the most room */
@@ -217,7 +214,7 @@ int sc_plan_teams(sched *s, int size, int *color) {
         if (ok) s->lead_size[lead] = sz;
         nteams++;
         big |= sz > 1;
-        if (at < 0 && !s->o->quiet)
+        if (at < 0 && !s->run.o->quiet)
           ds_log("teams: a team of %d spans nodes (a node has at most %d worker ranks)", sz, maxnode);
       }
   free(room);
@@ -225,7 +222,7 @@ int sc_plan_teams(sched *s, int size, int *color) {
   free(used);
   free(full);
   if (!ok) return -1;
-  if (big && !s->o->quiet) {
+  if (big && !s->run.o->quiet) {
     char msg[512] = "";
     for (int c = 0; c < s->ncls; c++) {
       size_t l = strlen(msg);
@@ -241,13 +238,16 @@ int sc_plan_teams(sched *s, int size, int *color) {
 /* Never-started points first, longest first; then the points that were
  * running when a run died: fewest attempts first, shortest first (the point
  * that killed the job is more likely the big one; the others finish first). */
-static int by_queue_order(const void *a, const void *b) {
+static int by_queue_order(const void *a, const void *b, void *arg) {
+  const sched *s = arg;
+  const ds_summary_row *rows = s->rows;
+  const double *cost = s->cost;
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  int tx = g_rows[x].attempts > 0, ty = g_rows[y].attempts > 0;
+  int tx = rows[x].attempts > 0, ty = rows[y].attempts > 0;
   if (tx != ty) return tx - ty;
-  if (tx && g_rows[x].attempts != g_rows[y].attempts)
-    return g_rows[x].attempts < g_rows[y].attempts ? -1 : 1;
-  if (g_cost[x] != g_cost[y]) return (g_cost[x] > g_cost[y]) == !tx ? -1 : 1;
+  if (tx && rows[x].attempts != rows[y].attempts)
+    return rows[x].attempts < rows[y].attempts ? -1 : 1;
+  if (cost[x] != cost[y]) return (cost[x] > cost[y]) == !tx ? -1 : 1;
   return x < y ? -1 : x > y;
 }
 
@@ -258,10 +258,10 @@ static int fail_unrun(sched *s, ds_summary_row *r, const char *reason) {
   r->outcome = DS_OUT_FAILED;
   r->rank = -1;
   snprintf(r->reason, sizeof r->reason, "%s", reason);
-  if (!s->o->quiet) ds_warn("point %lld failed without running: %s", (long long)r->id, r->reason);
+  if (!s->run.o->quiet) ds_warn("point %lld failed without running: %s", (long long)r->id, r->reason);
   ds_traj none; /* written like a point that failed in its worker: no series */
   ds_traj_init(&none);
-  return ds_store_write_point(s->store, r, &none);
+  return ds_store_write_point(s->run.store, r, &none);
 }
 
 /* Queue every unfinished row (by_queue_order); count the finished ones.
@@ -286,25 +286,25 @@ int sc_build_queue(sched *s) {
   ds_probe pr; /* the plan's rates (cached per host; a probe of < 1 s otherwise) */
   ds_probe_get(0, &pr);
   s->est_pending = 0;
-  s->isolate = s->o->isolate == DS_ISOLATE_ALWAYS || (s->o->isolate == DS_ISOLATE_AUTO && died > 0);
+  s->isolate = s->run.o->isolate == DS_ISOLATE_ALWAYS || (s->run.o->isolate == DS_ISOLATE_AUTO && died > 0);
   for (int64_t i = 0; i < s->n; i++) {
     ds_point p;
-    DS_TRY(ds_sweep_point(s->sw, s->sidx[i], &p));
+    DS_TRY(ds_sweep_point(s->run.sw, s->sidx[i], &p));
     s->cost[i] = p.cost;
     s->est[i] = ds_point_seconds(&p.cfg, &pr);
     s->nsteps[i] = p.cfg.train.steps;
-    s->tsize[i] = point_team(s->o, &p.cfg, s->nworkers);
+    s->tsize[i] = point_team(s->run.o, &p.cfg, s->nworkers);
     ds_summary_row *r = &s->rows[i];
     if (!is_final(r->status)) {
       char why[256], est[32], has[32];
       if (r->status == DS_ST_RUNNING) {
         r->status = DS_ST_PENDING;
         r->rank = -1;
-        DS_TRY(ds_store_write_row(s->store, r));
+        DS_TRY(ds_store_write_row(s->run.store, r));
       }
       /* team points cannot run in a child; with --isolate never no point does
        * (-n 1 runs every point on rank 0, a team of one) */
-      int team = (s->nworkers && s->tsize[i] > 1) || s->o->isolate == DS_ISOLATE_NEVER;
+      int team = (s->nworkers && s->tsize[i] > 1) || s->run.o->isolate == DS_ISOLATE_NEVER;
       ds_fmt_bytes(est, sizeof est, ds_point_mem_bytes(&p.cfg));
       ds_fmt_bytes(has, sizeof has, s->has);
       if (team && r->attempts >= s->max_attempts) {
@@ -332,26 +332,22 @@ int sc_build_queue(sched *s) {
       s->est_pending += s->est[i];
     }
   }
-  s->final0 = s->nfinal;
+  s->run.done0 = s->nfinal;
   s->est_prior = s->qn ? 2 * s->est_pending / (double)s->qn : 0; /* two average points */
-  if (died && !s->o->quiet)
+  if (died && !s->run.o->quiet)
     ds_log("%lld point(s) were running when the last run died; they run after the points not "
            "tried yet. %s", (long long)died,
            s->isolate ? "This run trains every single-rank point in a child process of its worker: "
                         "a point fails only if its own process is killed (--isolate)"
                       : "--isolate never: a point that kills its process kills the job again");
-  g_cost = s->cost;
-  g_rows = s->rows;
-  qsort(s->queue, s->qn, sizeof *s->queue, by_queue_order);
-  g_cost = NULL;
-  g_rows = NULL;
+  qsort_r(s->queue, s->qn, sizeof *s->queue, by_queue_order, s);
   return DS_OK;
 }
 
 /* The head of a queue, unless a lone row blocks it: -2 = wait (a lone row
  * runs, or the head is lone and other points run). */
 static int64_t take_head(sched *s, int64_t *q, int64_t n, int64_t *head) {
-  if (s->fatal || s->draining || g_stop || *head >= n) return -1;
+  if (s->run.fatal || s->run.draining || g_stop || *head >= n) return -1;
   int64_t id = q[*head];
   if (s->lone_running || (s->lone[id] && s->nrunning > 0)) return -2;
   (*head)++;

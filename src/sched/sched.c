@@ -1,25 +1,6 @@
 /* sched.c -- ds_sched_run: the entry of `dynsweep run` on every rank. The
- * rooms and the protocol are described in sched_priv.h. */
-#include "sched_priv.h"
-
-/* A store error: remember the first message, stop handing out sc_work. */
-void sc_set_fatal(sched *s) {
-  if (!s->fatal) snprintf(s->fatal_msg, sizeof s->fatal_msg, "%s", ds_errmsg());
-  s->fatal = 1;
-  if (!s->draining) {
-    s->draining = 1;
-    s->drain_deadline = ds_now() + s->o->drain_timeout;
-  }
-}
-
-void sc_start_drain(sched *s, const char *why) {
-  if (s->draining) return;
-  s->draining = 1;
-  s->drain_deadline = ds_now() + s->o->drain_timeout;
-  if (s->tty) ds_console_bar_end();
-  ds_log("%s: no new points; waiting up to %.0f s for %lld running point(s) to checkpoint",
-         why, s->o->drain_timeout, (long long)s->nrunning);
-}
+ * rooms and the protocol are described in state.h. */
+#include "state.h"
 
 /* Rank 0 gets every rank's MPI processor name (the host) and node: the Slurm
  * node name SLURMD_NODENAME (several Slurm nodes may share one host), else
@@ -78,7 +59,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   ds_signals_install_drain();
-  sched s = {.sw = sw, .o = o};
+  sched s = {.run = {.sw = sw, .o = o, .ops = &sc_rows_ops, .pace = {.gap = 1.0}}};
   char *rank_nodes = NULL;
   s.node = ds_calloc((size_t)size, sizeof *s.node);
   if (!s.node) MPI_Abort(comm, 1);
@@ -90,7 +71,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     free(s.node);
     return mrc;
   }
-  s.tty = rank == 0 && !o->quiet && ds_console_open_bar();
+  s.run.tty = rank == 0 && !o->quiet && ds_console_open_bar();
   s.nworkers = size - 1;
   s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;
   s.has = rank_has(o, comm, rank, size, s.has_why, sizeof s.has_why);
@@ -100,13 +81,13 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     ds_log("memory: a rank has %s (%s)", hb, s.has_why);
   }
   if (rank == 0) {
-    s.t0 = ds_now();
+    s.run.t0 = ds_now();
     rc = sc_check_teams(&s); /* before anything is created */
     if (rc == DS_OK) rc = sc_prepare(&s, hosts ? hosts : "", size);
-    if (rc == DS_OK && s.store && rank_nodes) rc = ds_store_set_rank_nodes(s.store, rank_nodes);
-    if (rc != DS_OK && s.store) {
-      ds_store_close(s.store);
-      s.store = NULL;
+    if (rc == DS_OK && s.run.store && rank_nodes) rc = ds_store_set_rank_nodes(s.run.store, rank_nodes);
+    if (rc != DS_OK && s.run.store) {
+      ds_store_close(s.run.store);
+      s.run.store = NULL;
     }
   }
   free(hosts);
@@ -115,7 +96,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   MPI_Bcast(start, 2, MPI_INT, 0, comm); /* refused: everyone stops, nothing ran */
   if (start[0] != DS_OK || start[1]) {
     int nothing = start[1];
-    if (rank == 0 && s.store) ds_store_close(s.store);
+    if (rank == 0 && s.run.store) ds_store_close(s.run.store);
     sc_free_sched(&s);
     if (o->drained) *o->drained = 0;
     if (nothing) return DS_OK;
@@ -128,7 +109,7 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
     if (!color) MPI_Abort(comm, 1); /* a few ints; the collectives below need every rank */
     if (rank == 0 && (nteams = sc_plan_teams(&s, size, color)) < 0) {
       ds_fail(DS_ENOMEM, "out of memory planning the worker teams");
-      sc_set_fatal(&s);
+      run_fatal(&s.run);
       nteams = 0;
       for (int r = 0; r < size; r++) color[r] = -1;
     }
@@ -139,11 +120,11 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
     s.slots = size == 1 ? 1 : nteams > 0 ? nteams : size - 1; /* points running at once */
-    s.t0 = s.last_prog = ds_now();
-    if (size == 1) sc_serve_alone(&s);
+    s.run.t0 = s.run.last_prog = ds_now();
+    if (size == 1) run_alone(&s.run);
     else rc = sc_serve(&s, comm, nteams, size);
-    double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.t0;
-    drained = s.nfinal < s.n && !s.fatal;
+    double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.run.t0;
+    drained = s.nfinal < s.n && !s.run.fatal;
     int wrc = sc_wrap_up(&s, size, cpu, wall);
     if (rc == DS_OK) rc = wrc;
   } else if (tcomm != MPI_COMM_NULL) {

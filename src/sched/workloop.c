@@ -1,6 +1,6 @@
 /* workloop.c -- a worker: asks rank 0 for points, runs them (on its team),
  * checkpoints them and sends the results back. */
-#include "sched_priv.h"
+#include "state.h"
 #include "dynsweep/isolate.h"
 
 void sc_run_one(const ds_sweep *sw, int64_t id, int64_t sidx, ds_team *team, int rank,
@@ -37,13 +37,13 @@ static int save_local(void *arg, int64_t point, const char *blob, size_t len) {
   ckpt_ctx *c = arg;
   sched *s = c->s;
   (void)point;
-  if (s->fatal) return 1;
-  if (ds_store_write_ckpt(s->store, c->id, blob, len) != DS_OK || ds_store_sync(s->store) != DS_OK) {
-    sc_set_fatal(s);
+  if (s->run.fatal) return 1;
+  if (ds_store_write_ckpt(s->run.store, c->id, blob, len) != DS_OK || ds_store_sync(s->run.store) != DS_OK) {
+    run_fatal(&s->run);
     return 1;
   }
   sc_keep_blob(s, c->id, blob, len);
-  sc_tick(s);
+  run_tick(&s->run);
   return 0;
 }
 
@@ -174,79 +174,92 @@ static int save_none(void *arg, int64_t point, const char *blob, size_t len) {
  * rank). Only the leader talks to rank 0; it passes each assignment (and the
  * checkpoint to resume from) to the members, every member runs the point,
  * the leader alone sends checkpoints and the result. */
-int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm) {
+typedef struct {
+  const ds_sweep *sw;
+  const ds_run_opts *o;
+  int rank, lead, multi, rc;
   ds_team team;
+  char terr[256];
+} sc_worker;
+
+/* One assignment of the row source (run_work): {id, sweep index, blob
+ * length, isolate}; id < 0: stop. */
+static int work_point(void *ctx, MPI_Comm comm, const int64_t in[4]) {
+  sc_worker *w = ctx;
+  int lead = w->lead, multi = w->multi, rank = w->rank, rc = w->rc;
+  int64_t hdr[5] = {-1, -1, 0, 0, 0}; /* id, sweep index, blob length, isolate, run it */
+  char *blob = NULL;
+  int blen = 0;
+  if (lead) {
+    memcpy(hdr, in, 4 * sizeof *hdr);
+    if (hdr[0] >= 0 && hdr[2] > 0) blob = sc_recv_bytes(comm, 0, TAG_BLOB, &blen);
+    hdr[2] = blob ? blen : 0;
+    hdr[4] = rc == DS_OK && !g_stop; /* the leader decides for the team */
+  }
+  if (multi) {
+    MPI_Bcast(hdr, 5, MPI_INT64_T, 0, w->team.comm);
+    if (hdr[0] >= 0 && hdr[4] && hdr[2] > 0) {
+      if (!lead) blob = malloc((size_t)hdr[2]);
+      int ok = blob != NULL, all = 0;
+      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, w->team.comm);
+      if (all) MPI_Bcast(blob, (int)hdr[2], MPI_BYTE, 0, w->team.comm);
+      else hdr[4] = -1; /* out of memory somewhere: fail the point on every member */
+      blen = (int)hdr[2];
+    }
+  }
+  if (hdr[0] < 0) return RUN_STOP;
+  ds_point_result res;
+  ds_traj tr;
+  if (hdr[4] > 0) {
+    ds_ckpt ck;
+    ckpt_ctx c = {comm, hdr[0], NULL};
+    sc_init_ckpt(&ck, w->o, &c, 0, blob, blob ? (size_t)blen : 0);
+    if (!lead) {
+      ck.save = save_none;
+      ck.stop = NULL;
+    }
+    if (hdr[3] && !multi) /* rank 0 isolates single-rank points only */
+      sc_run_isolated(w->sw, hdr[0], hdr[1], &w->team, rank, &tr, &res, &ck);
+    else
+      sc_run_one(w->sw, hdr[0], hdr[1], &w->team, rank, &tr, &res, &ck);
+  } else { /* stopping: hand the point back; or team setup failed */
+    memset(&res, 0, sizeof res);
+    ds_traj_init(&tr);
+    res.id = hdr[0];
+    res.rank = rank;
+    res.status = hdr[4] == 0 && rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
+    snprintf(res.reason, sizeof res.reason, "%s",
+             rc != DS_OK ? w->terr : hdr[4] < 0 ? "out of memory for the checkpoint on a team member" : "");
+  }
+  free(blob);
+  if (lead) {
+    char *buf;
+    size_t len;
+    if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
+      ds_traj_free(&tr);
+      ds_traj_init(&tr);
+      res.status = DS_ST_FAILED;
+      snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
+      ds_traj_pack(&tr, &buf, &len);
+    }
+    MPI_Send(&res, sizeof res, MPI_BYTE, 0, TAG_RESULT, comm);
+    MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_TRAJ, comm);
+    free(buf);
+  }
+  ds_traj_free(&tr);
+  return RUN_GO;
+}
+
+int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm) {
+  sc_worker w = {.sw = sw, .o = o, .rank = rank};
   int trank;
   MPI_Comm_rank(tcomm, &trank);
-  int rc = ds_team_init(&team, tcomm);
-  char terr[256];
-  snprintf(terr, sizeof terr, "%s", rc == DS_OK ? "" : ds_errmsg());
-  if (trank != 0 && rc != DS_OK) return DS_OK; /* the leader fails each point with terr */
-  int lead = trank == 0, multi = rc == DS_OK && team.size > 1;
-  int zero = 0;
-  if (lead) MPI_Send(&zero, 1, MPI_INT, 0, TAG_READY, comm);
-  for (;;) {
-    int64_t hdr[5] = {-1, -1, 0, 0, 0}; /* id, sweep index, blob length, isolate, run it */
-    char *blob = NULL;
-    int blen = 0;
-    if (lead) {
-      MPI_Recv(hdr, 4, MPI_INT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
-      if (hdr[0] >= 0 && hdr[2] > 0) blob = sc_recv_bytes(comm, 0, TAG_BLOB, &blen);
-      hdr[2] = blob ? blen : 0;
-      hdr[4] = rc == DS_OK && !g_stop; /* the leader decides for the team */
-    }
-    if (multi) {
-      MPI_Bcast(hdr, 5, MPI_INT64_T, 0, team.comm);
-      if (hdr[0] >= 0 && hdr[4] && hdr[2] > 0) {
-        if (!lead) blob = malloc((size_t)hdr[2]);
-        int ok = blob != NULL, all = 0;
-        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, team.comm);
-        if (all) MPI_Bcast(blob, (int)hdr[2], MPI_BYTE, 0, team.comm);
-        else hdr[4] = -1; /* out of memory somewhere: fail the point on every member */
-        blen = (int)hdr[2];
-      }
-    }
-    if (hdr[0] < 0) break;
-    ds_point_result res;
-    ds_traj tr;
-    if (hdr[4] > 0) {
-      ds_ckpt ck;
-      ckpt_ctx c = {comm, hdr[0], NULL};
-      sc_init_ckpt(&ck, o, &c, 0, blob, blob ? (size_t)blen : 0);
-      if (!lead) {
-        ck.save = save_none;
-        ck.stop = NULL;
-      }
-      if (hdr[3] && !multi) /* rank 0 isolates single-rank points only */
-        sc_run_isolated(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
-      else
-        sc_run_one(sw, hdr[0], hdr[1], &team, rank, &tr, &res, &ck);
-    } else { /* stopping: hand the point back; or team setup failed */
-      memset(&res, 0, sizeof res);
-      ds_traj_init(&tr);
-      res.id = hdr[0];
-      res.rank = rank;
-      res.status = hdr[4] == 0 && rc == DS_OK ? DS_ST_PENDING : DS_ST_FAILED;
-      snprintf(res.reason, sizeof res.reason, "%s",
-               rc != DS_OK ? terr : hdr[4] < 0 ? "out of memory for the checkpoint on a team member" : "");
-    }
-    free(blob);
-    if (lead) {
-      char *buf;
-      size_t len;
-      if (ds_traj_pack(&tr, &buf, &len) != DS_OK) {
-        ds_traj_free(&tr);
-        ds_traj_init(&tr);
-        res.status = DS_ST_FAILED;
-        snprintf(res.reason, sizeof res.reason, "%s", ds_errmsg());
-        ds_traj_pack(&tr, &buf, &len);
-      }
-      MPI_Send(&res, sizeof res, MPI_BYTE, 0, TAG_RESULT, comm);
-      MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_TRAJ, comm);
-      free(buf);
-    }
-    ds_traj_free(&tr);
-  }
-  if (rc == DS_OK) ds_team_free(&team);
+  w.rc = ds_team_init(&w.team, tcomm);
+  snprintf(w.terr, sizeof w.terr, "%s", w.rc == DS_OK ? "" : ds_errmsg());
+  if (trank != 0 && w.rc != DS_OK) return DS_OK; /* the leader fails each point with terr */
+  w.lead = trank == 0;
+  w.multi = w.rc == DS_OK && w.team.size > 1;
+  run_work(work_point, &w, comm, w.lead);
+  if (w.rc == DS_OK) ds_team_free(&w.team);
   return DS_OK;
 }
