@@ -17,6 +17,7 @@
 
 #include "dynsweep/config.h"
 #include "dynsweep/knobs.h"
+#include "dynsweep/models.h"
 #include "dynsweep/sched.h"
 #include "dynsweep/store.h"
 #include "dynsweep/analysis.h"
@@ -48,7 +49,8 @@ static const char *usage_main =
     "  version [--knobs]            versions of dynsweep and its libraries, BLAS kernel,\n"
     "                               DYNSWEEP_* settings (--knobs: every one, documented)\n"
     "  keys [--markdown]            every key a sweep file may hold: type, range, default\n"
-    "\n"
+    "  models [--markdown]          model kinds, parameterisations, which trainer takes\n"
+    "                               what, which diagnostics apply\n"    "\n"
     "'dynsweep COMMAND --help' describes each command.\n"
     "exit codes: 0 ok, 2 bad input (sweep file, arguments, a store of another sweep),\n"
     "            3 run drained by a signal (run again to resume), 1 other failures\n";
@@ -908,6 +910,19 @@ static int cmd_version(int argc, char **argv) {
   return 0;
 }
 
+/* keys, models: a table from the binary's own, as text or (--markdown) as
+ * the docs hold it. */
+static int cmd_table(const char *name, int argc, char **argv, void (*print)(FILE *, int)) {
+  if (argc > 1 || (argc == 1 && strcmp(argv[0], "--markdown"))) {
+    char usage[64], fmt[64];
+    snprintf(usage, sizeof usage, "usage: dynsweep %s [--markdown]\n", name);
+    snprintf(fmt, sizeof fmt, "%s: unexpected argument '%%s'", name);
+    return bad_args(usage, fmt, argv[0]);
+  }
+  print(stdout, argc == 1);
+  return 0;
+}
+
 /* `run` catches its drain signals from the first moment: this runs from the
  * executable's DT_PREINIT_ARRAY, i.e. before the initialisers of every shared
  * library (OpenBLAS starts its threads in one, Open MPI and HDF5 have theirs)
@@ -938,7 +953,11 @@ int main(int argc, char **argv) {
       {"keys", "usage: dynsweep keys [--markdown]\n\nEvery key a sweep file may hold (option "
                "paths, grid aliases, name, seed, grid, map, overrides): type, range, default and\n"
                "meaning, from the parser's own table. --markdown: the table of docs/sweep-spec.md "
-               "(\"Key index\").\n"}};
+               "(\"Key index\").\n"},
+      {"models", "usage: dynsweep models [--markdown]\n\nThe model kinds, parameterisations, "
+                 "which trainer (point, tile, team) takes\nwhat and which diagnostics apply, "
+                 "from the one table plan and run consult\n(src/config/models.c). --markdown: the "
+                 "tables of docs/models.md.\n"}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name) && want_help(sub_argc, sub_argv)) {
       fputs(cmds[i].usage, stdout);
@@ -958,15 +977,10 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "submit")) return ds_cli_submit(sub_argc, sub_argv);
   if (!strcmp(cmd, "chain")) return ds_cli_chain(sub_argc, sub_argv);
   if (!strcmp(cmd, "version")) return cmd_version(sub_argc, sub_argv);
-  if (!strcmp(cmd, "keys")) {
-    if (sub_argc > 1 || (sub_argc == 1 && strcmp(sub_argv[0], "--markdown")))
-      return bad_args("usage: dynsweep keys [--markdown]\n", "keys: unexpected argument '%s'",
-                      sub_argv[0]);
-    ds_keys_print(stdout, sub_argc == 1);
-    return 0;
-  }
+  if (!strcmp(cmd, "keys")) return cmd_table("keys", sub_argc, sub_argv, ds_keys_print);
+  if (!strcmp(cmd, "models")) return cmd_table("models", sub_argc, sub_argv, ds_models_print);
   static const char *const names[] = {"run", "plan", "ls", "export", "phase", "map", "show",
-                                      "status", "verify", "submit", "version", "keys"};
+                                      "status", "verify", "submit", "version", "keys", "models"};
   const char *near = ds_suggest(cmd, names, (int)(sizeof names / sizeof *names));
   if (near) fprintf(stderr, "dynsweep: unknown command '%s' (did you mean '%s'?)\n\n%s", cmd, near, usage_main);
   else fprintf(stderr, "dynsweep: unknown command '%s'\n\n%s", cmd, usage_main);

@@ -14,3 +14,8 @@ set_tests_properties(bad_inputs PROPERTIES TIMEOUT 600)
 # `dynsweep keys --markdown`; no doc points outside the repository.
 ds_script_test(keys keys.sh)
 set_tests_properties(keys PROPERTIES TIMEOUT 120 LABELS "integration;config")
+# Issue 26, "One network definition" (tests/models.sh): docs/models.md equals
+# `dynsweep models --markdown`, and plan refuses (or, for the tile trainer,
+# prices one at a time) exactly what the table's trainer columns say.
+ds_script_test(models models.sh)
+set_tests_properties(models PROPERTIES TIMEOUT 120 LABELS "integration;config")

@@ -3,7 +3,9 @@
 # from the binary's own tables (between their begin and end markers):
 #   the "Key index" of docs/sweep-spec.md   from `dynsweep keys --markdown`
 #   the table of docs/environment.md        from `dynsweep version --knobs --markdown`
-# tests/keys.sh and tests/knobs.sh fail while a doc and its table differ.
+#   the tables of docs/models.md            from `dynsweep models --markdown`
+# tests/keys.sh, tests/knobs.sh and tests/models.sh fail while a doc and its
+# table differ.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 D=${1:-$ROOT/build/dynsweep}
@@ -23,3 +25,4 @@ splice() {
 }
 splice docs/sweep-spec.md keys "$D" keys --markdown
 splice docs/environment.md knobs "$D" version --knobs --markdown
+splice docs/models.md models "$D" models --markdown

@@ -41,7 +41,8 @@
 #include "dynsweep/map.h"
 
 /* ---- points of a sweep (src/worker/tile.c) ---- */
-/* 1 if points of config c can go through ds_tile_train; else 0 and why (one line). */
+/* 1 if points of config c can go through ds_tile_train; else 0 and why (one line):
+ * the tile column of the one table, ds_net_supported (models.h). */
 int ds_tile_supported(const ds_point_cfg *c, char *why, int whylen);
 /* Trains the npts points pts[] of sweep sw together: builds the data and the initial
  * weights ONCE exactly as ds_worker_run_point does for pts[0] (same seeds, same

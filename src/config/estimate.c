@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
+#include "dynsweep/models.h"
 #include "dynsweep/util.h"
 
 /* Seconds from `mpirun` to the first point (MPI start, the store created) and
@@ -343,11 +344,15 @@ int ds_map_plan_print(FILE *f, const ds_sweep *sw, const ds_probe *pr, double ha
             tile_sec, sec, sw->map_early_stop ? "early_stop: diverging ones stop early"
                                               : "a pixel stops once non-finite");
     sec = tile_sec;
-  } else
+  } else {
+    char why[200];
     fprintf(f, "time: %.3g s per point one at a time (point 0, every step counted; tiles\n"
                "  trained together are faster; %s):\n", sec,
             sw->map_early_stop ? "early_stop: diverging ones stop early"
                                : "a pixel stops once non-finite");
+    if (!ds_net_supported(&p.cfg, DS_TRAINER_TILE, why, sizeof why)) /* models.h */
+      fprintf(f, "  (the tile trainer does not take point 0: %s)\n", why);
+  }
   ds_estimate_fmt(sec * mc.trained_lo, t1, sizeof t1);
   ds_estimate_fmt(sec * (double)mc.pixels, t2, sizeof t2);
   fprintf(f, "  %s of work%s%s\n", sw->refine_levels ? t1 : t2, sw->refine_levels ? ", dense " : "",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dynsweep/data.h"
+#include "dynsweep/models.h"
 #include "dynsweep/util.h"
 #include "sweep_internal.h"
 
@@ -341,31 +342,34 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
 #define SW_CAD(d) "record.spectra." d ".every", "record.spectra." d ".per_decade", \
                   "record.spectra." d ".on_loss_rise"
 
-/* hessian, hessian_full, ntk: exact derivatives of the network itself only (for now). */
-static int sw_check_exact_model(sw_ctx *x, const int *idx, const ds_point_cfg *c, const char *d,
-                                const char *const *at) {
-  if (c->model.type == DS_MODEL_E2E)
-    return sw_xerr(x, idx, at,
-                   "record.spectra.%s: not supported with model.type e2e (yet); use model.type linear "
-                   "for the same network", d);
-  if (c->model.approx != DS_APPROX_NONE)
-    return sw_xerr(x, idx, at,
-                   "record.spectra.%s: not supported with model.approx %s (yet); only the network "
-                   "itself (approx: none)", d, sw_choice("model.approx", c->model.approx));
+/* Each diagnostic on, against the models it applies to (models.h). */
+static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  const ds_model_spec *m = &c->model;
+  for (int i = 0; i < ds_ndiag_rows; i++) {
+    const ds_diag_row *d = &ds_diag_rows[i];
+    if (!ds_cadence_on(d->cadence(sp))) continue;
+    char cad[3][64], msg[256];
+    snprintf(cad[0], sizeof cad[0], "record.spectra.%s.every", d->name);
+    snprintf(cad[1], sizeof cad[1], "record.spectra.%s.per_decade", d->name);
+    snprintf(cad[2], sizeof cad[2], "record.spectra.%s.on_loss_rise", d->name);
+    const char *at[] = {cad[0], cad[1], cad[2], "model.type", "model.approx", NULL};
+    if (!(d->models & 1u << m->type)) {
+      at[4] = NULL;
+      snprintf(msg, sizeof msg, d->wrong_model, sw_choice("model.type", m->type));
+      return sw_xerr(x, idx, at, "record.spectra.%s: %s", d->name, msg);
+    }
+    if (!d->approx && m->approx != DS_APPROX_NONE)
+      return sw_xerr(x, idx, at,
+                     "record.spectra.%s: not supported with model.approx %s (yet); only the network "
+                     "itself (approx: none)", d->name, sw_choice("model.approx", m->approx));
+  }
   return DS_OK;
 }
 
 static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
-  const ds_model_spec *m = &c->model;
-  if (ds_cadence_on(&sp->e2e) && m->type != DS_MODEL_LINEAR && m->type != DS_MODEL_E2E)
-    return sw_xerr(x, idx, SW_AT(SW_CAD("e2e"), "model.type"),
-                   "record.spectra.e2e: needs a linear model (model.type linear or e2e), got %s",
-                   sw_choice("model.type", m->type));
-  if (ds_cadence_on(&sp->activations) && m->type != DS_MODEL_RELU)
-    return sw_xerr(x, idx, SW_AT(SW_CAD("activations"), "model.type"),
-                   "record.spectra.activations: needs model.type relu (activations of a ReLU net), got %s",
-                   sw_choice("model.type", m->type));
+  DS_TRY(sw_check_diag_models(x, idx, c));
   if (ds_cadence_on(&sp->agop) && !sp->agop_reference[0] && c->data.kind != DS_DATA_RANK2 &&
       c->data.kind != DS_DATA_RANK4)
     return sw_xerr(x, idx, SW_AT(SW_CAD("agop"), "data.kind"),
@@ -373,15 +377,12 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    "only, got %s; give record.spectra.agop_reference (an HDF5 file with dataset G, "
                    "d_in x d_in)", sw_choice("data.kind", c->data.kind));
   if (ds_cadence_on(&sp->hessian)) {
-    DS_TRY(sw_check_exact_model(x, idx, c, "hessian", SW_AT(SW_CAD("hessian"), "model.type", "model.approx")));
     if (sp->lanczos_iters < sp->top_k)
       return sw_xerr(x, idx, SW_AT("record.spectra.lanczos_iters", "record.spectra.top_k", SW_CAD("hessian")),
                      "record.spectra.lanczos_iters: must be >= record.spectra.top_k = %d (Lanczos gives "
                      "at most one eigenvalue per iteration), got %d", sp->top_k, sp->lanczos_iters);
   }
   if (ds_cadence_on(&sp->hessian_full)) {
-    DS_TRY(sw_check_exact_model(x, idx, c, "hessian_full",
-                                SW_AT(SW_CAD("hessian_full"), "model.type", "model.approx")));
     double np = ds_point_nparams(c);
     if (np > sp->hessian_full_max)
       return sw_xerr(x, idx, SW_AT(SW_CAD("hessian_full"), "record.spectra.hessian_full_max", "model.width",
@@ -392,7 +393,6 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                      np, sp->hessian_full_max, np, np);
   }
   if (ds_cadence_on(&sp->ntk)) {
-    DS_TRY(sw_check_exact_model(x, idx, c, "ntk", SW_AT(SW_CAD("ntk"), "model.type", "model.approx")));
     double kn = (double)c->data.d_out * c->data.n_train;
     if (kn > sp->ntk_max)
       return sw_xerr(x, idx, SW_AT(SW_CAD("ntk"), "record.spectra.ntk_max", "data.n_train", "data.d_out"),
@@ -401,8 +401,6 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                      "%.0f x %.0f matrix)", c->data.d_out, c->data.n_train, kn, sp->ntk_max, kn, kn);
   }
   if (ds_cadence_on(&sp->batch_ntk)) {
-    DS_TRY(sw_check_exact_model(x, idx, c, "batch_ntk",
-                                SW_AT(SW_CAD("batch_ntk"), "model.type", "model.approx")));
     int b = c->optimizer.batch_size; /* full batch: the whole training set */
     if (b <= 0 || b > c->data.n_train) b = c->data.n_train;
     double kb = (double)c->data.d_out * b;
@@ -416,44 +414,25 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   return DS_OK;
 }
 
-/* Every constraint of one combo. */
-/* train.distributed: on is refused for what the distributed trainer does not
- * do (src/spectra/dtrain.c); auto quietly falls back to one rank for those. */
-static int sw_check_dist(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
-  if (c->train.distributed != DS_DIST_ON) return DS_OK;
-  const ds_spectra_spec *sp = &c->record.spectra;
-  if (c->model.type == DS_MODEL_E2E)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "model.type"),
-                   "train.distributed: on is not supported with model.type e2e (the end-to-end "
-                   "update is one-rank); use off or auto");
-  if (c->model.approx != DS_APPROX_NONE)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "model.approx"),
-                   "train.distributed: on is not supported with model.approx %s; use off or auto",
-                   sw_choice("model.approx", c->model.approx));
-  if (c->loss.type == DS_LOSS_CE)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "loss.type"),
-                   "train.distributed: on supports loss.type mse and lp, not cross_entropy (its "
-                   "softmax spans a whole output column); use off or auto");
-  if (c->model.type == DS_MODEL_TANH || c->model.param == DS_PARAM_MEANFIELD)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "model.type", "model.param"),
-                   "train.distributed: on is not supported with %s (the distributed trainer has "
-                   "linear and ReLU layers, standard and ntk scales); use off or auto",
-                   c->model.type == DS_MODEL_TANH ? "model.type tanh" : "model.param meanfield");
-  if (c->optimizer.lr_units == DS_LR_LAMBDA0)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_units"),
-                   "train.distributed: on does not support optimizer.lr_units: lambda0 (the NTK at "
-                   "initialisation needs the whole theta on one rank); use off or auto");
-  if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0)
-    return sw_xerr(x, idx, SW_AT("train.distributed", "optimizer.lr_in", "optimizer.lr_out"),
-                   "train.distributed: on is not supported with per-layer learning rates "
-                   "(optimizer.lr_in / lr_out); use off or auto");
-  if (ds_spectra_any_on(sp))
-    return sw_xerr(x, idx, SW_AT("train.distributed"),
-                   "train.distributed: on does not compute record.spectra diagnostics (they need "
-                   "the whole theta on one rank); turn them off, or use off or auto");
-  return DS_OK;
+/* What the trainers do not take (models.h, one table): the point trainer's
+ * refusals always; the team trainer's with train.distributed: on (auto
+ * quietly trains those points on one rank); the tile trainer's never (a map
+ * trains those points one at a time). */
+static int sw_check_trainers(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const char *at[8] = {"train.distributed"};
+  const ds_net_feature *f = ds_net_refusal(c, DS_TRAINER_POINT);
+  if (f) {
+    for (int i = 0; i < 6 && f->keys[i]; i++) at[i] = f->keys[i];
+    return sw_xerr(x, idx, at, "%s is not supported (%s)", f->feature, f->refuse[DS_TRAINER_POINT]);
+  }
+  if (c->train.distributed != DS_DIST_ON || !(f = ds_net_refusal(c, DS_TRAINER_TEAM))) return DS_OK;
+  for (int i = 0; i < 6 && f->keys[i] && strncmp(f->keys[i], "record.spectra", 14); i++)
+    at[i + 1] = f->keys[i];
+  return sw_xerr(x, idx, at, "train.distributed: on is not supported with %s (%s); use off or auto",
+                 f->feature, f->refuse[DS_TRAINER_TEAM]);
 }
 
+/* Every constraint of one combo. */
 static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   ds_point_cfg raw; /* the values as written, before anything is derived */
   sw_apply_axes(x->s, &x->raw_base, idx, &raw);
@@ -467,7 +446,7 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   DS_TRY(sw_check_data(x, idx, c));
   DS_TRY(sw_check_loss_optim(x, idx, c));
   DS_TRY(sw_check_spectra(x, idx, c));
-  DS_TRY(sw_check_dist(x, idx, c));
+  DS_TRY(sw_check_trainers(x, idx, c));
   return DS_OK;
 }
 

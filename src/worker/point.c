@@ -21,6 +21,7 @@
 
 #include "dynsweep/data.h"
 #include "dynsweep/dtrain.h"
+#include "dynsweep/models.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/optim.h"
 #include "dynsweep/store.h"
@@ -159,23 +160,17 @@ static int e2e_initial(const ds_point_cfg *c, const int *dims, ds_rng *ri, doubl
 
 /* ---- distributed training (train.distributed, dtrain.h) -------------------- */
 
-/* What the distributed trainer does not do for point c, or NULL. */
-static const char *dist_unsupported(const ds_point_cfg *c) {
-  if (c->model.type == DS_MODEL_E2E) return "model.type e2e";
-  if (c->model.approx != DS_APPROX_NONE) return "model.approx";
-  if (c->loss.type == DS_LOSS_CE) return "loss.type cross_entropy";
-  if (ds_spectra_any_on(&c->record.spectra)) return "record.spectra diagnostics";
-  if (c->model.type == DS_MODEL_TANH) return "model.type tanh";
-  if (c->model.param == DS_PARAM_MEANFIELD) return "model.param meanfield";
-  if (c->model.gain != 1.0) return "model.gain";
-  if (c->optimizer.lr_in > 0 || c->optimizer.lr_out > 0) return "optimizer.lr_in / lr_out";
-  return NULL;
+/* What the distributed trainer does not do for point c ("FEATURE (REASON)",
+ * models.h's one table; `plan` refuses these with train.distributed: on), or NULL. */
+static const char *dist_unsupported(const ds_point_cfg *c, char *why, int whylen) {
+  return ds_net_supported(c, DS_TRAINER_TEAM, why, whylen) ? NULL : why;
 }
 
 /* train.distributed: on; off; auto = a team of > 1 rank, a layer of at least
  * DS_DIST_AUTO_WIDTH units and nothing unsupported. */
 static int dist_choose(const ds_point_cfg *c, const int *dims, const ds_team *team, int *dist) {
-  const char *why = dist_unsupported(c);
+  char buf[200];
+  const char *why = dist_unsupported(c, buf, sizeof buf);
   *dist = 0;
   if (c->train.distributed == DS_DIST_OFF || !team) return DS_OK;
   if (c->train.distributed == DS_DIST_ON) {
@@ -230,9 +225,7 @@ static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, c
     st->e2e = 1;
     DS_TRY(ds_mlp_setup(&st->mlp, DS_ACT_LINEAR, 0, 1, d2, DS_PARAM_STANDARD, 1));
   } else {
-    int act = c->model.type == DS_MODEL_RELU   ? DS_ACT_RELU
-              : c->model.type == DS_MODEL_TANH ? DS_ACT_TANH
-                                               : DS_ACT_LINEAR;
+    int act = ds_model_act(c->model.type);
     DS_TRY(ds_mlp_setup(&st->mlp, act, c->model.bias, L, dims, c->model.param,
                         c->model.train_output));
     st->mlp.gain = c->model.gain;

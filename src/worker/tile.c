@@ -9,45 +9,15 @@
 
 #include "dynsweep/data.h"
 #include "dynsweep/map.h"
+#include "dynsweep/models.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/tile.h"
 #include "dynsweep/util.h"
 #include "dynsweep/worker.h"
 
-static int unsupported(char *why, int whylen, const char *fmt, const char *what) {
-  if (why && whylen > 0) snprintf(why, (size_t)whylen, fmt, what);
-  return 0;
-}
-
+/* What the tile trainer takes: the one table (include/dynsweep/models.h). */
 int ds_tile_supported(const ds_point_cfg *c, char *why, int whylen) {
-  const ds_model_spec *md = &c->model;
-  const ds_optim_spec *o = &c->optimizer;
-  int dims[DS_MAX_LIST + 2];
-  if (why && whylen > 0) why[0] = 0;
-  if (md->type != DS_MODEL_LINEAR && md->type != DS_MODEL_RELU && md->type != DS_MODEL_TANH)
-    return unsupported(why, whylen, "%s", "model.type e2e (tiles: linear, relu, tanh)");
-  if (md->depth != 2) return unsupported(why, whylen, "%s", "model.depth other than 2");
-  if (md->bias) return unsupported(why, whylen, "%s", "model.bias");
-  if (md->approx != DS_APPROX_NONE) return unsupported(why, whylen, "%s", "model.approx");
-  if (md->init == DS_INIT_FILE) return unsupported(why, whylen, "%s", "model.init file");
-  ds_point_dims(c, dims);
-  if (dims[1] > 64 || dims[2] > 64 || dims[0] > 4096)
-    return unsupported(why, whylen, "%s", "width or d_out > 64, or d_in > 4096");
-  if (o->type != DS_OPT_GD) return unsupported(why, whylen, "%s", "optimizer.type (tiles: gd)");
-  if (o->batch_size > 0 && o->batch_size < c->data.n_train)
-    return unsupported(why, whylen, "%s", "optimizer.batch_size (tiles: full batch)");
-  if (o->schedule != DS_SCHED_CONSTANT)
-    return unsupported(why, whylen, "%s", "optimizer.schedule (tiles: constant)");
-  if (o->weight_decay != 0) return unsupported(why, whylen, "%s", "optimizer.weight_decay");
-  if (o->lr_units != DS_LR_ABSOLUTE)
-    return unsupported(why, whylen, "%s", "optimizer.lr_units lambda0 (each point its own NTK)");
-  if (c->loss.type != DS_LOSS_MSE) return unsupported(why, whylen, "%s", "loss.type (tiles: mse)");
-  if (c->train.tol > 0) return unsupported(why, whylen, "%s", "train.tol");
-  if (c->train.distributed == DS_DIST_ON)
-    return unsupported(why, whylen, "%s", "train.distributed: on");
-  if (ds_spectra_any_on(&c->record.spectra))
-    return unsupported(why, whylen, "%s", "record.spectra diagnostics");
-  return 1;
+  return ds_net_supported(c, DS_TRAINER_TILE, why, whylen);
 }
 
 /* The configuration with the four per-point fields set to those of ref. */
@@ -86,9 +56,7 @@ int ds_tile_train(const ds_sweep *sw, const ds_point *pts, int npts, ds_map_rec 
   }
   int dims[DS_MAX_LIST + 2];
   ds_point_dims(c, dims);
-  int act = c->model.type == DS_MODEL_RELU ? DS_ACT_RELU
-            : c->model.type == DS_MODEL_TANH ? DS_ACT_TANH
-                                             : DS_ACT_LINEAR;
+  int act = ds_model_act(c->model.type);
   ds_mlp mlp;
   DS_TRY(ds_mlp_setup(&mlp, act, 0, 2, dims, c->model.param, c->model.train_output));
   ds_dataset train = {0}, test = {0};
