@@ -3,7 +3,9 @@
 
 For each configuration of tests/test_cnn.c (NTK and standard
 parameterisation, 'same'/'valid' padding, strides 1 and 2, odd and even
-kernels, flatten and global-average-pooling readouts), `test_cnn --dump`
+kernels, flatten and global-average-pooling readouts, and, when Debian's
+dataset-fashion-mnist is installed, 8 Fashion-MNIST images read by the sweeps'
+IDX loader), `test_cnn --dump`
 writes the initial weights, the images, the targets, dynsweep's forward
 output and loss gradient, and the losses and final weights of 20 GD steps on
 L = (1/n) sum (f - y)^2. PyTorch rebuilds the net from the same weights
