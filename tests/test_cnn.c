@@ -258,5 +258,9 @@ int main(int argc, char **argv) {
   bad.h0 = bad.w0 = 2, bad.same = 0;
   CHECK(ds_cnn_create(&bad, 1, err, sizeof err) == NULL && strstr(err, "no output"),
         "valid 3x3 on 2x2 refused: '%s'", err);
+  bad = specs[0];
+  bad.channels = 0;
+  CHECK(ds_cnn_create(&bad, 1, err, sizeof err) == NULL && strstr(err, "channels"),
+        "0 channels refused: '%s'", err);
   return ds_check_report("test_cnn");
 }

@@ -51,13 +51,17 @@ ds_cnn *ds_cnn_create(const ds_cnn_spec *spec, int nmax, char *err, size_t errle
   if (!err) err = dummy, errlen = sizeof dummy;
   if (spec->nconv < 1 || spec->nconv > DS_CNN_MAX_CONV || spec->dout < 1 || nmax < 1 ||
       (spec->readout != DS_CNN_FLATTEN && spec->readout != DS_CNN_GAP) ||
-      (spec->param != DS_PARAM_NTK && spec->param != DS_PARAM_STANDARD)) {
-    snprintf(err, errlen, "cnn: conv layers 1..%d, outputs >= 1, readout flatten|gap, "
-             "parameterisation ntk|standard", DS_CNN_MAX_CONV);
+      spec->c0 < 1 || spec->h0 < 1 || spec->w0 < 1 || spec->channels < 1 || spec->ksize < 1 ||
+      spec->stride < 1 || (spec->param != DS_PARAM_NTK && spec->param != DS_PARAM_STANDARD)) {
+    snprintf(err, errlen, "cnn: conv layers 1..%d, outputs, image sizes, channels, kernel and "
+             "stride >= 1, readout flatten|gap, parameterisation ntk|standard", DS_CNN_MAX_CONV);
     return NULL;
   }
   ds_cnn *m = calloc(1, sizeof *m);
-  if (!m) return NULL;
+  if (!m) {
+    snprintf(err, errlen, "cnn: out of memory");
+    return NULL;
+  }
   m->spec = *spec;
   m->nmax = nmax;
   m->din = spec->c0 * spec->h0 * spec->w0;
