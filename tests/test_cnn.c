@@ -1,0 +1,266 @@
+/* test_cnn.c -- the convolution layer and the CNN (cnn.h) against central
+ * finite differences, and known answers of the layer.
+ *
+ *   test_cnn                 the checks (exit 0 ok, 1 failed)
+ *   test_cnn --dump FILE K   writes config K's net, data, forward output,
+ *                            gradient and a GD trajectory for tests/cnn_torch.py
+ *                            (PyTorch float64 replays them). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dynsweep/cnn.h"
+#include "dynsweep/data.h"
+
+/* The configurations shared with cnn_torch.py (by index). */
+static const ds_cnn_spec specs[] = {
+    /* c0 h0 w0 nconv C s t same readout dout param beta */
+    {1, 6, 6, 4, 3, 3, 1, 1, DS_CNN_FLATTEN, 1, DS_PARAM_NTK, 1.0},  /* 003's CNN, small */
+    {2, 9, 8, 2, 4, 3, 2, 0, DS_CNN_GAP, 2, DS_PARAM_STANDARD, 1.0}, /* stride 2, valid, GAP */
+    {3, 5, 6, 3, 2, 2, 1, 1, DS_CNN_FLATTEN, 3, DS_PARAM_NTK, 0.1},  /* even kernel, beta */
+    {1, 8, 8, 2, 3, 5, 2, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 0.0},      /* 5x5 stride 2, no bias */
+};
+#define NSPECS ((int)(sizeof specs / sizeof specs[0]))
+
+/* Fashion-MNIST images (Debian dataset-fashion-mnist): the first n training
+ * images of T-shirt (0) vs trouser (1), pixels / 255, labels -1/+1, through
+ * the sweeps' IDX loader: 1 x 28 x 28 columns in CHW order. 0: not installed. */
+#define FMNIST "/usr/share/datasets/fashion-mnist/train-"
+static const ds_cnn_spec fmnist_spec = {1, 28, 28, 2, 4, 3, 1, 1, DS_CNN_FLATTEN, 1,
+                                        DS_PARAM_NTK, 0.0};
+static int fmnist(int n, ds_dataset *tr) {
+  ds_data_spec s;
+  memset(&s, 0, sizeof s);
+  s.kind = DS_DATA_IDX;
+  snprintf(s.path, sizeof s.path, "%s", FMNIST "images-idx3-ubyte.gz");
+  snprintf(s.labels_path, sizeof s.labels_path, "%s", FMNIST "labels-idx1-ubyte.gz");
+  FILE *f = fopen(s.path, "rb");
+  if (!f) return 0;
+  fclose(f);
+  s.n_train = n, s.d_out = 1, s.pixel_scale = 1.0 / 255;
+  s.nclasses = 2, s.classes[0] = 0, s.classes[1] = 1, s.labels = DS_LABELS_PM1;
+  ds_rng r;
+  ds_rng_init(&r, 1, 0, 0, DS_STREAM_DATA);
+  ds_dataset te;
+  int rc = ds_data_build(&s, &r, tr, &te);
+  ds_dataset_free(&te);
+  CHECK(rc == DS_OK && tr->n == n && tr->d_in == 784, "fashion-mnist %d images", n);
+  return rc == DS_OK;
+}
+
+static void randn(double *x, size_t n, ds_rng *r) {
+  for (size_t i = 0; i < n; i++) x[i] = ds_rng_normal(r);
+}
+static double dot(const double *a, const double *b, size_t n) {
+  double s = 0.0;
+  for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+/* The layer: phi = sum Z .* R; its gradients in A, W, b against central
+ * differences. Returns the max error relative to the largest gradient entry. */
+static double layer_fd(int cin, int h, int w, int cout, int s, int t, int same, int n) {
+  ds_conv_geom g;
+  CHECK(ds_conv_geom_set(&g, cin, h, w, cout, s, t, same) == DS_OK, "geometry");
+  size_t din = (size_t)cin * h * w, dz = (size_t)cout * g.ho * g.wo, K = (size_t)cin * s * s;
+  ds_rng r;
+  ds_rng_init(&r, 7, (uint64_t)(cin * 1000 + s * 10 + t), 0, 0);
+  double *A = malloc(din * n * 8), *W = malloc(K * cout * 8), *b = malloc(cout * 8);
+  double *R = malloc(dz * n * 8), *Z = malloc(dz * n * 8), *col = malloc(K * g.ho * g.wo * 8);
+  double *dA = malloc(din * n * 8), *dW = malloc(K * cout * 8), *db = malloc(cout * 8);
+  randn(A, din * n, &r), randn(W, K * cout, &r), randn(b, cout, &r), randn(R, dz * n, &r);
+  double alpha = 1.0 / sqrt((double)K), beta = 0.7;
+  ds_conv_backward(dA, dW, db, R, W, A, &g, n, alpha, beta, 0, col);
+  double *vars[3] = {A, W, b}, *grads[3] = {dA, dW, db};
+  size_t counts[3] = {din * n, K * cout, (size_t)cout};
+  double gmax = 0.0, err = 0.0, h_ = 1e-6;
+  for (int v = 0; v < 3; v++)
+    for (size_t j = 0; j < counts[v]; j++) gmax = fmax(gmax, fabs(grads[v][j]));
+  for (int v = 0; v < 3; v++)
+    for (size_t j = 0; j < counts[v]; j++) {
+      double x0 = vars[v][j], fp, fm;
+      vars[v][j] = x0 + h_;
+      ds_conv_forward(Z, W, b, A, &g, n, alpha, beta, col);
+      fp = dot(Z, R, dz * n);
+      vars[v][j] = x0 - h_;
+      ds_conv_forward(Z, W, b, A, &g, n, alpha, beta, col);
+      fm = dot(Z, R, dz * n);
+      vars[v][j] = x0;
+      err = fmax(err, fabs((fp - fm) / (2 * h_) - grads[v][j]) / gmax);
+    }
+  free(A), free(W), free(b), free(R), free(Z), free(col), free(dA), free(dW), free(db);
+  return err;
+}
+
+/* A known answer: a 3x3 'same' conv of a 1-channel 3x3 image with the kernel
+ * [[0,0,0],[0,0,1],[0,0,0]] shifts it left (x+1), zero at the right edge. */
+static void layer_known(void) {
+  ds_conv_geom g;
+  ds_conv_geom_set(&g, 1, 3, 3, 1, 3, 1, 1);
+  double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, W[9] = {0, 0, 0, 0, 0, 1, 0, 0, 0}, b = 0.5;
+  double Z[9], col[81], want[9] = {2.5, 3.5, 0.5, 5.5, 6.5, 0.5, 8.5, 9.5, 0.5};
+  ds_conv_forward(Z, W, &b, A, &g, 1, 1.0, 1.0, col);
+  int ok = 1;
+  for (int i = 0; i < 9; i++) ok &= Z[i] == want[i];
+  CHECK(ok, "shift kernel: Z = %g %g %g / %g %g %g / %g %g %g", Z[0], Z[1], Z[2], Z[3], Z[4],
+        Z[5], Z[6], Z[7], Z[8]);
+  /* stride 2 valid 2x2 of a 1x4x4 image with all-ones kernel: 2x2 block sums */
+  double A4[16], W4[4] = {1, 1, 1, 1}, Z4[4], col4[16];
+  for (int i = 0; i < 16; i++) A4[i] = i;
+  ds_conv_geom_set(&g, 1, 4, 4, 1, 2, 2, 0);
+  CHECK(g.ho == 2 && g.wo == 2, "valid stride 2 output %dx%d", g.ho, g.wo);
+  ds_conv_forward(Z4, W4, NULL, A4, &g, 1, 1.0, 1.0, col4);
+  CHECK(Z4[0] == 10 && Z4[1] == 18 && Z4[2] == 42 && Z4[3] == 50, "block sums %g %g %g %g",
+        Z4[0], Z4[1], Z4[2], Z4[3]);
+  CHECK(ds_conv_geom_set(&g, 1, 2, 2, 1, 3, 1, 0) == DS_EINPUT, "valid 3x3 on 2x2 refused");
+}
+
+/* Data of config k: n images N(0,1), targets N(0,1). */
+static void make_data(const ds_cnn_spec *sp, int n, double *X, double *Y, uint64_t seed) {
+  ds_rng r;
+  ds_rng_init(&r, seed, 1, 0, 0);
+  randn(X, (size_t)sp->c0 * sp->h0 * sp->w0 * n, &r);
+  randn(Y, (size_t)sp->dout * n, &r);
+}
+
+/* The net: gradient of sum F .* R against central differences (all params). */
+static double net_fd(int k) {
+  const ds_cnn_spec *sp = &specs[k];
+  int n = 3;
+  ds_cnn *m = ds_cnn_create(sp, n, NULL, 0);
+  CHECK(m != NULL, "create config %d", k);
+  if (!m) return 1.0;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *theta = malloc(P * 8), *grad = malloc(P * 8), *X = malloc(din * n * 8);
+  double *Y = malloc(dF * 8);
+  ds_rng r;
+  ds_rng_init(&r, 11, (uint64_t)k, 0, 0);
+  ds_cnn_init(m, &r, theta);
+  make_data(sp, n, X, Y, 5);
+  ds_cnn_forward(m, theta, X, n);
+  ds_cnn_backward(m, theta, X, n, Y, grad); /* Y as the cotangent R */
+  double gmax = 0.0, err = 0.0, h = 1e-6;
+  for (size_t j = 0; j < P; j++) gmax = fmax(gmax, fabs(grad[j]));
+  for (size_t j = 0; j < P; j++) {
+    double x0 = theta[j];
+    theta[j] = x0 + h;
+    double fp = dot(ds_cnn_forward(m, theta, X, n), Y, dF);
+    theta[j] = x0 - h;
+    double fm = dot(ds_cnn_forward(m, theta, X, n), Y, dF);
+    theta[j] = x0;
+    err = fmax(err, fabs((fp - fm) / (2 * h) - grad[j]) / gmax);
+  }
+  free(theta), free(grad), free(X), free(Y);
+  ds_cnn_free(m);
+  return err;
+}
+
+/* GD on L = (1/n) sum (F - Y)^2 and the dump read by cnn_torch.py. */
+static int dump(const char *path, int k) {
+  const ds_cnn_spec *sp = k < NSPECS ? &specs[k] : &fmnist_spec;
+  const int n = k < NSPECS ? 5 : 8, steps = 20;
+  ds_dataset tr = {0};
+  if (k == NSPECS && !fmnist(n, &tr)) return 1;
+  const double lr = sp->param == DS_PARAM_NTK ? 0.05 : 0.2;
+  ds_cnn *m = ds_cnn_create(sp, n, NULL, 0);
+  if (!m) return 1;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *theta = malloc(P * 8), *grad = malloc(P * 8), *X = malloc(din * n * 8);
+  double *Y = malloc(dF * 8), losses[21];
+  ds_rng r;
+  ds_rng_init(&r, 3, (uint64_t)k, 0, 0);
+  ds_cnn_init(m, &r, theta);
+  make_data(sp, n, X, Y, 9);
+  if (tr.n) {
+    memcpy(X, tr.X, din * n * sizeof *X);
+    memcpy(Y, tr.Y, dF * sizeof *Y);
+    ds_dataset_free(&tr);
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) return 1;
+  int hdr[13] = {sp->c0, sp->h0,    sp->w0, sp->nconv, sp->channels, sp->ksize, sp->stride,
+                 sp->same, sp->readout, sp->dout, sp->param, n, steps};
+  double hd[2] = {sp->beta, lr};
+  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
+  fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+  for (int s = 0; s <= steps; s++) {
+    losses[s] = ds_cnn_loss_grad(m, theta, X, Y, n, &l, grad);
+    if (s == 0) {
+      fwrite(ds_cnn_forward(m, theta, X, n), 8, dF, f);
+      fwrite(grad, 8, P, f);
+    }
+    if (s < steps)
+      for (size_t j = 0; j < P; j++) theta[j] -= lr * grad[j];
+  }
+  fwrite(losses, 8, (size_t)steps + 1, f), fwrite(theta, 8, P, f);
+  int bad = fclose(f) != 0;
+  free(theta), free(grad), free(X), free(Y);
+  ds_cnn_free(m);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  ds_dataset tr = {0};
+  if (argc == 4 && !strcmp(argv[1], "--dump")) {
+    int k = atoi(argv[3]);
+    if (k < 0 || k > NSPECS) return 2;
+    return dump(argv[2], k);
+  }
+  if (argc == 2 && !strcmp(argv[1], "--count")) { /* and the Fashion-MNIST config */
+    int have = fmnist(2, &tr);
+    ds_dataset_free(&tr);
+    return printf("%d\n", NSPECS + have) < 0;
+  }
+  layer_known();
+  /* cin h w cout s t same n */
+  static const int layers[][8] = {{2, 5, 4, 3, 3, 1, 1, 2}, {3, 7, 6, 2, 3, 2, 0, 2},
+                                  {1, 6, 5, 2, 2, 1, 1, 1}, {2, 9, 9, 3, 5, 3, 1, 2},
+                                  {2, 4, 4, 2, 4, 1, 0, 1}};
+  for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+    const int *c = layers[i];
+    double e = layer_fd(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    printf("conv layer %zu (cin %d %dx%d cout %d s %d t %d %s): max rel FD error %.2e\n", i,
+           c[0], c[1], c[2], c[3], c[4], c[5], c[6] ? "same" : "valid", e);
+    CHECK(e < 1e-8, "layer %zu FD error %.3e", i, e);
+  }
+  for (int k = 0; k < NSPECS; k++) {
+    double e = net_fd(k);
+    printf("cnn config %d: max rel FD error %.2e\n", k, e);
+    CHECK(e < 1e-7, "cnn config %d FD error %.3e", k, e);
+  }
+  /* Fashion-MNIST: 30 GD steps (lr 2) of a 2-conv net on 32 images halve the loss at least */
+  if (fmnist(32, &tr)) {
+    ds_cnn *m = ds_cnn_create(&fmnist_spec, tr.n, NULL, 0);
+    size_t P = ds_cnn_nparams(m);
+    double *theta = malloc(P * 8), *grad = malloc(P * 8), l0 = 0, l = 0;
+    ds_rng r;
+    ds_rng_init(&r, 2, 0, 0, 0);
+    ds_cnn_init(m, &r, theta);
+    ds_loss loss = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / tr.n};
+    for (int s = 0; s < 30; s++) {
+      l = ds_cnn_loss_grad(m, theta, tr.X, tr.Y, tr.n, &loss, grad);
+      if (s == 0) l0 = l;
+      for (size_t j = 0; j < P; j++) theta[j] -= 2.0 * grad[j];
+    }
+    printf("fashion-mnist (32 images, 2 conv x 4 ch, flatten): loss %.4g -> %.4g\n", l0, l);
+    CHECK(isfinite(l) && l < 0.5 * l0, "fashion-mnist loss %g -> %g", l0, l);
+    free(theta), free(grad);
+    ds_cnn_free(m);
+    ds_dataset_free(&tr);
+  } else
+    printf("skip: Fashion-MNIST not installed (package dataset-fashion-mnist)\n");
+  /* bad specs are refused with a message */
+  char err[200] = "";
+  ds_cnn_spec bad = specs[0];
+  bad.h0 = bad.w0 = 2, bad.same = 0;
+  CHECK(ds_cnn_create(&bad, 1, err, sizeof err) == NULL && strstr(err, "no output"),
+        "valid 3x3 on 2x2 refused: '%s'", err);
+  bad = specs[0];
+  bad.channels = 0;
+  CHECK(ds_cnn_create(&bad, 1, err, sizeof err) == NULL && strstr(err, "channels"),
+        "0 channels refused: '%s'", err);
+  return ds_check_report("test_cnn");
+}
