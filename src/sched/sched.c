@@ -36,7 +36,7 @@ static char *gather_hosts(MPI_Comm comm, int rank, int size, char **nodes, int *
   return out;
 }
 
-/* One run body for every point source (rows: rows.c; a map: mapsched.c):
+/* One run body for every point source (rows: rows.c; a map: maps.c):
  * bring-up, rank 0's plan and store, the teams, then rank 0 serves (or with
  * -n 1 runs the points itself) while the workers work, and the common
  * wrap-up. What differs is the source's, through its ops table. */

@@ -18,13 +18,13 @@
  *               checkpoints into the store, the scheduler figures
  *   rows.c      the row source's ops table sc_rows_ops (bring-up, plan and
  *               store, teams, wrap-up: plan.c, lifecycle.c)
- *   mapsched.c  the map source (issue 13): tiles of outcome-only points,
+ *   maps.c      the map source (issue 13): tiles of outcome-only points,
  *               refinement levels, its store; sc_map_ops (the tiles' training:
  *               src/worker/tilerun.c)
  *   sched.c     (top) ds_sched_run: the one run body, driving either source
  *               through its ops
  *
- * Protocol of a row sweep (world communicator; a map's: mapsched.c, the
+ * Protocol of a row sweep (world communicator; a map's: maps.c, the
  * same TAG_READY and TAG_ASSIGN):
  *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
  *   0 -> worker  TAG_ASSIGN  (int64[4]: row id, sweep point index, blob
@@ -75,7 +75,7 @@ enum {
   TAG_TRAJ = 14,
   TAG_BLOB = 15,
   TAG_CKPT = 16,
-  TAG_MAP_IDX = 22,   /* map sweeps (mapsched.c) */
+  TAG_MAP_IDX = 22,   /* map sweeps (maps.c) */
   TAG_MAP_RESULT = 23
 };
 
@@ -102,7 +102,7 @@ typedef struct {
 } sc_pace;
 
 /* ---- the run core: what every sweep's rank 0 has ------------------------------
- * A point source (rows: struct sched; a map: struct msched in mapsched.c)
+ * A point source (rows: struct sched; a map: struct msched in maps.c)
  * starts with a ds_run, so the loops of state.c, serve.c and work.c and the
  * run body (sched.c) work on either; what they need of the source goes
  * through its ops table. */
@@ -282,6 +282,6 @@ int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
 /* rows.c: the row source, its ops table (dynsweep-sched-bench wraps sc_serve
  * and sc_work at link time: they are called from rows.c, not their own file) */
 extern const ds_source_ops sc_rows_ops;
-/* mapsched.c: the map source (issue 13) */
+/* maps.c: the map source (issue 13) */
 extern const ds_source_ops sc_map_ops;
 #endif

@@ -1,4 +1,4 @@
-/* mapsched.c -- `dynsweep run` of a map sweep (issue 13; include/dynsweep/map.h).
+/* maps.c -- `dynsweep run` of a map sweep (issue 13; include/dynsweep/map.h).
  *
  * Which points exist (the planner): a dense map's points in tiles of
  * ds_map_tile_points consecutive grid indices; a refined map (grid.refine)
