@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23, maps (src/sched/mapsched.c; docs/maps.md, "A pixel that kills its
+# Issue 23, maps (src/sched/maps.c; docs/maps.md, "A pixel that kills its
 # process"): a poison pixel inside a tile kills its rank and the job (run 1);
 # the next run sees the store's last run did not end, runs every tile in a
 # child process of its worker and bisects a tile whose child dies down to the

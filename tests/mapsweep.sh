@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 13: map sweeps (map:, grid.refine; src/sched/mapsched.c). The study's
+# issue 13: map sweeps (map:, grid.refine; src/sched/maps.c). The study's
 # tanh map (sweeps/examples/tanh_map.yaml) at reduced size:
 #  - plan prints pixels, tiles, rank 0's memory and the disk bound (80 columns);
 #  - a dense map is bitwise the same on 1 and 3 ranks;

@@ -1,5 +1,6 @@
-/* dispatch.c -- rank 0: hands points out to the workers, takes their results
- * and checkpoints into the store, shows progress, drains. */
+/* dispatch.c -- the row source on rank 0: hands points out to the workers,
+ * takes their results and checkpoints into the store, shows progress,
+ * drains; the scheduler figures. Its functions fill the ops table in rows.c. */
 #include "state.h"
 
 #include "dynsweep/knobs.h"
@@ -183,7 +184,7 @@ static void lat_report(sched *s, int nworkers) {
   fclose(f);
 }
 
-/* ---- the row source's handlers (serve.c) ---------------------------------- */
+/* ---- the row source's handlers and loop ops (serve.c, work.c; table: rows.c) - */
 
 static int rows_on_result(ds_run *r, MPI_Comm comm, int src) {
   sched *s = (sched *)r;
@@ -219,19 +220,19 @@ static int rows_on_ckpt(ds_run *r, MPI_Comm comm, int src) {
   return RUN_NO_REPLY; /* the worker is still training */
 }
 
-static const ds_handler rows_handlers[] = {
+const ds_handler sc_rows_handlers[] = {
     {TAG_READY, run_on_ready}, {TAG_RESULT, rows_on_result}, {TAG_CKPT, rows_on_ckpt}, {0, NULL}};
 
-static void rows_progress(ds_run *r, int force) { sc_progress((sched *)r, NULL, force); }
-static int64_t rows_running(const ds_run *r) { return ((const sched *)r)->nrunning; }
-static void rows_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
+void sc_rows_progress(ds_run *r, int force) { sc_progress((sched *)r, NULL, force); }
+int64_t sc_rows_running(const ds_run *r) { return ((const sched *)r)->nrunning; }
+void sc_rows_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
   assign((sched *)r, comm, dst, active);
 }
-static void rows_report(ds_run *r, int nworkers) { lat_report((sched *)r, nworkers); }
+void sc_rows_report(ds_run *r, int nworkers) { lat_report((sched *)r, nworkers); }
 
 /* -n 1 (run_alone): rank 0 trains the next point itself; RUN_STOP when none
  * is left to start. */
-static int rows_local(ds_run *r, ds_team *team) {
+int sc_rows_local(ds_run *r, ds_team *team) {
   sched *s = (sched *)r;
   int64_t id = sc_next_point(s);
   if (id < 0) {
@@ -254,19 +255,6 @@ static int rows_local(ds_run *r, ds_team *team) {
   ds_traj_free(&tr);
   return RUN_GO;
 }
-
-/* The row source (state.h, ds_source_ops). */
-const ds_source_ops sc_rows_ops = {
-    .noun = "point",
-    .drain_tail = " to checkpoint",
-    .abort_tail = "they resume from their last checkpoint",
-    .progress = rows_progress,
-    .running = rows_running,
-    .handlers = rows_handlers,
-    .assign = rows_assign,
-    .report = rows_report,
-    .local = rows_local,
-};
 
 int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size) {
   s->run.parked = ds_calloc((size_t)size, sizeof *s->run.parked);

@@ -42,7 +42,6 @@ void sc_free_sched(sched *s) {
   for (int c = 0; s->cls && c < s->ncls; c++) free(s->cls[c].q);
   free(s->cls);
   free(s->lead_size);
-  free(s->node);
 }
 
 static int make_meta_and_create(sched *s, const char *hosts, int nranks) {
@@ -277,7 +276,7 @@ static int resume_existing(sched *s) {
   free(rows);
   rows = NULL;
   if (complete) { /* nothing to do: not even the writer lock (read-only media) */
-    s->nothing_to_do = 1;
+    s->run.nothing_to_do = 1;
     free(map);
     free(old_inputs);
     free(inputs);
@@ -391,14 +390,14 @@ int sc_prepare(sched *s, const char *hosts, int nranks) {
   int rc;
   if (lstat(s->run.o->store_path, &st) == 0) rc = resume_existing(s);
   else rc = create_new(s, hosts, nranks);
-  if (rc == DS_OK && s->nothing_to_do) {
+  if (rc == DS_OK && s->run.nothing_to_do) {
     if (!s->run.o->quiet) ds_log("%s: nothing to do, all points finished", s->run.o->store_path);
     return DS_OK;
   }
   if (rc == DS_OK && s->run.o->retry_failed) rc = reopen_failed(s);
   if (rc == DS_OK) rc = sc_build_queue(s);
   if (rc == DS_OK && s->nfinal == s->n) {
-    s->nothing_to_do = 1;
+    s->run.nothing_to_do = 1;
     if (!s->run.o->quiet)
       ds_log("%s: nothing to do, all %lld points finished", s->run.o->store_path, (long long)s->n);
     char state[32] = "";

@@ -1,5 +1,6 @@
-/* sched.c -- ds_sched_run: the entry of `dynsweep run` on every rank. The
- * rooms and the protocol are described in state.h. */
+/* sched.c -- ds_sched_run: the entry of `dynsweep run` on every rank, one
+ * body for every point source. The rooms and the protocol are described in
+ * state.h. */
 #include "state.h"
 
 /* Rank 0 gets every rank's MPI processor name (the host) and node: the Slurm
@@ -35,83 +36,57 @@ static char *gather_hosts(MPI_Comm comm, int rank, int size, char **nodes, int *
   return out;
 }
 
-/* Collective: what a training rank has (ds_rank_memory with the training
- * ranks of its node; rank 0 of a multi-rank run only schedules), the least
- * over the ranks, and where that figure comes from. */
-static double rank_has(const ds_run_opts *o, MPI_Comm comm, int rank, int size, char *why, size_t n) {
-  MPI_Comm node;
-  int nr = 1, me0 = rank == 0 && size > 1, has0 = 0;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &nr);
-  MPI_Allreduce(&me0, &has0, 1, MPI_INT, MPI_MAX, node);
-  MPI_Comm_free(&node);
-  char w[128] = "no limit found";
-  struct { double v; int r; } in = {INFINITY, rank}, out;
-  if (!me0) in.v = ds_rank_memory(nr - has0, o->rank_mem_given ? o->rank_mem_mb : 0, w, sizeof w);
-  MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm);
-  MPI_Bcast(w, sizeof w, MPI_CHAR, out.r, comm);
-  snprintf(why, n, "%s", w);
-  return out.v;
-}
-
+/* One run body for every point source (rows: rows.c; a map: maps.c):
+ * bring-up, rank 0's plan and store, the teams, then rank 0 serves (or with
+ * -n 1 runs the points itself) while the workers work, and the common
+ * wrap-up. What differs is the source's, through its ops table. */
 int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   int rank, size, rc = DS_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   ds_signals_install_drain();
-  sched s = {.run = {.sw = sw, .o = o, .ops = &sc_rows_ops, .pace = {.gap = 1.0}}};
+  const ds_source_ops *ops = sw->map ? &sc_map_ops : &sc_rows_ops; /* map: issue 13 */
+  ds_run *r = ds_calloc(1, ops->size);
   char *rank_nodes = NULL;
-  s.node = ds_calloc((size_t)size, sizeof *s.node);
-  if (!s.node) MPI_Abort(comm, 1);
-  char *hosts = gather_hosts(comm, rank, size, &rank_nodes, s.node);
-  if (sw->map) { /* issue 13: outcome-only points in tiles (mapsched.c) */
-    int mrc = sc_run_map(sw, o, comm, hosts, rank_nodes);
-    free(hosts);
-    free(rank_nodes);
-    free(s.node);
-    return mrc;
-  }
-  s.run.tty = rank == 0 && !o->quiet && ds_console_open_bar();
-  s.nworkers = size - 1;
-  s.max_attempts = o->max_attempts > 0 ? o->max_attempts : 2;
-  s.has = rank_has(o, comm, rank, size, s.has_why, sizeof s.has_why);
-  if (rank == 0 && !o->quiet) {
-    char hb[32];
-    ds_fmt_bytes(hb, sizeof hb, s.has);
-    ds_log("memory: a rank has %s (%s)", hb, s.has_why);
-  }
+  int *node = ds_calloc((size_t)size, sizeof *node);
+  if (!r || !node) MPI_Abort(comm, 1);
+  *r = (ds_run){.sw = sw, .o = o, .ops = ops, .pace = {.gap = 1.0}};
+  char *hosts = gather_hosts(comm, rank, size, &rank_nodes, node);
+  r->tty = rank == 0 && !o->quiet && ds_console_open_bar();
+  if (ops->bring_up) ops->bring_up(r, comm, rank, size);
   if (rank == 0) {
-    s.run.t0 = ds_now();
-    rc = sc_check_teams(&s); /* before anything is created */
-    if (rc == DS_OK) rc = sc_prepare(&s, hosts ? hosts : "", size);
-    if (rc == DS_OK && s.run.store && rank_nodes) rc = ds_store_set_rank_nodes(s.run.store, rank_nodes);
-    if (rc != DS_OK && s.run.store) {
-      ds_store_close(s.run.store);
-      s.run.store = NULL;
+    r->t0 = ds_now();
+    rc = ops->prepare(r, hosts ? hosts : "", size);
+    if (rc == DS_OK && r->store && rank_nodes) rc = ds_store_set_rank_nodes(r->store, rank_nodes);
+    if (rc != DS_OK && r->store) {
+      ds_store_close(r->store);
+      r->store = NULL;
     }
   }
   free(hosts);
   free(rank_nodes);
-  int start[2] = {rc, s.nothing_to_do};
+  int start[2] = {rc, r->nothing_to_do};
   MPI_Bcast(start, 2, MPI_INT, 0, comm); /* refused: everyone stops, nothing ran */
   if (start[0] != DS_OK || start[1]) {
     int nothing = start[1];
-    if (rank == 0 && s.run.store) ds_store_close(s.run.store);
-    sc_free_sched(&s);
+    if (rank == 0 && r->store) ds_store_close(r->store);
+    ops->free(r);
+    free(r);
+    free(node);
     if (o->drained) *o->drained = 0;
     if (nothing) return DS_OK;
-    return rank == 0 ? rc : ds_fail(start[0], "rank 0 could not start the sweep");
+    return rank == 0 ? rc : ds_fail(start[0], "rank 0 could not start the %s", ops->what);
   }
   int drained = 0, nteams = 0;
   MPI_Comm tcomm = MPI_COMM_NULL;
-  if (size > 1) { /* teams: rank 0 plans, every worker joins its team's communicator */
+  if (size > 1 && ops->teams) { /* teams: rank 0 plans, every worker joins its team's communicator */
     int *color = ds_calloc((size_t)size, sizeof *color);
     if (!color) MPI_Abort(comm, 1); /* a few ints; the collectives below need every rank */
-    if (rank == 0 && (nteams = sc_plan_teams(&s, size, color)) < 0) {
+    if (rank == 0 && (nteams = ops->teams(r, size, node, color)) < 0) {
       ds_fail(DS_ENOMEM, "out of memory planning the worker teams");
-      run_fatal(&s.run);
+      run_fatal(r);
       nteams = 0;
-      for (int r = 0; r < size; r++) color[r] = -1;
+      for (int k = 0; k < size; k++) color[k] = -1;
     }
     MPI_Bcast(color, size, MPI_INT, 0, comm);
     MPI_Comm_split(comm, color[rank] < 0 ? MPI_UNDEFINED : color[rank], rank, &tcomm);
@@ -119,21 +94,23 @@ int ds_sched_run(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm) {
   }
   if (rank == 0) {
     double cpu0 = ds_cpu_time();
-    s.slots = size == 1 ? 1 : nteams > 0 ? nteams : size - 1; /* points running at once */
-    s.run.t0 = s.run.last_prog = ds_now();
-    if (size == 1) run_alone(&s.run);
-    else rc = sc_serve(&s, comm, nteams, size);
-    double cpu = ds_cpu_time() - cpu0, wall = ds_now() - s.run.t0;
-    drained = s.nfinal < s.n && !s.run.fatal;
-    int wrc = sc_wrap_up(&s, size, cpu, wall);
+    r->t0 = r->last_prog = ds_now();
+    int nworkers = ops->teams ? nteams : size - 1;
+    if (size == 1) run_alone(r);
+    else rc = ops->serve ? ops->serve(r, comm, nworkers, size) : run_serve(r, comm, nworkers);
+    double cpu = ds_cpu_time() - cpu0, wall = ds_now() - r->t0;
+    drained = !ops->finished(r) && !r->fatal;
+    int wrc = ops->wrap_up(r, size, cpu, wall);
     if (rc == DS_OK) rc = wrc;
-  } else if (tcomm != MPI_COMM_NULL) {
-    rc = sc_work(sw, o, comm, rank, tcomm);
+  } else if (!ops->teams || tcomm != MPI_COMM_NULL) {
+    rc = ops->work(sw, o, comm, rank, tcomm);
   }
   if (tcomm != MPI_COMM_NULL) MPI_Comm_free(&tcomm);
   int all[2] = {rc, drained};
   MPI_Bcast(all, 2, MPI_INT, 0, comm);
-  sc_free_sched(&s);
+  ops->free(r);
+  free(r);
+  free(node);
   if (o->drained) *o->drained = all[0] == DS_OK && all[1];
   return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
 }

@@ -15,13 +15,16 @@
  *   lifecycle.c the row store's lifecycle: create, or resume / extend / compare
  *               with the sweep, load what is unfinished, wrap up
  *   dispatch.c  the row source on rank 0: hands points out, takes results and
- *               checkpoints into the store, the scheduler figures; sc_rows_ops
- *   mapsched.c  the map source (issue 13): tiles of outcome-only points,
- *               refinement levels, its store; map_ops (the tiles' training:
+ *               checkpoints into the store, the scheduler figures
+ *   rows.c      the row source's ops table sc_rows_ops (bring-up, plan and
+ *               store, teams, wrap-up: plan.c, lifecycle.c)
+ *   maps.c      the map source (issue 13): tiles of outcome-only points,
+ *               refinement levels, its store; sc_map_ops (the tiles' training:
  *               src/worker/tilerun.c)
- *   sched.c     (top) ds_sched_run, which wires them together
+ *   sched.c     (top) ds_sched_run: the one run body, driving either source
+ *               through its ops
  *
- * Protocol of a row sweep (world communicator; a map's: mapsched.c, the
+ * Protocol of a row sweep (world communicator; a map's: maps.c, the
  * same TAG_READY and TAG_ASSIGN):
  *   worker -> 0  TAG_READY   (int 0)                   "give me a point"
  *   0 -> worker  TAG_ASSIGN  (int64[4]: row id, sweep point index, blob
@@ -72,7 +75,7 @@ enum {
   TAG_TRAJ = 14,
   TAG_BLOB = 15,
   TAG_CKPT = 16,
-  TAG_MAP_IDX = 22,   /* map sweeps (mapsched.c) */
+  TAG_MAP_IDX = 22,   /* map sweeps (maps.c) */
   TAG_MAP_RESULT = 23
 };
 
@@ -99,9 +102,10 @@ typedef struct {
 } sc_pace;
 
 /* ---- the run core: what every sweep's rank 0 has ------------------------------
- * A point source (rows: struct sched; a map: struct msched in mapsched.c)
- * starts with a ds_run, so the loops of state.c and serve.c work on either;
- * what they need of the source goes through its ops table. */
+ * A point source (rows: struct sched; a map: struct msched in maps.c)
+ * starts with a ds_run, so the loops of state.c, serve.c and work.c and the
+ * run body (sched.c) work on either; what they need of the source goes
+ * through its ops table. */
 typedef struct ds_run ds_run;
 
 /* A message handler of rank 0 (serve.c): receives the message of tag from
@@ -127,6 +131,28 @@ typedef struct {
   /* -n 1 (work.c, run_alone): rank 0 runs the next work itself on team;
    * RUN_STOP when there is none to start */
   int (*local)(ds_run *r, ds_team *team);
+  /* the run (sched.c, ds_sched_run: bring-up, the serve/work/alone choice
+   * and the common wrap-up are written there once) */
+  size_t size;      /* bytes of the source's struct, which starts with a ds_run */
+  const char *what; /* "sweep", "map": "rank 0 could not start the <what>" */
+  /* every rank, collective, before rank 0 prepares; or NULL */
+  void (*bring_up)(ds_run *r, MPI_Comm comm, int rank, int size);
+  /* rank 0: which points exist, the store created, resumed or extended
+   * (r->nothing_to_do: all finished already, the run ends at once) */
+  int (*prepare)(ds_run *r, const char *hosts, int nranks);
+  /* rank 0: the workers' teams (color[r]: the team of world rank r; node:
+   * each rank's node); returns their number, < 0 when out of memory; NULL:
+   * every worker rank works alone on the world communicator */
+  int (*teams)(ds_run *r, int size, int *node, int *color);
+  /* rank 0 of a multi-rank run: the loop with nworkers workers (teams);
+   * NULL: run_serve */
+  int (*serve)(ds_run *r, MPI_Comm comm, int nworkers, int size);
+  int (*finished)(const ds_run *r); /* every point done (else: drained or failed) */
+  /* rank 0, after the loop: finish or record the session, close, report */
+  int (*wrap_up)(ds_run *r, int size, double cpu, double wall);
+  /* a worker rank (tcomm: its team's communicator, or MPI_COMM_NULL) */
+  int (*work)(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm);
+  void (*free)(ds_run *r); /* what the source allocated (every rank) */
 } ds_source_ops;
 
 struct ds_run {
@@ -135,6 +161,7 @@ struct ds_run {
   const ds_source_ops *ops;
   ds_store *store;
   int fatal, draining, tty;
+  int nothing_to_do;     /* prepare found every point finished */
   char fatal_msg[1024];
   double t0, last_prog, drain_deadline, prev_wall, prev_cpu;
   int64_t done0;         /* finished points (computed pixels) when this session started */
@@ -156,14 +183,15 @@ typedef struct {
   size_t *bloblen;
   int64_t *queue, qn, qhead; /* rows to run, longest first */
   int64_t nfinal, ndone, ndiv, nfail, nrunning;
-  int nothing_to_do, resumed;
+  int resumed;
   /* teams (train.ranks_per_point) */
   int nworkers;          /* world ranks 1..size-1 */
   int *tsize;            /* team size of each row */
   struct tclass *cls;    /* one queue per team size (multi-rank runs), or NULL */
   int ncls;
   int *lead_size;        /* world rank -> size of the team it leads (0: not a leader) */
-  int *node;             /* world rank -> its node (index of the first rank on it; rank 0) */
+  int *node;             /* world rank -> its node (index of the first rank on it; rank 0;
+                          * the run's, sched.c: set by the teams op) */
   /* attempts (issue 11) */
   int max_attempts;
   double has;            /* bytes a rank has (ds_rank_memory; the least over the ranks) */
@@ -243,11 +271,17 @@ int sc_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, M
 int sc_prepare(sched *s, const char *hosts, int nranks);
 int sc_wrap_up(sched *s, int size, double cpu, double wall);
 void sc_free_sched(sched *s);
-/* dispatch.c: the row source */
-extern const ds_source_ops sc_rows_ops;
+/* dispatch.c: the row source on rank 0 (its ops table: rows.c) */
+extern const ds_handler sc_rows_handlers[];
+void sc_rows_progress(ds_run *r, int force);
+int64_t sc_rows_running(const ds_run *r);
+void sc_rows_assign(ds_run *r, MPI_Comm comm, int dst, int *active);
+void sc_rows_report(ds_run *r, int nworkers);
+int sc_rows_local(ds_run *r, ds_team *team);
 int sc_serve(sched *s, MPI_Comm comm, int nworkers, int size);
-/* mapsched.c: `dynsweep run` of a map sweep (collective) */
-/* rank_nodes: each rank's node, rank 0 first (root attribute rank_nodes) */
-int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
-               const char *rank_nodes);
+/* rows.c: the row source, its ops table (dynsweep-sched-bench wraps sc_serve
+ * and sc_work at link time: they are called from rows.c, not their own file) */
+extern const ds_source_ops sc_rows_ops;
+/* maps.c: the map source (issue 13) */
+extern const ds_source_ops sc_map_ops;
 #endif

@@ -9,7 +9,7 @@
  * Returns 0 after ~0.25 s without a message, so the
  * caller can do its periodic work. *fatal != 0: no commit; a failed commit
  * sets it (the caller records the error). Rank 0 of a map sweep waits here
- * too (mapsched.c). *pace is the caller's (sc_pace: the message rate so far). */
+ * too (maps.c). *pace is the caller's (sc_pace: the message rate so far). */
 int sc_wait_message(sc_pace *pace, ds_store *store, int *fatal, MPI_Comm comm, MPI_Status *st) {
   /* the longest nap follows the message rate: a quarter of the typical gap
    * between messages (points of a few ms: naps of ~0.1-1 ms, so a worker

@@ -73,7 +73,7 @@ static const knob_def knobs[DS_KNOB_COUNT] = {
      "service latency, ticks, memory) when the run ends (sched/dispatch.c)"},
     [DS_KNOB_BENCH_NOWORK] = {"DYNSWEEP_BENCH_NOWORK", K_FLAG1, 0, NULL, "0/1", "0",
      "1: map tiles are not trained, records are made from the grid index (benchmarks of rank 0 "
-     "alone; sched/mapsched.c)"},
+     "alone; sched/maps.c)"},
     [DS_KNOB_STORE_SEGMENTS] = {"DYNSWEEP_STORE_SEGMENTS", K_TRI, 0, NULL, "0/1",
      "what the plan picks",
      "1: new stores are format 5 (series in segment files); 0: format 4; unset or empty: the "

@@ -1,4 +1,4 @@
-/* mapsched.c -- `dynsweep run` of a map sweep (issue 13; include/dynsweep/map.h).
+/* maps.c -- `dynsweep run` of a map sweep (issue 13; include/dynsweep/map.h).
  *
  * Which points exist (the planner): a dense map's points in tiles of
  * ds_map_tile_points consecutive grid indices; a refined map (grid.refine)
@@ -220,7 +220,10 @@ static int ms_work_tile(void *ctx, MPI_Comm comm, const int64_t hdr[4]) {
   return RUN_GO;
 }
 
-static int ms_work(const ds_sweep *sw, MPI_Comm comm) {
+/* A worker rank of a map (ds_source_ops work; workers of a map run alone:
+ * no team communicator). */
+static int ms_work(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, int rank, MPI_Comm tcomm) {
+  (void)o, (void)rank, (void)tcomm;
   ms_worker w = {.sw = sw};
   int rc = ds_team_init(&w.team, MPI_COMM_SELF);
   if (rc != DS_OK) return rc;
@@ -419,19 +422,6 @@ static void map_assign(ds_run *r, MPI_Comm comm, int dst, int *active) {
 
 static const ds_handler map_handlers[] = {
     {TAG_READY, run_on_ready}, {TAG_MAP_RESULT, map_on_result}, {0, NULL}};
-
-/* The map source (state.h, ds_source_ops); the scheduler's figures are the
- * row sweeps' alone (no report). */
-static const ds_source_ops map_ops = {
-    .noun = "tile",
-    .drain_tail = "",
-    .abort_tail = "they run again in the next run",
-    .progress = map_progress,
-    .running = map_running,
-    .handlers = map_handlers,
-    .assign = map_assign,
-    .local = map_local,
-};
 
 /* ---- the store ---------------------------------------------------------------- */
 
@@ -683,49 +673,52 @@ static int ms_wrap_up(msched *m, double cpu, double wall) {
   return DS_OK;
 }
 
-int sc_run_map(const ds_sweep *sw, const ds_run_opts *o, MPI_Comm comm, const char *hosts,
-               const char *rank_nodes) {
-  int rank, size, rc = DS_OK;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  msched m = {.run = {.sw = sw, .o = o, .ops = &map_ops, .pace = {.gap = 1.0}}};
-  if (rank == 0) {
-    m.run.tty = !o->quiet && ds_console_open_bar();
-    m.run.t0 = ds_now();
-    rc = ms_prepare(&m, hosts ? hosts : "", size);
-    if (rc == DS_OK && rank_nodes) rc = ds_store_set_rank_nodes(m.run.store, rank_nodes);
-    m.wunit = ds_calloc((size_t)size, sizeof *m.wunit);
-    m.run.parked = ds_calloc((size_t)size, sizeof *m.run.parked);
-    m.redo = ds_calloc((size_t)size + 1, sizeof *m.redo);
-    if (rc == DS_OK && (!m.wunit || !m.run.parked || !m.redo)) rc = DS_ENOMEM;
-    if (rc != DS_OK && m.run.store) {
-      ds_store_close(m.run.store);
-      m.run.store = NULL;
-    }
-  }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-  int drained = 0;
-  if (rc == DS_OK && rank == 0) {
-    double cpu0 = ds_cpu_time();
-    m.run.t0 = m.run.last_prog = ds_now();
-    if (size == 1) run_alone(&m.run);
-    else rc = run_serve(&m.run, comm, size - 1);
-    drained = !ms_finished(&m) && !m.run.fatal;
-    int wrc = ms_wrap_up(&m, ds_cpu_time() - cpu0, ds_now() - m.run.t0);
-    if (rc == DS_OK) rc = wrc;
-  } else if (rc == DS_OK) {
-    rc = ms_work(sw, comm);
-  } else if (rank != 0) {
-    rc = ds_fail(rc, "rank 0 could not start the map");
-  }
-  int all[2] = {rc, drained};
-  MPI_Bcast(all, 2, MPI_INT, 0, comm);
-  free(m.out);
-  free(m.pts);
-  free(m.pxfail_text);
-  free(m.wunit);
-  free(m.run.parked);
-  free(m.redo);
-  if (o->drained) *o->drained = all[0] == DS_OK && all[1];
-  return rank == 0 ? rc : (all[0] != DS_OK && rc == DS_OK ? ds_fail(all[0], "rank 0 failed") : rc);
+/* ---- the map source's ops (ds_sched_run, sched.c) --------------------------- */
+
+/* rank 0: the plan, the store, and room for every rank's tile */
+static int map_prepare(ds_run *r, const char *hosts, int nranks) {
+  msched *m = (msched *)r;
+  int rc = ms_prepare(m, hosts, nranks);
+  m->wunit = ds_calloc((size_t)nranks, sizeof *m->wunit);
+  m->run.parked = ds_calloc((size_t)nranks, sizeof *m->run.parked);
+  m->redo = ds_calloc((size_t)nranks + 1, sizeof *m->redo);
+  if (rc == DS_OK && (!m->wunit || !m->run.parked || !m->redo)) rc = DS_ENOMEM;
+  return rc;
 }
+
+static int map_finished(const ds_run *r) { return ms_finished((const msched *)r); }
+
+static int map_wrap_up(ds_run *r, int size, double cpu, double wall) {
+  (void)size;
+  return ms_wrap_up((msched *)r, cpu, wall);
+}
+
+static void map_free(ds_run *r) {
+  msched *m = (msched *)r;
+  free(m->out);
+  free(m->pts);
+  free(m->pxfail_text);
+  free(m->wunit);
+  free(m->run.parked);
+  free(m->redo);
+}
+
+/* The map source (state.h, ds_source_ops): no teams, run_serve as it is;
+ * the scheduler's figures are the row sweeps' alone (no report). */
+const ds_source_ops sc_map_ops = {
+    .noun = "tile",
+    .drain_tail = "",
+    .abort_tail = "they run again in the next run",
+    .progress = map_progress,
+    .running = map_running,
+    .handlers = map_handlers,
+    .assign = map_assign,
+    .local = map_local,
+    .size = sizeof(msched),
+    .what = "map",
+    .prepare = map_prepare,
+    .finished = map_finished,
+    .wrap_up = map_wrap_up,
+    .work = ms_work,
+    .free = map_free,
+};
