@@ -6,3 +6,13 @@ add_test(NAME cnn_torch COMMAND ${DS_ENV_SH} /usr/bin/python3 ${CMAKE_CURRENT_SO
          $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
+
+# issue 26 step 3: CNN sweeps end to end (tests/cnn_sweep.sh): a sweep of CNN
+# points on Fashion-MNIST run with mpirun -n 1 and -n 2 (equal stores), its loss
+# trajectories against PyTorch float64 (cnn_sweep.py, from the initial weights
+# cnn_sweep_dump draws as the point trainer does), a drain and resume, and the
+# plan-time refusals.
+add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c)
+target_link_libraries(cnn_sweep_dump PRIVATE ds_worker ds_config ds_data ds_nn ds_util)
+ds_script_test(cnn_sweep cnn_sweep.sh)
+set_tests_properties(cnn_sweep PROPERTIES SKIP_RETURN_CODE 77)

@@ -288,7 +288,7 @@ static void test_errors(void) {
   expect_err("out of range depth", HEAD "model:\n  depth: 65\n", 4, 10, "model.depth: must be in 1..64, got 65");
   expect_err("out of range in axis", HEAD "grid:\n  lr: [0.1, 0]\n", 4, 13, "optimizer.lr: must be > 0, got 0");
   expect_err("enum suggestion", HEAD "model:\n  type: relux\n", 4, 9,
-             "model.type: expected one of linear, relu, e2e, tanh, got 'relux' (did you mean 'relu'?)");
+             "model.type: expected one of linear, relu, e2e, tanh, cnn, got 'relux' (did you mean 'relu'?)");
   expect_err("empty axis", HEAD "grid:\n  width: []\n", 4, 10, "empty axis 'width'");
   expect_err("grid too large", HEAD "grid:\n  width: {start: 1, stop: 1000, num: 1000}\n"
                                     "  depth: {start: 1, stop: 64, num: 64}\n  replicas: 16\n",

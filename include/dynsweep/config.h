@@ -24,7 +24,9 @@ typedef enum {
   DS_MODEL_RELU = 1,   /* deep ReLU MLP (linear output layer) */
   DS_MODEL_E2E = 2,    /* end-to-end matrix W_e of a depth-N linear net, updated by Eq. 9 /
                           Eq. 11 of seed 002 (N = model.depth) */
-  DS_MODEL_TANH = 3    /* deep tanh MLP: hidden A = tanh(model.gain Z), linear output layer */
+  DS_MODEL_TANH = 3,   /* deep tanh MLP: hidden A = tanh(model.gain Z), linear output layer */
+  DS_MODEL_CNN = 4     /* convolutional net (include/dynsweep/cnn.h): model.depth conv layers of
+                          model.width channels, ReLU, flatten or GAP, dense readout */
 } ds_model_kind;
 /* meanfield (issue 13, Sohl-Dickstein 2024): as ntk, but the output layer
  * computes W_L a / d_{L-1} (1/sqrt(fan_in) twice). */
@@ -134,6 +136,13 @@ typedef struct {
   /* --- issue 13 --- */
   double gain;                  /* tanh: hidden A = tanh(gain Z) (the study: sqrt 2) */
   double init_offset;           /* added to every entry of W_1 after the init draw */
+  /* --- issue 26: model.type cnn (width = channels, depth = conv layers) --- */
+  int kernel, stride;           /* s x s kernels, stride t */
+  int padding;                  /* 0: same, 1: valid */
+  int readout;                  /* DS_CNN_FLATTEN (0) or DS_CNN_GAP (1) */
+  double bias_scale;            /* ntk: beta */
+  int nimage;                   /* model.image given: 3 entries C, H, W */
+  int image[DS_MAX_LIST];       /* (list capacity; a cnn takes 3) */
 } ds_model_spec;
 
 typedef struct {

@@ -17,11 +17,43 @@ void ds_point_dims(const ds_point_cfg *c, int *dims) {
   dims[c->model.depth] = c->data.d_out;
 }
 
+/* model.type cnn (include/dynsweep/cnn.h): parameters, multiply-adds of one
+ * sample's forward pass (per conv layer C_out H_o W_o C_in s^2, the readout
+ * d_out d_in), the activations a sample keeps (Z and A of every layer: 2 C H W
+ * a layer), the largest layer output and im2col patch; 0 for a shape that
+ * has no output (plan refuses it, sweep_check.c). */
+typedef struct {
+  double P, macs, act, big, col;
+} cnn_shape;
+static int cnn_shape_of(const ds_point_cfg *c, cnn_shape *s) {
+  const ds_model_spec *m = &c->model;
+  double C = 1, H = floor(sqrt((double)c->data.d_in) + 0.5), W = H, ch = m->width, k = m->kernel;
+  int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
+  memset(s, 0, sizeof *s);
+  if (m->nimage == 3) C = m->image[0], H = m->image[1], W = m->image[2];
+  for (int l = 0; l < m->depth; l++) {
+    if (H + 2 * pad < k || W + 2 * pad < k || m->stride < 1) return 0;
+    double ho = floor((H + 2 * pad - k) / m->stride) + 1, wo = floor((W + 2 * pad - k) / m->stride) + 1;
+    s->P += ch * C * k * k + ch;
+    s->macs += ch * ho * wo * C * k * k;
+    s->act += 2 * ch * ho * wo;
+    s->big = ch * ho * wo > s->big ? ch * ho * wo : s->big;
+    s->col = ho * wo * C * k * k > s->col ? ho * wo * C * k * k : s->col;
+    C = ch, H = ho, W = wo;
+  }
+  double rdin = m->readout == 1 ? C : C * H * W;
+  s->P += c->data.d_out * (rdin + 1);
+  s->macs += c->data.d_out * rdin;
+  return 1;
+}
+
 /* sum_l d_l * d_{l-1}: multiply-adds of one sample through the network (e2e:
- * the single d_out x d_in matrix). */
+ * the single d_out x d_in matrix; cnn: cnn_shape_of). */
 static double cost_weights(const ds_point_cfg *c) {
   int dims[65];
   double w = 0;
+  cnn_shape cs;
+  if (c->model.type == DS_MODEL_CNN) return cnn_shape_of(c, &cs) ? cs.macs : 0;
   if (c->model.type == DS_MODEL_E2E) return (double)c->data.d_in * c->data.d_out;
   if (c->model.depth < 1 || c->model.depth > 64) return 0;
   ds_point_dims(c, dims);
@@ -48,6 +80,8 @@ static double cost_batch(const ds_point_cfg *c) {
 /* Parameters: weights plus biases. */
 double ds_point_nparams(const ds_point_cfg *c) {
   int dims[65];
+  cnn_shape cs;
+  if (c->model.type == DS_MODEL_CNN) return cnn_shape_of(c, &cs) ? cs.P : 0;
   double p = cost_weights(c);
   if (c->model.bias && c->model.type != DS_MODEL_E2E && c->model.depth >= 1 && c->model.depth <= 64) {
     ds_point_dims(c, dims);
@@ -248,6 +282,14 @@ static double mem_opt_state(ds_opt_kind k) {
  * vectors of P, the full Hessian (two P x P), the AGOP (d_in x d_in). */
 double ds_point_mem_bytes(const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
+  cnn_shape cs;
+  if (c->model.type == DS_MODEL_CNN) { /* no diagnostics (models.c); the net's work space is */
+    if (!cnn_shape_of(c, &cs)) return 0; /* for max(n_train, n_test) samples (cnnpoint.c) */
+    double n = c->data.n_train, nt = c->data.n_test, nmax = n > nt ? n : nt;
+    double words = cs.P * (2.0 + mem_opt_state(c->optimizer.type)) +
+                   (n + nt) * (c->data.d_in + c->data.d_out);
+    return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
+  }
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
   double P = ds_point_nparams(c), n = c->data.n_train, nt = c->data.n_test;
@@ -378,7 +420,28 @@ static double t_spectra(const ds_point_cfg *c, const ds_probe *pr, const int *di
   return total;
 }
 
+/* A CNN point: the conv GEMMs of the forward (x1) and backward (x2) passes
+ * at the probed rate of a (C_out x s^2 C_in) by patches shape, the update,
+ * and the test passes of the records. */
+static double cnn_seconds(const ds_point_cfg *c, const ds_probe *pr) {
+  cnn_shape cs;
+  if (!cnn_shape_of(c, &cs)) return 0;
+  double steps = (double)c->train.steps, b = cost_batch(c), a = c->model.width;
+  double k = (double)c->model.width * c->model.kernel * c->model.kernel;
+  double step = t_gemm(pr, 6.0 * b * cs.macs, a, k) + 4.0 * b * cs.act * pr->vec +
+                (2.0 + cost_update(c->optimizer.type) / 2) * cs.P * pr->vec + 8 * pr->call;
+  double per_rec = 16 * pr->call;
+  if (c->record.series & DS_REC_TEST_LOSS) per_rec += t_gemm(pr, 2.0 * c->data.n_test * cs.macs, a, k);
+  if ((c->record.series & DS_REC_LOSS) && b < c->data.n_train)
+    per_rec += t_gemm(pr, 2.0 * c->data.n_train * cs.macs, a, k);
+  double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (c->data.d_in + c->data.d_out) * 4 * pr->vec +
+                 4 * cs.P * pr->vec + t_file(c->data.path) + t_file(c->data.labels_path) +
+                 t_file(c->data.test_path) + t_file(c->data.test_labels_path);
+  return fixed + steps * step + cost_records(c) * per_rec;
+}
+
 double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {
+  if (c->model.type == DS_MODEL_CNN) return cnn_seconds(c, pr);
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
   double steps = (double)c->train.steps, b = cost_batch(c), P = ds_point_nparams(c);

@@ -19,6 +19,9 @@ const ds_model_row ds_model_rows[] = {
     {DS_MODEL_E2E, "e2e", DS_ACT_LINEAR,
      "the end-to-end matrix W_e of a depth-N linear net, updated by seed 002's Eq. 9 / 11"},
     {DS_MODEL_TANH, "tanh", DS_ACT_TANH, "hidden A = tanh(model.gain Z), linear output layer"},
+    {DS_MODEL_CNN, "cnn", DS_ACT_RELU,
+     "model.depth conv layers (model.width channels, model.kernel, model.stride, model.padding) "
+     "each with biases and ReLU, model.readout flatten or gap, dense linear readout"},
 };
 const int ds_nmodel_rows = (int)(sizeof ds_model_rows / sizeof ds_model_rows[0]);
 
@@ -41,6 +44,29 @@ static int has_lambda0_e2e(const ds_point_cfg *c) {
   return c->optimizer.lr_units == DS_LR_LAMBDA0 && c->model.type == DS_MODEL_E2E;
 }
 static int has_e2e(const ds_point_cfg *c) { return c->model.type == DS_MODEL_E2E; }
+static int has_cnn(const ds_point_cfg *c) { return c->model.type == DS_MODEL_CNN; }
+/* The MLP options a CNN does not read (its weights are drawn as cnn.h says). */
+static int has_cnn_mlp_opts(const ds_point_cfg *c) {
+  const ds_model_spec *m = &c->model;
+  return has_cnn(c) && (m->nwidths > 0 || m->param == DS_PARAM_MEANFIELD || !m->train_output ||
+                        m->symmetric || m->approx != DS_APPROX_NONE || m->init != DS_INIT_GAUSSIAN ||
+                        m->init_scale != 1.0 || m->init_std != 0 || m->balanced_identity ||
+                        m->gain != 1.0 || m->init_offset != 0 || m->bias);
+}
+static int has_cnn_opts(const ds_point_cfg *c) {
+  const ds_model_spec *m = &c->model;
+  return !has_cnn(c) && (m->kernel != 3 || m->stride != 1 || m->padding != 0 || m->readout != 0 ||
+                         m->bias_scale != 1.0 || m->nimage > 0);
+}
+/* The default record.series (the first six) is a CNN's loss, test_loss,
+ * grad_norm and param_norm (point.c leaves out layer_fro, layer_sv); naming
+ * MLP series otherwise is refused. */
+static int has_cnn_not_loss_series(const ds_point_cfg *c) {
+  unsigned other = DS_REC_LAYER_FRO | DS_REC_LAYER_SV | DS_REC_LOSS_GAP, def = 63;
+  return has_cnn(c) && ((c->record.series != def && (c->record.series & other)) ||
+                        c->optimizer.lr_in > 0 ||
+                        c->optimizer.lr_out > 0 || c->loss.optimum);
+}
 static int has_tanh(const ds_point_cfg *c) { return c->model.type == DS_MODEL_TANH; }
 static int has_meanfield(const ds_point_cfg *c) { return c->model.param == DS_PARAM_MEANFIELD; }
 static int has_gain(const ds_point_cfg *c) { return c->model.gain != 1.0; }
@@ -71,8 +97,21 @@ static int has_lp(const ds_point_cfg *c) { return c->loss.type == DS_LOSS_LP; }
 static int has_tol(const ds_point_cfg *c) { return c->train.tol > 0; }
 static int has_dist_on(const ds_point_cfg *c) { return c->train.distributed == DS_DIST_ON; }
 static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->record.spectra); }
+static int has_cnn_spectra(const ds_point_cfg *c) { return has_cnn(c) && has_spectra(c); }
+static int has_lambda0_cnn(const ds_point_cfg *c) {
+  return has_cnn(c) && c->optimizer.lr_units == DS_LR_LAMBDA0;
+}
 
 #define TILE_NETS "tiles train linear, relu and tanh nets"
+/* issue 26: what no trainer takes for CNNs yet (the point trainer's
+ * refusal is plan's for all of them); IMG: the examples' 2-feature data as
+ * an image */
+#define CNN_ONLY "they are the convolutional net's; set model.type cnn"
+#define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says"
+#define MLP_ONLY "they are defined for an MLP's weight matrices"
+#define CNN_DIAG "CNN diagnostics are not there yet (issue 26)"
+#define CNN_NTK "the NTK at initialisation of a CNN is not computed yet"
+#define IMG "model.image=[1,1,2]"
 #define ONE_RANK "the end-to-end update is one-rank"
 /* Order: the first row that refuses a point for a trainer is its reason, so
  * a combination stands before its parts. */
@@ -82,6 +121,25 @@ const ds_net_feature ds_net_features[] = {
      {"lambda_0 is the top NTK eigenvalue of a network at initialisation; use model.type linear "
       "for the same net", TILE_NETS, ONE_RANK},
      "model.type=e2e optimizer.lr_units=lambda0"},
+    {"model.kernel, stride, padding, readout, bias_scale or image without model.type cnn",
+     {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
+     {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
+    {"model.type cnn with widths, meanfield, approx, bias, gain, train_output or an init other "
+     "than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
+     has_cnn_mlp_opts,
+     {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=lin"},
+    {"model.type cnn with series layer_fro / sv / loss_gap, lr_in / lr_out or loss.optimum",
+     {"record.series", "optimizer.lr_in", "optimizer.lr_out", "loss.optimum"},
+     has_cnn_not_loss_series,
+     {MLP_ONLY, MLP_ONLY, MLP_ONLY}, "model.type=cnn " IMG " optimizer.lr_in=0.2"},
+    {"record.spectra diagnostics with model.type cnn", {"model.type"},
+     has_cnn_spectra, {CNN_DIAG, CNN_DIAG, CNN_DIAG},
+     "model.type=cnn " IMG " record.spectra.layers.every=10"},
+    {"optimizer.lr_units lambda0 with model.type cnn", {"optimizer.lr_units", "model.type"},
+     has_lambda0_cnn, {CNN_NTK, CNN_NTK, CNN_NTK}, "model.type=cnn " IMG " optimizer.lr_units=lambda0"},
+    {"model.type cnn", {"model.type"}, has_cnn,
+     {NULL, "tiles train linear, relu and tanh MLPs", "the team trainer has dense layers"},
+     "model.type=cnn " IMG},
     {"model.type e2e", {"model.type"}, has_e2e, {NULL, TILE_NETS, ONE_RANK}, "model.type=e2e"},
     {"model.type tanh", {"model.type"}, has_tanh,
      {NULL, NULL, "the team trainer has linear and ReLU layers"}, "model.type=tanh"},
@@ -206,8 +264,8 @@ void ds_models_print(FILE *f, int md) {
     if (md) fprintf(f, " %s%s%s |\n", r->example[0] ? "`" : "", r->example[0] ? r->example : "-",
                     r->example[0] ? "`" : "");
   }
-  fprintf(f, md ? "\n| record.spectra | linear | relu | e2e | tanh | approx lin/quad | computes |\n"
-                  "| --- | --- | --- | --- | --- | --- | --- |\n"
+  fprintf(f, md ? "\n| record.spectra | linear | relu | e2e | tanh | cnn | approx lin/quad | computes |\n"
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
                 : "\ndiagnostics (point trainer; tiles and teams compute none):\n");
   for (int i = 0; i < ds_ndiag_rows; i++) {
     const ds_diag_row *d = &ds_diag_rows[i];

@@ -16,7 +16,9 @@
 #include "dynsweep/util.h"
 
 /* Choice names, indexed by the enum codes of include/dynsweep/config.h. */
-static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", NULL};
+static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", "cnn", NULL};
+static const char *const paddings[] = {"same", "valid", NULL};
+static const char *const readouts[] = {"flatten", "gap", NULL};
 static const char *const param_kinds[] = {"standard", "ntk", "meanfield", NULL};
 static const char *const lr_units[] = {"absolute", "lambda0", NULL};
 static const char *const approx_kinds[] = {"none", "lin", "quad", NULL};
@@ -64,8 +66,9 @@ const ds_option ds_options[] = {
     /* ---- model ---- */
     {"model.type", NULL, DS_OT_ENUM, OFF(model.type), 0, 0, 0, model_types, DS_MODEL_LINEAR,
      "linear", "linear (deep linear net), relu (ReLU MLP, linear output), tanh (tanh(gain z) "
-     "hidden layers, linear output) or e2e (end-to-end matrix of a depth-N linear net, seed 002 "
-     "Eq. 9/11)", 0, 0},
+     "hidden layers, linear output), e2e (end-to-end matrix of a depth-N linear net, seed 002 "
+     "Eq. 9/11) or cnn (model.depth conv layers of model.width channels, ReLU, model.readout, "
+     "dense readout: docs/models.md)", 0, 0},
     {"model.bias", NULL, DS_OT_BOOL, OFF(model.bias), 0, 1, 0, NULL, 0, "false",
      "add a bias vector to every layer", 0, 0},
     {"model.width", "width", DS_OT_INT, OFF(model.width), 1, INT_MAX, 0, NULL, 16, "16",
@@ -99,6 +102,20 @@ const ds_option ds_options[] = {
      "(the trainability-fractal study: 1.4142135623730951 for both)", 0, 0},
     {"model.init_offset", NULL, DS_OT_DOUBLE, OFF(model.init_offset), -INFINITY, NOMAX, 0, NULL, 0,
      "0", "added to every entry of W_1 after the initialisation (not scaled by init_scale)", 0, 0},
+    {"model.kernel", NULL, DS_OT_INT, OFF(model.kernel), 1, 64, 0, NULL, 3, "3",
+     "cnn: kernel size s (s x s convolutions)", 0, 0},
+    {"model.stride", NULL, DS_OT_INT, OFF(model.stride), 1, 64, 0, NULL, 1, "1",
+     "cnn: stride of every conv layer", 0, 0},
+    {"model.padding", NULL, DS_OT_ENUM, OFF(model.padding), 0, 0, 0, paddings, 0, "same",
+     "cnn: same (zero padding floor((s-1)/2)) or valid (none)", 0, 0},
+    {"model.readout", NULL, DS_OT_ENUM, OFF(model.readout), 0, 0, 0, readouts, 0, "flatten",
+     "cnn: flatten (dense readout of all C H W features) or gap (global average pooling, then "
+     "dense readout of C)", 0, 0},
+    {"model.bias_scale", NULL, DS_OT_DOUBLE, OFF(model.bias_scale), 0, NOMAX, 0, NULL, 1.0, "1",
+     "cnn with param ntk: bias scale beta (Z = W * A / sqrt(fan_in) + beta b); standard: 1", 0, 0},
+    {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
+     "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = one "
+     "square channel, H = W = sqrt(data.d_in)", LIST(model.nimage), 0},
     /* ---- data ---- */
     {"data.kind", NULL, DS_OT_ENUM, OFF(data.kind), 0, 0, 0, data_kinds, DS_DATA_TEACHER,
      "teacher", "data set kind (see the table of data kinds)", 0, 0},

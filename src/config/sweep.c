@@ -80,6 +80,15 @@ static uint64_t sw_hash_line(uint64_t h, const char *k, const char *v) {
 }
 
 /* FNV-1a over canonical "path=value" lines: the meaning, not the formatting. */
+/* issue 26: the CNN's keys, hashed only when not at their default (as issue 4's) */
+static int sw_cnn_key(const char *path) {
+  static const char *const keys[] = {"model.kernel", "model.stride", "model.padding",
+                                     "model.readout", "model.bias_scale", "model.image"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (!strcmp(path, keys[i])) return 1;
+  return 0;
+}
+
 static uint64_t sw_hash(const ds_sweep *s) {
   char buf[4096];
   uint64_t h = ds_fnv1a("dynsweep-sweep-v1\n", 18, 0);
@@ -98,7 +107,7 @@ static uint64_t sw_hash(const ds_sweep *s) {
         !strcmp(o->path, "train.distributed") || !strcmp(o->path, "model.gain") ||
         !strcmp(o->path, "model.init_offset") || !strcmp(o->path, "optimizer.lr_in") ||
         !strcmp(o->path, "optimizer.lr_units") ||
-        !strcmp(o->path, "optimizer.lr_out")) {
+        !strcmp(o->path, "optimizer.lr_out") || sw_cnn_key(o->path)) {
       /* added with issue 4: hashed only when not at its default, so sweeps that
        * do not use record.spectra keep the hash they had before */
       char dbuf[4096];

@@ -2,6 +2,7 @@
  * configuration and on every grid combination (shapes, file data, model,
  * labels, loss and optimizer, record.spectra, distributed training, map
  * sweeps, store size). Part of sweep.c's parser (sweep_internal.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,6 +247,36 @@ static int sw_check_model(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
 }
 
 /* Label mode against the data kind and class list (before any file is probed). */
+/* model.type cnn: the image [C, H, W] holds data.d_in features (when known)
+ * and every conv layer has an output (src/worker/cnnpoint.c builds the net). */
+static int sw_check_cnn(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
+  const ds_model_spec *m = &c->model;
+  if (m->type != DS_MODEL_CNN) return DS_OK;
+  if (m->nimage != 0 && m->nimage != 3)
+    return sw_xerr(x, idx, SW_AT("model.image"), "model.image: give [C, H, W] (3 entries), got %d",
+                   m->nimage);
+  if ((x->flags & DS_SWEEP_NO_FILES) && sw_is_file_kind(c->data.kind)) return DS_OK;
+  long long d = c->data.d_in, C = 1, H = (long long)llround(sqrt((double)d)), W = H;
+  if (m->nimage) C = m->image[0], H = m->image[1], W = m->image[2];
+  if (C * H * W != d)
+    return sw_xerr(x, idx, SW_AT("model.image", "data.d_in"),
+                   "model.image: %s%lld x %lld x %lld holds %lld features, but data.d_in is %lld%s",
+                   m->nimage ? "" : "(default: one square channel) ", C, H, W, C * H * W, d,
+                   m->nimage ? "" : "; give model.image: [C, H, W]");
+  int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
+  for (int l = 1; l <= m->depth; l++) {
+    if (H + 2 * pad < m->kernel || W + 2 * pad < m->kernel)
+      return sw_xerr(x, idx, SW_AT("model.kernel", "model.stride", "model.padding", "model.depth",
+                                   "model.image"),
+                     "model.kernel: conv layer %d gets a %lld x %lld image: a %d x %d kernel (%s "
+                     "padding) leaves no output; use fewer conv layers, a smaller kernel or stride",
+                     l, H, W, m->kernel, m->kernel, m->padding == 0 ? "same" : "valid");
+    H = (H + 2 * pad - m->kernel) / m->stride + 1;
+    W = (W + 2 * pad - m->kernel) / m->stride + 1;
+  }
+  return DS_OK;
+}
+
 static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_data_spec *d = &c->data;
   const char *kind = sw_choice("data.kind", d->kind);
@@ -346,6 +377,7 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
 static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   const ds_model_spec *m = &c->model;
+  if (m->type == DS_MODEL_CNN) return DS_OK; /* models.c refuses every diagnostic for a CNN */
   for (int i = 0; i < ds_ndiag_rows; i++) {
     const ds_diag_row *d = &ds_diag_rows[i];
     if (!ds_cadence_on(d->cadence(sp))) continue;
@@ -443,6 +475,7 @@ static int sw_check_combo(sw_ctx *x, const int *idx, ds_point_cfg *c) {
   DS_TRY(sw_check_rank(x, idx, c));
   DS_TRY(sw_check_record(x, idx, c));
   DS_TRY(sw_check_model(x, idx, c));
+  DS_TRY(sw_check_cnn(x, idx, c));
   DS_TRY(sw_check_data(x, idx, c));
   DS_TRY(sw_check_loss_optim(x, idx, c));
   DS_TRY(sw_check_spectra(x, idx, c));

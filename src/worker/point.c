@@ -27,6 +27,7 @@
 #include "dynsweep/store.h"
 #include "dynsweep/worker.h"
 #include "dynsweep/outcome.h"
+#include "cnnpoint.h"
 #include "diagrec.h"
 #include "series.h"
 
@@ -38,6 +39,9 @@ typedef struct {
   double lambda0;
   ds_mlp mlp;          /* the network (e2e: its depth-1 end-to-end matrix) */
   int e2e;             /* train W_e by Eq. 9 with depth c->model.depth */
+  ds_cnn *cnn;         /* model.type cnn (cnnpoint.c): mlp is then a d_in -> d_out stand-in
+                          whose nparams is the CNN's (theta's length for the optimiser,
+                          records and checkpoints); plan refuses what reads its layers */
   ds_approx approx;    /* f_lin / f_quad around theta0 */
   int use_approx;
   ds_dataset train, test;
@@ -67,6 +71,7 @@ typedef struct {
 
 static void state_free(point_state *st) {
   ds_mlp_free(&st->mlp);
+  ds_cnn_free(st->cnn);
   if (st->use_approx) ds_approx_free(&st->approx);
   ds_dataset_free(&st->train);
   ds_dataset_free(&st->test);
@@ -101,6 +106,10 @@ static double model_loss(point_state *st, const double *X, const double *Y, cons
                                                                           : &st->dwtrain;
     ds_dtrain_set_loss(&st->dt, l->type == DS_LOSS_LP ? DS_DT_LOSS_LP : DS_DT_LOSS_MSE, l->p, l->c);
     return ds_dtrain_loss_grad(&st->dt, X, Y, dw, grad != NULL);
+  }
+  if (st->cnn) {
+    int n = w == &st->wtest ? st->test.n : w == &st->wbatch ? st->batch : st->train.n;
+    return ds_cnnpoint_loss(st->cnn, st->theta, X, Y, n, st->train.d_out, l, grad);
   }
   if (st->use_approx) {
     if (grad) return ds_approx_loss_grad(&st->approx, st->theta, X, Y, l, grad, w);
@@ -224,6 +233,9 @@ static int setup_model(const ds_sweep *sw, const ds_point *p, point_state *st, c
     int d2[2] = {dims[0], dims[L]};
     st->e2e = 1;
     DS_TRY(ds_mlp_setup(&st->mlp, DS_ACT_LINEAR, 0, 1, d2, DS_PARAM_STANDARD, 1));
+  } else if (c->model.type == DS_MODEL_CNN) { /* the net itself: setup_data, once n is known */
+    int d2[2] = {dims[0], dims[L]};
+    return ds_mlp_setup(&st->mlp, DS_ACT_LINEAR, 0, 1, d2, DS_PARAM_STANDARD, 1);
   } else {
     int act = ds_model_act(c->model.type);
     DS_TRY(ds_mlp_setup(&st->mlp, act, c->model.bias, L, dims, c->model.param,
@@ -257,7 +269,14 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     return ds_fail(DS_EINPUT, "data set is %d -> %d but the model is %d -> %d", st->train.d_in,
                    st->train.d_out, st->mlp.dims[0], dout);
   DS_TRY(ds_loss_setup(&st->loss_train, &c->loss, st->train.n));
-  if (st->dist) {
+  if (c->model.type == DS_MODEL_CNN) { /* the init stream as setup_model's */
+    ds_rng ri;
+    ds_rng_init(&ri, sw->seed, 0, p->replica, DS_STREAM_INIT);
+    int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
+    DS_TRY(ds_cnnpoint_create(c, st->train.d_in, dout, nmax, &ri, &st->cnn, &st->theta, &st->grad,
+                              &st->mlp.nparams));
+    if (st->test.n > 0) DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
+  } else if (st->dist) {
     DS_TRY(ds_dtrain_work_init(&st->dt, st->train.n, 1, &st->dwtrain));
     if (st->test.n > 0) {
       DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
@@ -283,7 +302,7 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     DS_TRY(ds_batcher_init(&st->bt, st->train.n, b, &rb));
     DS_TRY(ds_loss_setup(&st->loss_batch, &c->loss, b));
     if (st->dist) DS_TRY(ds_dtrain_work_init(&st->dt, b, 1, &st->dwbatch));
-    else DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
+    else if (!st->cnn) DS_TRY(ds_mlp_work_init(&st->mlp, b, &st->wbatch));
     if (st->use_approx) DS_TRY(ds_mlp_work_products(&st->mlp, &st->wbatch));
     st->idx = ds_calloc(b, sizeof *st->idx);
     st->Xb = ds_calloc((size_t)st->train.d_in * b, sizeof(double));
@@ -331,6 +350,11 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   DS_TRY(setup_data(sw, p, st));
   if (c->optimizer.lr_units == DS_LR_LAMBDA0) DS_TRY(lr_per_lambda0(st, team));
   c = st->c;
+  if (st->cnn) { /* the default series' layer_fro, layer_sv are an MLP's (models.c) */
+    st->cfg = *c;
+    st->cfg.record.series &= ~(unsigned)(DS_REC_LAYER_FRO | DS_REC_LAYER_SV);
+    c = st->c = &st->cfg;
+  }
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->dist ? st->dt.nloc : st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
   DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));

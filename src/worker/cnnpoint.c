@@ -1,0 +1,61 @@
+/* cnnpoint.c -- model.type cnn in the point trainer (cnnpoint.h): the
+ * options become a ds_cnn_spec (model.width channels, model.depth conv
+ * layers, model.kernel, stride, padding, readout, bias_scale, param, image),
+ * the weights come from the point's init stream (ds_cnn_init: the order
+ * cnn.h gives), and the loss is ds_loss_eval on the net's output, so the
+ * optimiser, records, divergence test and checkpoints of point.c see a flat
+ * theta as for an MLP. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "dynsweep/util.h"
+#include "cnnpoint.h"
+
+int ds_cnnpoint_spec(const ds_point_cfg *c, int d_in, int d_out, ds_cnn_spec *s) {
+  const ds_model_spec *m = &c->model;
+  int C = 1, H, W;
+  if (m->nimage > 0) {
+    if (m->nimage != 3)
+      return ds_fail(DS_EINPUT, "model.image: give [C, H, W] (3 entries), got %d", m->nimage);
+    C = m->image[0], H = m->image[1], W = m->image[2];
+  } else {
+    H = W = (int)lround(sqrt((double)d_in));
+  }
+  if ((long long)C * H * W != d_in)
+    return ds_fail(DS_EINPUT, "model.image %s%d x %d x %d holds %lld features but the data have "
+                   "d_in = %d%s", m->nimage ? "" : "(default: one square channel) ", C, H, W,
+                   (long long)C * H * W, d_in, m->nimage ? "" : "; give model.image: [C, H, W]");
+  s->c0 = C, s->h0 = H, s->w0 = W;
+  s->nconv = m->depth;
+  s->channels = m->width;
+  s->ksize = m->kernel;
+  s->stride = m->stride;
+  s->same = m->padding == 0;
+  s->readout = m->readout == 1 ? DS_CNN_GAP : DS_CNN_FLATTEN;
+  s->dout = d_out;
+  s->param = m->param == DS_PARAM_NTK ? DS_PARAM_NTK : DS_PARAM_STANDARD;
+  s->beta = m->bias_scale;
+  return DS_OK;
+}
+
+int ds_cnnpoint_create(const ds_point_cfg *c, int d_in, int d_out, int nmax, ds_rng *rng,
+                       ds_cnn **net, double **theta, double **grad, size_t *np) {
+  ds_cnn_spec s;
+  char err[256];
+  DS_TRY(ds_cnnpoint_spec(c, d_in, d_out, &s));
+  *net = ds_cnn_create(&s, nmax, err, sizeof err);
+  if (!*net) return ds_fail(DS_EINPUT, "model.type cnn: %s", err);
+  *np = ds_cnn_nparams(*net);
+  *theta = ds_calloc(*np, sizeof **theta);
+  *grad = ds_calloc(*np, sizeof **grad);
+  if (!*theta || !*grad) return ds_fail(DS_ENOMEM, "out of memory for %zu CNN parameters", *np);
+  ds_cnn_init(*net, rng, *theta);
+  return DS_OK;
+}
+
+double ds_cnnpoint_loss(ds_cnn *net, const double *theta, const double *X, const double *Y, int n,
+                        int dout, const ds_loss *l, double *grad) {
+  if (grad) return ds_cnn_loss_grad(net, theta, X, Y, n, l, grad);
+  const double *F = ds_cnn_forward(net, theta, X, n);
+  return ds_loss_eval(l, F, Y, dout, n, NULL);
+}
