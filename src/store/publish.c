@@ -438,7 +438,7 @@ int ds_store_resume(const char *path, ds_store **out) {
               "record(s) before it are replayed); what it recorded is recomputed: an unfinished "
               "point runs again from its previous checkpoint or from step 0", path, s->jpath,
               (long long)end, what, (long long)n);
-      if (ftruncate(s->jfd, (off_t)end) != 0) { /* the next append overwrites it anyway */ }
+      if (ds_fs_ftruncate(s->jfd, (off_t)end) != 0) { /* the next append overwrites it anyway */ }
     }
     if (rc == DS_OK && n > 0) rc = ds_store_publish(s, 1); /* replay */
   } else if (fstat(s->jfd, &st) == 0 && st.st_size > DS_JOURNAL_HDR &&
