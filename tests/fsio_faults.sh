@@ -13,7 +13,8 @@
 # an uninterrupted run, and no segment or block file of the failed publish
 # is left; a rerun without the fault resumes to a store equal point by point
 # to the uninterrupted run. Also: a failed journal sync, a failed journal
-# truncate (row store; segmented store at creation), a failed mkdir of the
+# truncate (row store; segmented store at creation), a failed create of a
+# segment file, a failed mkdir of the
 # segment directory at creation, a reserve that finds no room (errno by
 # name) and a spec the seam cannot parse.
 . "$(dirname "$0")/lib.sh"
@@ -79,6 +80,11 @@ fsfail journal_truncate 0 truncate:2 3 \
   'journal_truncate\.h5\.journal: cannot reset the journal: Input/output error'
 fsfail seg_truncate_create 1 truncate:1 1 \
   'seg_truncate_create\.h5\.journal: cannot reset the journal: Input/output error'
+# ---- a failed create (open with O_CREAT) of a segment or block file during
+# a segmented store's publish (the 6th create: after the journal, STORE.tmp
+# and the files of the creation and first publish)
+fsfail seg_create 1 create:6 4 \
+  'publishing failed.*seg_create\.h5\.seg/[0-9a-f]+-[a-z0-9-]+\.h5: cannot create: Input/output error'
 
 # ---- a failed mkdir of STORE.seg/ when a segmented store is created: exit 1,
 # one message naming the directory and the operation, nothing left behind

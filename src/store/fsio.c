@@ -1,5 +1,5 @@
 /* fsio.c -- the store's one door to the OS (fsio.h): every copy, reserve,
- * fsync, rename, link, unlink, mkdir, rmdir, directory sync and journal
+ * fsync, rename, link, unlink, create, mkdir, rmdir, directory sync and journal
  * write or truncate of the store
  * goes through here, and through the test seam ds_fs_fault, which fails the
  * Nth call of one op on purpose (SQLite's test6.c fails the Nth sync the
@@ -27,7 +27,8 @@
 
 static const char *const ds_fs_names[DS_FS_NOPS] = {"copy",  "reserve", "fsync", "jsync",
                                                      "rename", "link",   "unlink", "syncdir",
-                                                     "write", "truncate", "mkdir", "rmdir"};
+                                                     "write", "truncate", "mkdir", "rmdir",
+                                                     "create"};
 static struct {
   int op;      /* -1: no fault asked for */
   long nth;    /* the call of op that fails, from 1 */
@@ -62,7 +63,7 @@ static void ds_fs_seam_read(void) {
       return;
     }
   ds_warn("DYNSWEEP_TEST_FSFAIL='%s' is not op:N[:errno] (op one of copy reserve fsync jsync "
-          "rename link unlink syncdir write truncate mkdir rmdir, N >= 1): no fault injected", v);
+          "rename link unlink syncdir write truncate mkdir rmdir create, N >= 1): no fault injected", v);
 }
 
 int ds_fs_fault(enum ds_fs_op op) {
@@ -228,6 +229,11 @@ int ds_fs_link(const char *from, const char *to) {
 int ds_fs_unlink(const char *path) {
   DS_FS_SEAM(DS_FS_UNLINK);
   return unlink(path);
+}
+
+int ds_fs_create(const char *path, int flags) {
+  DS_FS_SEAM(DS_FS_CREATE);
+  return open(path, flags | O_CREAT | O_CLOEXEC, 0644);
 }
 
 int ds_fs_mkdir(const char *path) {

@@ -1,13 +1,13 @@
 /* fsio.h -- private to the store room: the one door to the OS for the
  * store's file operations (copy, reserve, fsync/fdatasync, rename, link,
- * unlink, mkdir/rmdir of the segment directory, directory sync, the
+ * unlink, the creating opens, mkdir/rmdir of the segment directory, directory sync, the
  * journal's writes and truncates). Every call goes through a
  * test seam (SQLite's VFS / test6.c): DYNSWEEP_TEST_FSFAIL=op:N[:errno]
  * makes the Nth call of op (counted from 1 in this process) fail as the OS
  * would, with errno (a number or a name: EIO, ENOSPC, EDQUOT, EFBIG, EROFS;
  * default EIO, ENOSPC for reserve), so the store's own error paths run.
  * ops: copy reserve fsync jsync rename link unlink syncdir write truncate
- * mkdir rmdir.
+ * mkdir rmdir create.
  * See docs/store.md, "Testing the failures: the file door". */
 #ifndef DYNSWEEP_STORE_FSIO_H
 #define DYNSWEEP_STORE_FSIO_H
@@ -27,6 +27,7 @@ enum ds_fs_op {
   DS_FS_TRUNCATE, /* the journal's truncates: reset, torn tail */
   DS_FS_MKDIR,    /* the segment directory */
   DS_FS_RMDIR,
+  DS_FS_CREATE,   /* open with O_CREAT: STORE.tmp, segment and block files, the journal */
   DS_FS_NOPS
 };
 
@@ -50,6 +51,9 @@ int ds_fs_jsync(int fd, int full);
 int ds_fs_rename(const char *from, const char *to);
 int ds_fs_link(const char *from, const char *to);
 int ds_fs_unlink(const char *path);
+/* open(2) with O_CREAT | O_CLOEXEC | flags, mode 0644; the fd, or -1 with
+ * errno set. */
+int ds_fs_create(const char *path, int flags);
 /* mkdir(2) (mode 0755), rmdir(2); 0, or -1 with errno set. */
 int ds_fs_mkdir(const char *path);
 int ds_fs_rmdir(const char *path);

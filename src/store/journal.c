@@ -202,7 +202,7 @@ int ds_journal_scan(int fd, ds_journal_fn fn, void *arg, int64_t *end, int64_t *
  * locking, check that the path still names the locked file, else retry. */
 int ds_journal_lock(ds_store *s) {
   for (int tries = 0; tries < 10; tries++) {
-    int fd = open(s->jpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ds_fs_create(s->jpath, O_RDWR);
     if (fd < 0) return -errno; /* caller words the message */
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;

@@ -265,7 +265,7 @@ static ds_store *ds_store_writer(const char *path) {
 }
 
 static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
-  int fd = open(s->tmppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_fs_create(s->tmppath, O_WRONLY | O_TRUNC);
   if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", s->tmppath, strerror(errno));
   close(fd);
   /* format 5: the rows go to block files (blocks.c), which reserve their own */
