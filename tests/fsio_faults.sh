@@ -12,8 +12,11 @@
 # store's fsync:N generation N, as measured), verifies, holds every finished point complete and equal to
 # an uninterrupted run, and no segment or block file of the failed publish
 # is left; a rerun without the fault resumes to a store equal point by point
-# to the uninterrupted run. Also: a failed journal sync, a reserve that
-# finds no room (errno by name) and a spec the seam cannot parse.
+# to the uninterrupted run. Also: a failed journal sync, a failed journal
+# truncate (row store; segmented store at creation), a failed create of a
+# segment file, a failed mkdir of the
+# segment directory at creation, a reserve that finds no room (errno by
+# name) and a spec the seam cannot parse.
 . "$(dirname "$0")/lib.sh"
 sweep=$DS_SRC/tests/sweeps/durability.yaml
 drun 2 "$sweep" -o "$T/ref.h5" -q
@@ -70,6 +73,36 @@ fsfail seg_rename 1 rename:3 4 \
 fsfail journal_sync 0 jsync:2:EIO '>=1' 'journal_sync\.h5\.journal: cannot (fsync|reset) the journal: Input/output error'
 fsfail reserve_full 0 reserve:3:ENOSPC '>=2' \
   'publishing failed.*reserve_full\.h5\.tmp: No space left on device: publishing needs about [0-9]+ bytes'
+# ---- the journal's truncate (its reset after a publish): the store published,
+# the journal not emptied; at a segmented store's creation (the first
+# truncate: generation 1) and at a row store's later publish
+fsfail journal_truncate 0 truncate:2 3 \
+  'journal_truncate\.h5\.journal: cannot reset the journal: Input/output error'
+fsfail seg_truncate_create 1 truncate:1 1 \
+  'seg_truncate_create\.h5\.journal: cannot reset the journal: Input/output error'
+# ---- a failed create (open with O_CREAT) of a segment or block file during
+# a segmented store's publish (the 6th create: after the journal, STORE.tmp
+# and the files of the creation and first publish)
+fsfail seg_create 1 create:6 4 \
+  'publishing failed.*seg_create\.h5\.seg/[0-9a-f]+-[a-z0-9-]+\.h5: cannot create: Input/output error'
+
+# ---- a failed mkdir of STORE.seg/ when a segmented store is created: exit 1,
+# one message naming the directory and the operation, nothing left behind
+# (no STORE, STORE.tmp, journal or directory), and a rerun equal to the
+# uninterrupted run
+st=$T/seg_mkdir.h5
+rc=$(export DYNSWEEP_STORE_SEGMENTS=1 DYNSWEEP_TEST_FSFAIL=mkdir:1:EACCES
+     code drun 2 "$sweep" -o "$st" -q)
+msg=$(last_error)
+echo "  seg_mkdir (mkdir:1:EACCES): exit $rc: $msg"
+check "seg_mkdir: exit 1 (got $rc)" test "$rc" = 1
+check "... one clear error naming STORE.seg and mkdir" bash -c 'echo "$0" | grep -qE "$1"' "$msg" \
+  'seg_mkdir\.h5: cannot create the segment directory .*seg_mkdir\.h5\.seg: Permission denied'
+for f in "$st" "$st.tmp" "$st.journal" "$st.seg"; do check "... no ${f##*/} left" test ! -e "$f"; done
+rc=$(export DYNSWEEP_STORE_SEGMENTS=1; code drun 2 "$sweep" -o "$st" -q)
+check "... a rerun without the fault completes (exit $rc)" test "$rc" = 0
+check "... equal to the uninterrupted run" same_points "$T/ref.h5" "$st"
+check "... and verifies" "$DYNSWEEP" verify "$st"
 
 # ---- a spec the seam cannot parse: said once, nothing injected ----------------------
 rc=$(export DYNSWEEP_TEST_FSFAIL=fsync; code drun 2 "$sweep" -o "$T/bogus.h5" -q)

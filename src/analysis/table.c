@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,35 @@ static const char *const field_names[AN_F_COUNT] = {
     "lr_lambda0", "lr_eta_crit"};
 
 const char *an_field_name(int f) { return f >= 0 && f < AN_F_COUNT ? field_names[f] : "?"; }
+
+/* The summary columns (DS_SUMMARY_COLUMNS, store.h): name, offset in
+ * ds_summary_row and kind ("I" int64, "i" int32, "d" double, "s" text). A
+ * field of field_names that is one of these numbers is read from here, so a
+ * new number column needs no case in materialise. */
+#define AN_SUMMARY_COLUMN(name, kind) {#name, offsetof(ds_summary_row, name), #kind},
+static const struct {
+  const char *name;
+  size_t off;
+  const char *kind;
+} summary_columns[] = {DS_SUMMARY_COLUMNS(AN_SUMMARY_COLUMN)};
+#undef AN_SUMMARY_COLUMN
+enum { NSUMMARY_COLUMNS = sizeof summary_columns / sizeof summary_columns[0] };
+
+/* the index in summary_columns of the number column name, or -1 */
+static int summary_number_column(const char *name) {
+  for (int k = 0; k < NSUMMARY_COLUMNS; k++)
+    if (!strcmp(summary_columns[k].name, name)) return summary_columns[k].kind[0] == 's' ? -1 : k;
+  return -1;
+}
+
+static double summary_number(const ds_summary_row *r, int k) {
+  const char *p = (const char *)r + summary_columns[k].off;
+  switch (summary_columns[k].kind[0]) {
+  case 'I': { int64_t x; memcpy(&x, p, sizeof x); return (double)x; }
+  case 'i': { int32_t x; memcpy(&x, p, sizeof x); return x; }
+  default: { double x; memcpy(&x, p, sizeof x); return x; }
+  }
+}
 
 /* ---- outcome categories (analysis.h) ---------------------------------------- */
 
@@ -359,6 +390,7 @@ static int materialise(an_table *t, an_col *c) {
   if (!c->v || !c->isnum || !c->empty || (text && !c->s))
     return ds_fail(DS_ENOMEM, "out of memory for a column of %lld rows", (long long)t->n);
   int need_cfg = c->is_param || c->field == AN_F_STEPS_TO_TOL;
+  int sum = c->is_param || text ? -1 : summary_number_column(field_names[c->field]);
   if (normalised(c) || (!c->is_param && c->field == AN_F_ETA)) DS_TRY(load_normalised(t));
   for (int64_t i = 0; i < t->n; i++) {
     const ds_summary_row *r = &t->rows[i];
@@ -378,24 +410,14 @@ static int materialise(an_table *t, an_col *c) {
       if (!(c->s[i] = strdup(buf))) return ds_fail(DS_ENOMEM, "out of memory");
       isnum = an_parse_number(buf, &v);
       if (!isnum) v = NAN;
+    } else if (sum >= 0) {
+      v = summary_number(r, sum);
     } else {
       switch (c->field) {
-      case AN_F_ID: v = (double)r->id; break;
-      case AN_F_COMBO: v = (double)r->combo; break;
-      case AN_F_REPLICA: v = r->replica; break;
       case AN_F_STATUS:
         v = r->status;
         if (!(c->s[i] = strdup(ds_status_name(r->status)))) return ds_fail(DS_ENOMEM, "out of memory");
         break;
-      case AN_F_STEPS: v = (double)r->steps; break;
-      case AN_F_FINAL_LOSS: v = r->final_loss; break;
-      case AN_F_MIN_LOSS: v = r->min_loss; break;
-      case AN_F_FINAL_TEST_LOSS: v = r->final_test_loss; break;
-      case AN_F_DIVERGED_STEP: v = (double)r->diverged_step; break;
-      case AN_F_WALL_S: v = r->wall_s; break;
-      case AN_F_RANK: v = r->rank; break;
-      case AN_F_TEAM_SIZE: v = r->team_size; break;
-      case AN_F_ATTEMPTS: v = r->attempts; break;
       case AN_F_REASON: {
         char buf[sizeof r->reason + 1];
         memcpy(buf, r->reason, sizeof r->reason);
@@ -410,10 +432,6 @@ static int materialise(an_table *t, an_col *c) {
         if (!(c->s[i] = strdup(ds_outcome_category_name(ds_outcome_category(r)))))
           return ds_fail(DS_ENOMEM, "out of memory");
         break;
-      case AN_F_EVENT_STEP: v = (double)r->event_step; break;
-      case AN_F_PEAK_RATIO: v = r->peak_ratio; break;
-      case AN_F_PLATEAUS: v = r->plateaus; break;
-      case AN_F_PLATEAU_END: v = (double)r->plateau_end; break;
       case AN_F_LAMBDA0: v = t->lam0[i]; break;
       case AN_F_ETA_CRIT0: v = t->eta0[i]; break;
       case AN_F_ETA: v = t->eta[i]; break;

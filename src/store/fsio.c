@@ -1,5 +1,6 @@
 /* fsio.c -- the store's one door to the OS (fsio.h): every copy, reserve,
- * fsync, rename, link, unlink, directory sync and journal write of the store
+ * fsync, rename, link, unlink, create, mkdir, rmdir, directory sync and journal
+ * write or truncate of the store
  * goes through here, and through the test seam ds_fs_fault, which fails the
  * Nth call of one op on purpose (SQLite's test6.c fails the Nth sync the
  * same way). Without DYNSWEEP_TEST_FSFAIL the seam is one load and a branch. */
@@ -24,8 +25,10 @@
 
 /* ---- the seam ----------------------------------------------------------------- */
 
-static const char *const ds_fs_names[DS_FS_NOPS] = {"copy",   "reserve", "fsync",   "jsync", "rename",
-                                                     "link",   "unlink",  "syncdir", "write"};
+static const char *const ds_fs_names[DS_FS_NOPS] = {"copy",  "reserve", "fsync", "jsync",
+                                                     "rename", "link",   "unlink", "syncdir",
+                                                     "write", "truncate", "mkdir", "rmdir",
+                                                     "create"};
 static struct {
   int op;      /* -1: no fault asked for */
   long nth;    /* the call of op that fails, from 1 */
@@ -60,7 +63,7 @@ static void ds_fs_seam_read(void) {
       return;
     }
   ds_warn("DYNSWEEP_TEST_FSFAIL='%s' is not op:N[:errno] (op one of copy reserve fsync jsync "
-          "rename link unlink syncdir write, N >= 1): no fault injected", v);
+          "rename link unlink syncdir write truncate mkdir rmdir create, N >= 1): no fault injected", v);
 }
 
 int ds_fs_fault(enum ds_fs_op op) {
@@ -228,6 +231,21 @@ int ds_fs_unlink(const char *path) {
   return unlink(path);
 }
 
+int ds_fs_create(const char *path, int flags) {
+  DS_FS_SEAM(DS_FS_CREATE);
+  return open(path, flags | O_CREAT | O_CLOEXEC, 0644);
+}
+
+int ds_fs_mkdir(const char *path) {
+  DS_FS_SEAM(DS_FS_MKDIR);
+  return mkdir(path, 0755);
+}
+
+int ds_fs_rmdir(const char *path) {
+  DS_FS_SEAM(DS_FS_RMDIR);
+  return rmdir(path);
+}
+
 /* ---- the journal's writes --------------------------------------------------------- */
 
 ssize_t ds_fs_pwritev(int fd, const struct iovec *v, int n, off_t off) {
@@ -238,4 +256,9 @@ ssize_t ds_fs_pwritev(int fd, const struct iovec *v, int n, off_t off) {
 ssize_t ds_fs_pwrite(int fd, const void *buf, size_t n, off_t off) {
   DS_FS_SEAM(DS_FS_WRITE);
   return pwrite(fd, buf, n, off);
+}
+
+int ds_fs_ftruncate(int fd, off_t len) {
+  DS_FS_SEAM(DS_FS_TRUNCATE);
+  return ftruncate(fd, len);
 }

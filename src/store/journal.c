@@ -83,7 +83,7 @@ int ds_journal_read_hdr(int fd, ds_journal_hdr *h) {
 int ds_journal_reset(ds_store *s) {
   unsigned char b[DS_JOURNAL_HDR];
   ds_journal_pack_hdr(b, s->uuid, s->gen);
-  if (ftruncate(s->jfd, 0) != 0 || ds_fs_pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
+  if (ds_fs_ftruncate(s->jfd, 0) != 0 || ds_fs_pwrite(s->jfd, b, sizeof b, 0) != (ssize_t)sizeof b ||
       ds_fs_jsync(s->jfd, 1) != 0)
     return ds_fail(DS_EIO, "%s: cannot reset the journal: %s", s->jpath, strerror(errno));
   s->jend = DS_JOURNAL_HDR;
@@ -137,7 +137,7 @@ int ds_journal_append(ds_store *s, uint32_t type, const void *a, size_t alen, co
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int err = w < 0 ? errno : ENOSPC;
-      if (ftruncate(s->jfd, (off_t)s->jend) != 0) { /* the CRC catches what stays */ }
+      if (ds_fs_ftruncate(s->jfd, (off_t)s->jend) != 0) { /* the CRC catches what stays */ }
       return ds_fail(DS_EIO, "%s: cannot append to the journal: %s (the published store is "
                              "intact; fix the cause and run again to resume)", s->jpath,
                      strerror(err));
@@ -202,7 +202,7 @@ int ds_journal_scan(int fd, ds_journal_fn fn, void *arg, int64_t *end, int64_t *
  * locking, check that the path still names the locked file, else retry. */
 int ds_journal_lock(ds_store *s) {
   for (int tries = 0; tries < 10; tries++) {
-    int fd = open(s->jpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ds_fs_create(s->jpath, O_RDWR);
     if (fd < 0) return -errno; /* caller words the message */
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;

@@ -33,7 +33,23 @@ struct ds_layout_ops {
   void (*abort)(ds_store *s);       /* a failed publish: the files it made */
   void (*committed)(ds_store *s);   /* the new STORE is in place */
   void (*free)(ds_store *s);        /* the state of attach */
+  /* The HDF5 content (store_write.c): where the layout keeps datasets in its
+   * own files (format 5: segment and block files). NULL: all inside STORE. */
+  int (*h5_create)(ds_store *s, const ds_store_meta *m); /* before the datasets: its directory, sizes */
+  int (*h5_series)(ds_store *s);                         /* after /series: its attributes */
+  int (*mark_new)(ds_store *s, int which, hid_t d);      /* new in-STORE dataset that moves to its files */
+  int (*put_grid)(ds_store *s, const ds_store_meta *m);  /* /grid/axis_values */
+  int (*put_summary)(ds_store *s, const ds_summary_row *rows, int all); /* rows changed (all: every one) */
+  int (*put_series)(ds_store *s, const struct ds_store_batch *b);       /* publish: step and value */
+  int (*put_index)(ds_store *s, const struct ds_store_batch *b);        /* publish: /series/index */
+  int (*put_rows)(ds_store *s, int series); /* end of a publish: the changed rows (series: a batch ran) */
+  void (*begin)(ds_store *s);               /* a publish starts */
+  void (*mark)(ds_store *s, int64_t row);   /* summary row changed (-1: all of them) */
 };
+
+/* The datasets a layout may keep outside STORE (ds_layout_outside). */
+enum { DS_LY_SUMMARY = DS_BLK_SUM, DS_LY_INDEX = DS_BLK_IDX, DS_LY_GRID = DS_BLK_AXV };
+static inline int ds_layout_outside(const ds_store *s, int which) { return s->brows[which] > 0; }
 
 extern const struct ds_layout_ops ds_layout_rows, ds_layout_segments, ds_layout_map;
 /* The layout of a new store (asked: map, or NULL: rows or segments as

@@ -265,7 +265,7 @@ static ds_store *ds_store_writer(const char *path) {
 }
 
 static int ds_store_create_file(ds_store *s, const ds_store_meta *m, const ds_summary_row *rows) {
-  int fd = open(s->tmppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_fs_create(s->tmppath, O_WRONLY | O_TRUNC);
   if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", s->tmppath, strerror(errno));
   close(fd);
   /* format 5: the rows go to block files (blocks.c), which reserve their own */
@@ -438,7 +438,7 @@ int ds_store_resume(const char *path, ds_store **out) {
               "record(s) before it are replayed); what it recorded is recomputed: an unfinished "
               "point runs again from its previous checkpoint or from step 0", path, s->jpath,
               (long long)end, what, (long long)n);
-      if (ftruncate(s->jfd, (off_t)end) != 0) { /* the next append overwrites it anyway */ }
+      if (ds_fs_ftruncate(s->jfd, (off_t)end) != 0) { /* the next append overwrites it anyway */ }
     }
     if (rc == DS_OK && n > 0) rc = ds_store_publish(s, 1); /* replay */
   } else if (fstat(s->jfd, &st) == 0 && st.st_size > DS_JOURNAL_HDR &&

@@ -266,7 +266,7 @@ int ds_seg_mkdir(ds_store *s) {
   DS_TRY(ds_seg_set_dirs(s, NULL));
   char d[4300];
   ds_seg_dirpath(s, d, sizeof d);
-  if (mkdir(d, 0755) != 0 && errno != EEXIST)
+  if (ds_fs_mkdir(d) != 0 && errno != EEXIST)
     return ds_fail(DS_EIO, "%s: cannot create the segment directory %s: %s", s->path, d, strerror(errno));
   return DS_OK;
 }
@@ -537,7 +537,7 @@ void ds_seg_gc(ds_store *s) {
   snprintf(pre, sizeof pre, "%016" PRIx64 "-", s->uuid);
   DIR *dp = opendir(d);
   if (!dp) {
-    if (errno == ENOENT) mkdir(d, 0755);
+    if (errno == ENOENT) ds_fs_mkdir(d);
     return;
   }
   struct dirent *e;

@@ -497,7 +497,7 @@ int ds_store_sweep_text(ds_store *s, char **text) {
  * created by HDF5 with the root attributes format and store_uuid. -1 with
  * the error recorded on failure. */
 hid_t ds_seg_file_create(ds_store *s, const char *p, double bytes, const char *format) {
-  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_fs_create(p, O_WRONLY | O_TRUNC);
   if (fd < 0) return ds_fail(DS_EIO, "%s: cannot create: %s", p, strerror(errno)), -1;
   close(fd);
   if (ds_fs_reserve(p, bytes) != DS_OK) return -1;

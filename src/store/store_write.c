@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dynsweep/knobs.h"
 #include "dynsweep/util.h"
+#include "layout.h"
 #include "store_priv.h"
 
 static const char *ds_store_nz(const char *s) { return s ? s : ""; }
@@ -152,54 +152,6 @@ static int ds_store_write_f64_dset(hid_t loc, const char *name, const hsize_t *d
   return ok ? 0 : -1;
 }
 
-/* ---- format 5: the blocked datasets (blocks.c) -------------------------------- */
-
-/* What the callbacks of ds_blk_update get: the source of the rows and the
- * per-block dirtiness. */
-typedef struct {
-  ds_store *s;
-  const void *src;          /* summary rows, axis values (memory layout) */
-  int all;                  /* every block is dirty */
-  int64_t nold;             /* index: rows before this publish */
-  const ds_store_idx *add;  /* index: rows appended after nold */
-  const int64_t *sup;       /* index: points superseded by this publish */
-  int64_t nsup;
-  const unsigned char *bd;  /* index: per block, holds a superseded row */
-  int64_t nbd;
-} ds_blk_ctx;
-
-static int ds_blk_fill_axv(void *arg, int64_t lo, int64_t hi, void *buf) {
-  const ds_store_meta *m = ((const ds_blk_ctx *)arg)->src;
-  memcpy(buf, m->point_axis_vals + lo * m->naxes, (size_t)((hi - lo) * m->naxes) * sizeof(double));
-  return DS_OK;
-}
-
-static int ds_blk_fill_rows(void *arg, int64_t lo, int64_t hi, void *buf) {
-  const ds_blk_ctx *c = arg;
-  ds_summary_row *r = buf;
-  memcpy(r, (const ds_summary_row *)c->src + lo, (size_t)(hi - lo) * sizeof *r);
-  for (int64_t i = 0; i < hi - lo; i++) r[i].reason[DS_STORE_REASON_LEN - 1] = 0;
-  return DS_OK;
-}
-
-static int ds_blk_sum_dirty(void *arg, int64_t b) {
-  const ds_blk_ctx *c = arg;
-  const ds_store *s = c->s;
-  return c->all || s->sdirty_all || (b < s->nsdirty && s->sdirty[b]);
-}
-
-/* /summary over its blocks: the blocks with changed rows (all: every block)
- * written from rows; s->summary reopened. */
-static int ds_store_blk_summary(ds_store *s, const ds_summary_row *rows, int all) {
-  if (s->summary >= 0) H5Dclose(s->summary);
-  s->summary = -1;
-  ds_blk_ctx c = {.s = s, .src = rows, .all = all};
-  int rc = ds_blk_update(s, DS_BLK_SUM, s->npoints, 1, ds_blk_sum_dirty, ds_blk_fill_rows, &c);
-  s->summary = H5Dopen2(s->file, "summary", H5P_DEFAULT);
-  if (rc == DS_OK && s->summary < 0) rc = ds_store_h5fail(DS_EIO, s->path, "cannot open /summary");
-  return rc;
-}
-
 /* /grid: axis_names, axis_paths (naxes strings), axis_values (npoints x naxes).
  * replace: the group exists (extension); its datasets are made anew. */
 static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace) {
@@ -207,7 +159,8 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace)
                     : H5Gcreate2(s->file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t dims[2] = {(hsize_t)m->npoints, (hsize_t)m->naxes};
   /* format 5: axis_values over blocks (a plain empty dataset while there are no values) */
-  int blk = s->brows[DS_BLK_AXV] > 0, vblk = blk && m->npoints > 0 && m->naxes > 0;
+  const struct ds_layout_ops *L = ds_layout_of(s);
+  int blk = ds_layout_outside(s, DS_LY_GRID), vblk = blk && m->npoints > 0 && m->naxes > 0;
   if (g >= 0 && replace &&
       (H5Ldelete(g, "axis_names", H5P_DEFAULT) < 0 || H5Ldelete(g, "axis_paths", H5P_DEFAULT) < 0 ||
        (!vblk && H5Ldelete(g, "axis_values", H5P_DEFAULT) < 0))) {
@@ -220,19 +173,20 @@ static int ds_store_write_grid(ds_store *s, const ds_store_meta *m, int replace)
            (vblk || ds_store_write_f64_dset(g, "axis_values", dims, m->point_axis_vals) >= 0);
   if (ok && blk && !vblk) {
     hid_t d = H5Dopen2(g, "axis_values", H5P_DEFAULT);
-    ok = d >= 0 && ds_blk_mark_new(d, s->brows[DS_BLK_AXV]) >= 0;
+    ok = d >= 0 && L->mark_new(s, DS_LY_GRID, d) >= 0;
     if (d >= 0) H5Dclose(d);
   }
   if (g >= 0) H5Gclose(g);
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot write /grid");
   if (!vblk) return DS_OK;
-  ds_blk_ctx c = {.s = s, .src = m, .all = 1};
-  return ds_blk_update(s, DS_BLK_AXV, m->npoints, m->naxes, ds_blk_sum_dirty, ds_blk_fill_axv, &c);
+  return L->put_grid(s, m);
 }
 
 /* /summary: all rows, fixed size (rows are later updated in place). */
 static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
-  if (s->brows[DS_BLK_SUM] > 0 && s->npoints > 0) return ds_store_blk_summary(s, rows, 1);
+  const struct ds_layout_ops *L = ds_layout_of(s);
+  int blk = ds_layout_outside(s, DS_LY_SUMMARY);
+  if (blk && s->npoints > 0) return L->put_summary(s, rows, 1);
   hsize_t n = (hsize_t)s->npoints, maxd = n ? n : H5S_UNLIMITED;
   hsize_t chunk = n < 1 ? 1 : n > DS_ROWS_CHUNK ? DS_ROWS_CHUNK : n;
   hid_t ft = ds_store_row_filetype(), sp = H5Screate_simple(1, &n, &maxd);
@@ -243,7 +197,7 @@ static int ds_store_write_summary(ds_store *s, const ds_summary_row *rows) {
   ok = ok && s->summary >= 0 &&
        ds_store_put_str(s->summary, "status_names",
                         "0=pending,1=done,2=diverged,3=failed,4=running") >= 0 &&
-       (s->brows[DS_BLK_SUM] == 0 || ds_blk_mark_new(s->summary, s->brows[DS_BLK_SUM]) >= 0);
+       (!blk || L->mark_new(s, DS_LY_SUMMARY, s->summary) >= 0);
   if (ok && n > 0) {
     ds_summary_row *copy = malloc(n * sizeof *copy);
     ok = copy != NULL;
@@ -308,23 +262,14 @@ int ds_store_create_layout(ds_store *s, const ds_store_meta *m, const ds_summary
   if (s->row_mem < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot build summary row type");
   DS_TRY(ds_store_take_ids(s, rows));
   DS_TRY(ds_store_write_root_attrs(s, m));
-  if (s->segmented) DS_TRY(ds_seg_mkdir(s));
-  /* format 5: row blocks unless DYNSWEEP_STORE_BLOCKS=0 (the layout before
-   * blocks: /summary and /series/index in the top file; for comparisons) */
-  if (s->segmented && ds_knob_on(DS_KNOB_STORE_BLOCKS)) {
-    hid_t ft = ds_store_row_filetype();
-    s->brows[DS_BLK_SUM] = ds_blk_rows_for(ft >= 0 ? H5Tget_size(ft) : 240);
-    if (ft >= 0) H5Tclose(ft);
-    s->brows[DS_BLK_IDX] = ds_blk_rows_for(40);
-    s->brows[DS_BLK_AXV] = ds_blk_rows_for(8 * (size_t)(m->naxes > 0 ? m->naxes : 1));
-    s->bcols[DS_BLK_SUM] = s->bcols[DS_BLK_IDX] = 1;
-  }
+  const struct ds_layout_ops *L = ds_layout_of(s);
+  if (L->h5_create) DS_TRY(L->h5_create(s, m)); /* its files' directory, which datasets go there */
   DS_TRY(ds_store_write_sweep(s, m, 0));
   DS_TRY(ds_store_write_grid(s, m, 0));
   DS_TRY(ds_store_write_summary(s, rows));
   s->version = s->segmented ? 5 : 4;
   DS_TRY(ds_store_create_series(s));
-  if (s->segmented) DS_TRY(ds_seg_create(s));
+  if (L->h5_series) DS_TRY(L->h5_series(s));
   hid_t c = H5Gcreate2(s->file, "checkpoints", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (c < 0) return ds_store_h5fail(DS_EIO, s->path, "cannot create /checkpoints");
   H5Gclose(c);
@@ -340,9 +285,9 @@ int ds_store_h5_extend(ds_store *s, const ds_store_meta *m, const ds_summary_row
     return ds_store_h5fail(DS_EIO, s->path, "cannot write root attributes");
   DS_TRY(ds_store_write_sweep(s, m, 1));
   DS_TRY(ds_store_write_grid(s, m, 1));
-  if (s->brows[DS_BLK_SUM] > 0) { /* format 5: every block anew at the end of the publish */
+  if (ds_layout_outside(s, DS_LY_SUMMARY)) { /* format 5: every block anew at the end of the publish */
     s->npoints = m->npoints;
-    s->sdirty_all = 1;
+    ds_layout_of(s)->mark(s, -1);
     return ds_store_take_ids(s, rows);
   }
   if (s->summary >= 0) H5Dclose(s->summary);
@@ -433,7 +378,8 @@ static int ds_store_create_series(ds_store *s) {
   hid_t d1 = ok ? ds_store_ext_dset(g, "index", it, DS_INDEX_CHUNK) : -1;
   hid_t d2 = d1 >= 0 ? ds_store_ext_dset(g, "step", H5T_STD_I64LE, DS_SERIES_CHUNK) : -1;
   hid_t d3 = d2 >= 0 ? ds_store_ext_dset(g, "value", H5T_IEEE_F64LE, DS_SERIES_CHUNK) : -1;
-  ok = ok && d3 >= 0 && (s->brows[DS_BLK_IDX] == 0 || ds_blk_mark_new(d1, s->brows[DS_BLK_IDX]) >= 0);
+  ok = ok && d3 >= 0 &&
+       (!ds_layout_outside(s, DS_LY_INDEX) || ds_layout_of(s)->mark_new(s, DS_LY_INDEX, d1) >= 0);
   if (d1 >= 0) H5Dclose(d1);
   if (d2 >= 0) H5Dclose(d2);
   if (d3 >= 0) H5Dclose(d3);
@@ -458,7 +404,7 @@ static int64_t ds_store_dset_len(hid_t d) {
 /* Opens /series of the file being published and reads its kinds. */
 int ds_store_h5_begin(ds_store *s) {
   ds_store_h5_abort(s);
-  ds_blk_begin(s);
+  if (ds_layout_of(s)->begin) ds_layout_of(s)->begin(s);
   struct ds_store_batch *b = ds_calloc(1, sizeof *b);
   if (!b) return DS_ENOMEM;
   for (int i = 0; i < 6; i++) b->d[i] = -1;
@@ -530,7 +476,7 @@ static int ds_store_supersede(ds_store *s, int64_t id) {
   for (int64_t i = 0; i < b->nidx; i++)
     if (b->idx[i].point == id) b->idx[i].point = -1;
   if (b->nidx0 == 0) return DS_OK;
-  if (s->brows[DS_BLK_IDX] > 0) { /* format 5: the blocks holding its rows are rewritten at the end */
+  if (ds_layout_outside(s, DS_LY_INDEX)) { /* format 5: the blocks holding its rows are rewritten at the end */
     if (ds_store_grow((void **)&b->sup, &b->csup, b->nsup + 1, sizeof *b->sup) < 0) return DS_ENOMEM;
     b->sup[b->nsup++] = id;
     return DS_OK;
@@ -640,67 +586,11 @@ static int ds_store_upgrade_summary(ds_store *s, int *done) {
   return DS_OK;
 }
 
-static int ds_blk_idx_dirty(void *arg, int64_t b) {
-  const ds_blk_ctx *c = arg;
-  return (b + 1) * c->s->brows[DS_BLK_IDX] > c->nold || (b < c->nbd && c->bd[b]);
-}
-
-static int ds_blk_is_sup(const ds_blk_ctx *c, int64_t point) {
-  for (int64_t i = 0; i < c->nsup; i++)
-    if (c->sup[i] == point) return 1;
-  return 0;
-}
-
-/* Index rows [lo, hi): the old ones read from the dataset being replaced
- * (superseded points' rows get point = -1), then the appended ones. */
-static int ds_blk_fill_idx(void *arg, int64_t lo, int64_t hi, void *buf) {
-  const ds_blk_ctx *c = arg;
-  ds_store_idx *x = buf;
-  int64_t oh = hi < c->nold ? hi : c->nold;
-  if (lo < oh) { /* from the block files, never through STORE.tmp's VDS (ds_blk_read_rows) */
-    hid_t it = ds_store_idx_memtype();
-    int rc = it >= 0 ? ds_blk_read_rows(c->s, DS_BLK_IDX, lo, oh, it, sizeof *x, x) : DS_EIO;
-    if (it >= 0) H5Tclose(it);
-    DS_TRY(rc);
-    for (int64_t i = 0; c->nsup && i < oh - lo; i++)
-      if (ds_blk_is_sup(c, x[i].point)) x[i].point = -1;
-  }
-  for (int64_t i = lo > c->nold ? lo : c->nold; i < hi; i++) x[i - lo] = c->add[i - c->nold];
-  return DS_OK;
-}
-
-/* Format 5: /series/index over its blocks: the last (partial) block and the
- * new ones, plus, after a rewrite of a point (the C API allows it; the
- * scheduler never does it), every block holding one of its older rows. */
-static int ds_store_blk_index(ds_store *s, struct ds_store_batch *b) {
-  ds_blk_ctx c = {.s = s, .nold = b->nidx0, .add = b->idx, .sup = b->sup, .nsup = b->nsup};
-  unsigned char *bd = NULL;
-  int rc = DS_OK;
-  if (b->nsup > 0 && b->nidx0 > 0) { /* which blocks hold rows of those points: read the point column */
-    int64_t br = s->brows[DS_BLK_IDX];
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
-    int64_t *pt = malloc((size_t)b->nidx0 * sizeof *pt);
-    c.nbd = (b->nidx0 + br - 1) / br;
-    bd = ds_calloc((size_t)c.nbd, 1);
-    int ok = t >= 0 && pt && bd && H5Tinsert(t, "point", 0, H5T_NATIVE_INT64) >= 0 &&
-             ds_blk_read_rows(s, DS_BLK_IDX, 0, b->nidx0, t, sizeof *pt, pt) == DS_OK;
-    for (int64_t i = 0; ok && i < b->nidx0; i++)
-      if (ds_blk_is_sup(&c, pt[i])) bd[i / br] = 1;
-    free(pt);
-    if (t >= 0) H5Tclose(t);
-    if (!ok) rc = ds_store_h5fail(DS_EIO, s->path, "cannot read /series/index");
-    c.bd = bd;
-  }
-  if (rc == DS_OK)
-    rc = ds_blk_update(s, DS_BLK_IDX, b->nidx0 + b->nidx, 1, ds_blk_idx_dirty, ds_blk_fill_idx, &c);
-  free(bd);
-  return rc;
-}
-
 /* End of a publish: appends the batch to /series and writes the summary rows
  * that changed. */
 int ds_store_h5_end(ds_store *s) {
   struct ds_store_batch *b = s->batch;
+  const struct ds_layout_ops *L = ds_layout_of(s);
   int ok = 1;
   if (b) {
     hid_t str = ds_store_vlen_str(), it = ds_store_idx_memtype();
@@ -715,12 +605,12 @@ int ds_store_h5_end(ds_store *s) {
                                     b->nk) >= 0;
     }
     int rc = DS_OK;
-    if (ok && s->segmented) { /* format 5: a new segment, the VDS anew */
+    if (ok && L->put_series) { /* format 5: a new segment, the VDS anew */
       for (int i = 4; i < 6; i++) {
         H5Dclose(b->d[i]);
         b->d[i] = -1;
       }
-      rc = b->nstep > 0 ? ds_seg_publish(s, b->step, b->nstep, b->val, b->nval) : ds_seg_publish_none(s);
+      rc = L->put_series(s, b);
     } else if (ok) {
       ok = ds_store_append(b->d[4], b->nstep0, b->nstep, H5T_NATIVE_INT64, b->step) >= 0 &&
            ds_store_append(b->d[5], b->nval0, b->nval, H5T_NATIVE_DOUBLE, b->val) >= 0;
@@ -731,7 +621,7 @@ int ds_store_h5_end(ds_store *s) {
       ds_store_h5_abort(s);
       return rc;
     }
-    if (ok && s->brows[DS_BLK_IDX] > 0) rc = ds_store_blk_index(s, b);
+    if (ok && ds_layout_outside(s, DS_LY_INDEX)) rc = L->put_index(s, b);
     else ok = ok && ds_store_append(b->d[3], b->nidx0, b->nidx, it, b->idx) >= 0;
     if (str >= 0) H5Tclose(str);
     if (it >= 0) H5Tclose(it);
@@ -739,21 +629,15 @@ int ds_store_h5_end(ds_store *s) {
     DS_TRY(rc);
   }
   if (!ok) return ds_store_h5fail(DS_EIO, s->path, "cannot append to /series");
-  if (s->brows[DS_BLK_SUM] > 0) { /* format 5: the dirty summary blocks; grid unchanged (retired list reset) */
-    DS_TRY(ds_store_blk_summary(s, s->rows, 0));
-    if (s->brows[DS_BLK_AXV] > 0) DS_TRY(ds_blk_update(s, DS_BLK_AXV, -1, 0, NULL, NULL, NULL));
-    if (s->brows[DS_BLK_IDX] > 0 && !b) DS_TRY(ds_blk_update(s, DS_BLK_IDX, -1, 0, NULL, NULL, NULL));
-    ds_seg_sync_dir(s);
-    return DS_OK;
-  }
-  if (s->segmented) ds_seg_sync_dir(s);
+  if (ds_layout_outside(s, DS_LY_SUMMARY)) return L->put_rows(s, b != NULL); /* format 5: the dirty blocks */
+  if (L->sync) L->sync(s);
   int all = 0;
   DS_TRY(ds_store_upgrade_summary(s, &all));
   return all ? DS_OK : ds_store_write_rows(s, s->dirty_lo, s->dirty_hi);
 }
 
 void ds_store_mark_dirty(ds_store *s, int64_t idx) {
-  ds_blk_mark(s, idx);
+  if (ds_layout_of(s)->mark) ds_layout_of(s)->mark(s, idx);
   if (s->dirty_hi <= s->dirty_lo) {
     s->dirty_lo = idx;
     s->dirty_hi = idx + 1;

@@ -100,7 +100,8 @@ static const knob_def knobs[DS_KNOB_COUNT] = {
      "(pixel, a grid index) N; HOW segv (default) or oom (include/dynsweep/isolate.h)"},
     [DS_KNOB_TEST_FSFAIL] = {"DYNSWEEP_TEST_FSFAIL", K_STR, KF_TEST, NULL, "OP:N[:ERRNO]", "unset",
      "test-only: the store's Nth OS file operation OP fails as the OS would (OP copy, reserve, "
-     "fsync, jsync, rename, link, unlink, syncdir or write; fsync:3, rename:1; ERRNO a number or "
+     "fsync, jsync, rename, link, unlink, syncdir, write, truncate, mkdir, rmdir or create; fsync:3, "
+     "rename:1; ERRNO a number or "
      "EIO, ENOSPC, ...: default EIO, ENOSPC for reserve; src/store/fsio.c)"},
 };
 
