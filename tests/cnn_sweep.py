@@ -23,7 +23,7 @@ try:
     import h5py
     import numpy as np
     import torch
-    from cnn_torch import layout, unpack, forward
+    from cnn_torch import layout, unpack, forward, read_header
     from dynsweep.store import read_points
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
@@ -33,21 +33,16 @@ TOL = 1e-12
 
 
 def read_dump(path):
-    raw = open(path, "rb").read()
-    h = np.frombuffer(raw[:52], dtype=np.int32)
-    c0, h0, w0, nconv, ch, s, t, same, readout, dout, param, n, nt = (int(v) for v in h)
-    beta, lr = np.frombuffer(raw[52:68], dtype=np.float64)
-    cfg = dict(c0=c0, h0=h0, w0=w0, nconv=nconv, ch=ch, s=s, t=t, same=same, readout=readout,
-               dout=dout, param=param, n=n, beta=float(beta), lr=float(lr))
-    d = np.frombuffer(raw[68:], dtype=np.float64)
+    cfg, nt, d = read_header(path)
+    n, dout = cfg["n"], cfg["dout"]
     shapes, pad = layout(cfg)
     P = sum(int(np.prod(s)) for _, s, _ in shapes)
-    din = c0 * h0 * w0
+    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
     o = 0
     theta0 = d[o:o + P]; o += P
     out = [theta0]
     for m in (n, nt):
-        X = d[o:o + din * m].reshape(m, c0, h0, w0); o += din * m
+        X = d[o:o + din * m].reshape(m, cfg["c0"], cfg["h0"], cfg["w0"]); o += din * m
         Y = d[o:o + dout * m].reshape(m, dout); o += dout * m
         out += [torch.tensor(X.copy()), torch.tensor(Y.copy())]
     assert o == len(d), (o, len(d))

@@ -31,14 +31,22 @@ except ImportError as e:  # pragma: no cover
 TOL = 1e-12
 
 
-def read_dump(path):
+def read_header(path):
+    """A dump of tests/test_cnn.c or cnn_sweep_dump.c: 13 int32 (c0 h0 w0 nconv ch s t same
+    readout dout param n, then steps or the test count), beta and lr (float64), then the
+    float64 body. Returns (cfg without the 13th int, the 13th int, body)."""
     raw = open(path, "rb").read()
-    hdr = np.frombuffer(raw[:52], dtype=np.int32)
-    c0, h0, w0, nconv, ch, s, t, same, readout, dout, param, n, steps = (int(v) for v in hdr)
+    c0, h0, w0, nconv, ch, s, t, same, readout, dout, param, n, last = (
+        int(v) for v in np.frombuffer(raw[:52], dtype=np.int32))
     beta, lr = np.frombuffer(raw[52:68], dtype=np.float64)
-    d = np.frombuffer(raw[68:], dtype=np.float64)
     cfg = dict(c0=c0, h0=h0, w0=w0, nconv=nconv, ch=ch, s=s, t=t, same=same, readout=readout,
-               dout=dout, param=param, n=n, steps=steps, beta=float(beta), lr=float(lr))
+               dout=dout, param=param, n=n, beta=float(beta), lr=float(lr))
+    return cfg, last, np.frombuffer(raw[68:], dtype=np.float64)
+
+
+def read_dump(path):
+    cfg, steps, d = read_header(path)
+    cfg["steps"] = steps
     return cfg, d
 
 
