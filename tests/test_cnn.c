@@ -152,6 +152,34 @@ static double net_fd(int k) {
     theta[j] = x0;
     err = fmax(err, fabs((fp - fm) / (2 * h) - grad[j]) / gmax);
   }
+  /* the inputs' gradient (ds_cnn_input_grad), every entry */
+  double *dX = malloc(din * n * 8), xmax = 0.0, xerr = 0.0;
+  ds_cnn_forward(m, theta, X, n);
+  ds_cnn_input_grad(m, theta, X, n, Y, dX);
+  for (size_t j = 0; j < din * n; j++) xmax = fmax(xmax, fabs(dX[j]));
+  for (size_t j = 0; j < din * n; j++) {
+    double x0 = X[j];
+    X[j] = x0 + h;
+    double fp = dot(ds_cnn_forward(m, theta, X, n), Y, dF);
+    X[j] = x0 - h;
+    double fm = dot(ds_cnn_forward(m, theta, X, n), Y, dF);
+    X[j] = x0;
+    xerr = fmax(xerr, fabs((fp - fm) / (2 * h) - dX[j]) / xmax);
+  }
+  CHECK(xmax > 0 && xerr < 1e-7, "config %d inputs' gradient FD error %.3e", k, xerr);
+  /* the weight matrices tile theta: conv kernels C_out x C_in s^2, readout dout x d_in */
+  size_t covered = 0;
+  for (int i = 0; i < ds_cnn_nweights(m); i++) {
+    size_t off;
+    int rows, cols;
+    ds_cnn_weight(m, i, &off, &rows, &cols);
+    int want_rows = i < sp->nconv ? sp->channels : sp->dout;
+    CHECK(rows == want_rows && off >= covered, "config %d weight %d: %d rows at %zu", k, i, rows,
+          off);
+    covered = off + (size_t)rows * cols + rows; /* and its bias */
+  }
+  CHECK(covered == P, "config %d: weights and biases cover %zu of %zu params", k, covered, P);
+  free(dX);
   free(theta), free(grad), free(X), free(Y);
   ds_cnn_free(m);
   return err;

@@ -64,6 +64,9 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
 void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
                       const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
                       int accumulate, double *col);
+/* Doubles of the col scratch ds_conv_forward/backward need for calls of up
+ * to n samples (the caller allocates it once, for its largest layer). */
+size_t ds_conv_col_size(const ds_conv_geom *g, int n);
 /* Global average pooling: G (c x n) = means of A (c p x n) over p positions;
  * backward dA = dG / p spread over the positions. */
 void ds_gap_forward(double *G, const double *A, int c, int p, int n);
@@ -86,6 +89,17 @@ const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, in
  * = the gradient of sum F .* dF. */
 void ds_cnn_backward(ds_cnn *m, const double *theta, const double *X, int n, const double *dF,
                      double *grad);
+/* After ds_cnn_forward on the same (theta, X, n): dX (din x n, overwritten)
+ * = the gradient of sum F .* dF in the inputs (AGOP, saliency); theta's
+ * gradient is not formed. */
+void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
+                       const double *dF, double *dX);
+/* The net's weight matrices, for layer spectra: i = 0 .. ds_cnn_nweights - 1
+ * in theta order (each conv kernel as C_out x C_in s^2, then the readout as
+ * dout x d_in); *off: where it starts in theta. The singular values do not
+ * depend on the storage order, so none is given. */
+int ds_cnn_nweights(const ds_cnn *m);
+void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                         const ds_loss *l, double *grad);

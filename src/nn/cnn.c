@@ -78,12 +78,13 @@ ds_cnn *ds_cnn_create(const ds_cnn_spec *spec, int nmax, char *err, size_t errle
       return NULL;
     }
     size_t K = (size_t)g->cin * g->s * g->s, P = (size_t)g->ho * g->wo;
+    size_t cs = ds_conv_col_size(g, nmax);
     m->off_w[l] = off;
     off += K * g->cout;
     m->off_b[l] = off;
     off += g->cout;
     m->alpha[l] = spec->param == DS_PARAM_NTK ? 1.0 / sqrt((double)K) : 1.0;
-    if (P * K > maxcol) maxcol = P * K;
+    if (cs > maxcol) maxcol = cs;
     if (P * g->cout > maxact) maxact = P * g->cout;
     c = g->cout, h = g->ho, w = g->wo;
   }
@@ -157,19 +158,33 @@ const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, in
   return m->F;
 }
 
-void ds_cnn_backward(ds_cnn *m, const double *theta, const double *X, int n, const double *dF,
-                     double *grad) {
+int ds_cnn_nweights(const ds_cnn *m) { return m->spec.nconv + 1; }
+
+void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
+  if (i < m->spec.nconv) {
+    const ds_conv_geom *g = &m->g[i];
+    *off = m->off_w[i], *rows = g->cout, *cols = g->cin * g->s * g->s;
+  } else {
+    *off = m->off_rw, *rows = m->spec.dout, *cols = m->rdin;
+  }
+}
+
+/* grad NULL: parameters' gradient skipped; dX NULL: inputs' skipped. */
+static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
+                         const double *dF, double *grad, double *dX) {
   const int L = m->spec.nconv, dout = m->spec.dout;
   const ds_conv_geom *gl = &m->g[L - 1];
   const double *R = m->spec.readout == DS_CNN_GAP ? m->R : m->A[L - 1];
   /* readout: dWr = ralpha dF R^T, dbr = beta dF 1, dR = ralpha Wr^T dF */
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, m->rdin, n, m->ralpha, dF, dout, R,
-              m->rdin, 0.0, grad + m->off_rw, dout);
-  double *rb = grad + m->off_rb;
-  for (int k = 0; k < dout; k++) {
-    double sum = 0.0;
-    for (int i = 0; i < n; i++) sum += dF[(size_t)i * dout + k];
-    rb[k] = m->beta * sum;
+  if (grad) {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, m->rdin, n, m->ralpha, dF, dout,
+                R, m->rdin, 0.0, grad + m->off_rw, dout);
+    double *rb = grad + m->off_rb;
+    for (int k = 0; k < dout; k++) {
+      double sum = 0.0;
+      for (int i = 0; i < n; i++) sum += dF[(size_t)i * dout + k];
+      rb[k] = m->beta * sum;
+    }
   }
   double *dA = m->d1, *spare = m->d2;
   double *dR = m->spec.readout == DS_CNN_GAP ? m->dR : dA;
@@ -181,12 +196,22 @@ void ds_cnn_backward(ds_cnn *m, const double *theta, const double *X, int n, con
     size_t sz = (size_t)g->cout * g->ho * g->wo * n;
     for (size_t i = 0; i < sz; i++)
       if (!(m->Z[l][i] > 0.0)) dA[i] = 0.0; /* dZ in place */
-    ds_conv_backward(l ? spare : NULL, grad + m->off_w[l], grad + m->off_b[l], dA,
-                     theta + m->off_w[l], l ? m->A[l - 1] : X, g, n, m->alpha[l], m->beta, 0,
-                     m->col);
+    ds_conv_backward(l ? spare : dX, grad ? grad + m->off_w[l] : NULL,
+                     grad ? grad + m->off_b[l] : NULL, dA, theta + m->off_w[l],
+                     l ? m->A[l - 1] : X, g, n, m->alpha[l], m->beta, 0, m->col);
     double *t = dA;
     dA = spare, spare = t;
   }
+}
+
+void ds_cnn_backward(ds_cnn *m, const double *theta, const double *X, int n, const double *dF,
+                     double *grad) {
+  cnn_backward(m, theta, X, n, dF, grad, NULL);
+}
+
+void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
+                       const double *dF, double *dX) {
+  cnn_backward(m, theta, X, n, dF, NULL, dX);
 }
 
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,

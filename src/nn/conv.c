@@ -24,6 +24,11 @@ int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, in
   return DS_OK;
 }
 
+size_t ds_conv_col_size(const ds_conv_geom *g, int n) {
+  (void)n; /* one sample at a time */
+  return (size_t)g->ho * g->wo * g->cin * g->s * g->s;
+}
+
 /* U[pos + k P] = A[o, t i + p - pi, t j + q - pi] (0 outside), k = (o s + p) s + q */
 static void im2col(double *U, const double *A, const ds_conv_geom *g) {
   const int P = g->ho * g->wo, s = g->s, t = g->stride;
