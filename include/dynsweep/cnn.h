@@ -25,6 +25,7 @@
 #ifndef DYNSWEEP_CNN_H
 #define DYNSWEEP_CNN_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dynsweep/nn.h"
 #include "dynsweep/util.h"
@@ -72,7 +73,92 @@ size_t ds_conv_col_size(const ds_conv_geom *g, int n);
 void ds_gap_forward(double *G, const double *A, int c, int p, int n);
 void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
 
+/* ---- the net as a sequence of layers (cnnlayers.c, cnn.c) ----------------
+ * A net is a list of layers applied in order to the image, then a dense
+ * linear readout to dout outputs that the constructor appends. Each layer
+ * maps a C x H x W map to another (dense layers: to a units x 1 x 1 map):
+ *   DS_LAYER_CONV     Z = alpha conv(W, A) + beta b, size s, stride, same
+ *                   padding floor((s-1)/2) or valid (none), cout channels
+ *   DS_LAYER_RELU     max(A, 0)
+ *   DS_LAYER_AVGPOOL  mean over size x size windows, stride (0: = size);
+ *   DS_LAYER_MAXPOOL  max over them. No padding; the output is
+ *                   floor((H - size)/stride) + 1 as PyTorch's avg_pool2d /
+ *                   max_pool2d (windows that do not fit are dropped); a
+ *                   window larger than the input is refused
+ *   DS_LAYER_GAP      global average pooling (C x 1 x 1)
+ *   DS_LAYER_FLATTEN  C H W x 1 x 1 (CHW order; no computation)
+ *   DS_LAYER_DENSE    hidden dense layer, cout units: alpha W a + beta b on
+ *                   the flattened input (add a DS_LAYER_RELU after it)
+ *   DS_LAYER_RESBLOCK residual block without BatchNorm (WRN, pre-activation):
+ *                   r = relu(A), y = conv2(relu(conv1(r))) + S, conv1 of size
+ *                   s, stride t, cout channels, conv2 size s stride 1, both
+ *                   with the layer's padding; S = A (identity) when
+ *                   cin = cout and t = 1, else a 1 x 1 conv of stride t on r
+ *                   (WRN's convShortcut; with a bias as every layer here).
+ *                   The two paths must have the same shape (odd s, same
+ *                   padding) or the net is refused
+ *   DS_LAYER_DROPOUT  inverted dropout with probability p: A m / (1 - p), the
+ *                   mask m a pure function of (seed, step, sample id, layer,
+ *                   unit) (ds_cnn_dropout); off (identity) unless turned on.
+ * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
+ * s row-major, then b; dense: W rows x cols column-major, then b; resblock:
+ * conv1, conv2, then the shortcut conv if any), then the readout's W, b. */
+enum {
+  DS_LAYER_CONV = 0, DS_LAYER_RELU, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL, DS_LAYER_GAP, DS_LAYER_FLATTEN,
+  DS_LAYER_DENSE, DS_LAYER_RESBLOCK, DS_LAYER_DROPOUT, DS_LAYER_NKINDS
+};
+#define DS_CNN_MAX_LAYERS 256
+typedef struct {
+  int kind;
+  int cout;    /* conv, resblock: output channels; dense: units */
+  int size;    /* conv, resblock: kernel s; pools: window */
+  int stride;  /* conv, resblock, pools (0: the window) */
+  int same;    /* conv, resblock: 1 "same", 0 "valid" padding */
+  double p;    /* dropout probability, [0, 1) */
+} ds_cnn_layer;
+
+/* The layer kind's name ("conv", "relu", "avgpool", ...). */
+const char *ds_cnn_kind_name(int kind);
+
+/* Pooling without padding (cnnlayers.c): B (c ho wo x n) from A (c h w x
+ * n), windows size x size at stride; ho = floor((h - size)/stride) + 1.
+ * Max pooling records the arg-max (first of ties, as PyTorch) in arg
+ * (c ho wo x n) and routes the cotangent there; average spreads dB/size^2. */
+typedef struct {
+  int c, h, w, size, stride, ho, wo;
+} ds_pool_geom;
+int ds_pool_geom_set(ds_pool_geom *g, int c, int h, int w, int size, int stride);
+void ds_avgpool_forward(double *B, const double *A, const ds_pool_geom *g, int n);
+void ds_avgpool_backward(double *dA, const double *dB, const ds_pool_geom *g, int n);
+void ds_maxpool_forward(double *B, int *arg, const double *A, const ds_pool_geom *g, int n);
+void ds_maxpool_backward(double *dA, const double *dB, const int *arg, const ds_pool_geom *g,
+                         int n);
+/* Dropout scales (units x n): mask[j + i units] = 1/(1-p) if kept, else 0,
+ * kept when u >= p, u = (w + 1/2)/2^32 for the first word w of Philox4x32
+ * keyed by ds_rng_init(seed, step, id_i, DS_STREAM_DROPOUT) at counter
+ * (j, layer, 0, 0): a pure function of (seed, step, id, layer, j). */
+void ds_dropout_mask(double *mask, size_t units, int n, double p, uint64_t seed, uint64_t step,
+                     const long *ids, int layer);
+
 typedef struct ds_cnn ds_cnn;
+
+/* A net from a layer list (above); NULL on a bad list (message in err, which
+ * names the layer, e.g. "layer 3 (maxpool): window 4 larger than its 2 x 2
+ * input"), or out of memory. param DS_PARAM_NTK or DS_PARAM_STANDARD; beta
+ * the NTK bias scale (standard: 1). */
+ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
+                             int dout, int param, double beta, int nmax, char *err,
+                             size_t errlen);
+/* The layer list ds_cnn_create builds from a spec: nconv x [conv, relu],
+ * then gap or flatten (returns the count, <= 2 nconv + 1). */
+int ds_cnn_spec_layers(const ds_cnn_spec *spec, ds_cnn_layer *layers);
+/* Dropout: on = 0 (the default) makes every dropout layer the identity (for
+ * evaluation, spectra, the NTK); on = 1 draws the masks of step `step` for
+ * the samples' ids (the column i of the next forward passes is sample
+ * ids[i]; ids NULL: i itself). Keep = u >= p with u the first Philox word
+ * of key (seed, step, id, DS_STREAM_DROPOUT) and counter (unit, layer). */
+void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const long *ids);
+int ds_cnn_has_dropout(const ds_cnn *m);
 
 /* A net with work space for up to nmax samples; NULL on a bad spec (message
  * in err, may be NULL) or out of memory. */

@@ -63,7 +63,8 @@ int ds_read_file(const char *path, char **text, size_t *len);
  * A stream is keyed by (sweep seed, combo, replica, stream id); its values
  * depend on nothing else, so a point's trajectory is the same whichever rank
  * runs it. */
-enum { DS_STREAM_INIT = 1, DS_STREAM_DATA = 2, DS_STREAM_BATCH = 3, DS_STREAM_TEST = 4, DS_STREAM_DIAG = 5 };
+enum { DS_STREAM_INIT = 1, DS_STREAM_DATA = 2, DS_STREAM_BATCH = 3, DS_STREAM_TEST = 4, DS_STREAM_DIAG = 5,
+       DS_STREAM_DROPOUT = 6 /* cnn.h's dropout masks */ };
 typedef struct {
   uint32_t key[2];
   uint32_t ctr[4];

@@ -1,8 +1,18 @@
-/* cnn.c -- a convolutional net (cnn.h): nconv x [conv, ReLU], global average
- * pooling or flatten, dense readout; forward, backward, loss and gradient,
- * and its initial weights. The layer products are in conv.c; the readout is
- * one DGEMM on the flattened (or pooled) activations, column-major as the
- * MLPs' layers. */
+/* cnn.c -- a convolutional net as a sequence of layers (cnn.h): shapes and
+ * theta offsets, initial weights, forward, backward (parameters' and inputs'
+ * gradients), loss and gradient. The convolution products are in conv.c,
+ * pooling and dropout masks in cnnlayers.c; dense layers (hidden and the
+ * readout) are one DGEMM each on the flattened activations, column-major as
+ * the MLPs' layers.
+ *
+ * Backward is the chain rule layer by layer, top down: each layer maps the
+ * cotangent of its output dy to that of its input dx (and its parameters'
+ * gradient), with its input and whatever it saved in the forward pass
+ * (pre-activations for ReLU, arg-maxes, masks). For the residual block
+ * y = conv2(relu(conv1(r))) + S, r = relu(x):
+ *   dW2 from (dy, relu(z1)); dz1 = conv2^T dy * [z1 > 0]; dW1 from (dz1, r);
+ *   dr = conv1^T dz1 (+ convS^T dy, its dWs from (dy, r));
+ *   dx = dr * [x > 0] (+ dy for the identity shortcut). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,39 +21,239 @@
 
 #include "dynsweep/cnn.h"
 
+typedef struct {
+  ds_cnn_layer L;
+  int cin, hin, win, cout, hout, wout; /* input and output maps */
+  size_t din, dout;                    /* per sample */
+  int nconv, shortcut;                 /* convs (conv 1, resblock 2-3); resblock: conv shortcut */
+  ds_conv_geom g[3];                   /* conv: g[0]; resblock: conv1, conv2, shortcut */
+  ds_pool_geom pg;
+  size_t off_w[3], off_b[3];
+  double alpha[3], fan[3]; /* forward scale, fan-in (init) */
+  double *out;             /* dout x nmax; NULL for flatten and dropout off (y = x) */
+  const double *y;         /* this forward's output */
+  int *arg;                /* maxpool arg-max */
+  double *mask;            /* dropout scales */
+  double *r, *z1, *a1, *sc; /* resblock: relu(x), conv1 out, relu(z1), shortcut out */
+} layer;
+
 struct ds_cnn {
-  ds_cnn_spec spec;
-  int nmax, din, rdin; /* input features, readout fan-in */
-  ds_conv_geom g[DS_CNN_MAX_CONV];
-  size_t off_w[DS_CNN_MAX_CONV], off_b[DS_CNN_MAX_CONV], off_rw, off_rb, nparams;
-  double alpha[DS_CNN_MAX_CONV], ralpha, beta;
-  double *Z[DS_CNN_MAX_CONV]; /* pre-activations, cout P x nmax each */
-  double *A[DS_CNN_MAX_CONV]; /* relu(Z) */
-  double *R;                  /* readout input when pooled (C x nmax) */
-  double *F, *dF;             /* dout x nmax */
-  double *col;                /* im2col scratch, max P K */
-  double *d1, *d2;            /* cotangents, max cout P x nmax */
-  double *dR;                 /* readout input cotangent (rdin x nmax) */
+  int nl, dout, param, nmax, din;
+  double beta;
+  layer *ly; /* nl layers, the last the readout */
+  size_t nparams;
+  double *dF;               /* dout x nmax (ds_cnn_loss_grad) */
+  double *col;              /* im2col scratch */
+  double *d1, *d2, *s1, *s2; /* cotangents and resblock scratch, maxact x nmax */
+  int drop_on;
+  uint64_t drop_seed, drop_step;
+  const long *drop_ids;
 };
 
 size_t ds_cnn_nparams(const ds_cnn *m) { return m->nparams; }
 int ds_cnn_din(const ds_cnn *m) { return m->din; }
-int ds_cnn_readout_din(const ds_cnn *m) { return m->rdin; }
+int ds_cnn_readout_din(const ds_cnn *m) { return (int)m->ly[m->nl - 1].din; }
 
 void ds_cnn_free(ds_cnn *m) {
   if (!m) return;
-  for (int l = 0; l < m->spec.nconv; l++) {
-    free(m->Z[l]);
-    free(m->A[l]);
+  for (int l = 0; l < m->nl && m->ly; l++) {
+    layer *y = &m->ly[l];
+    free(y->out);
+    free(y->arg);
+    free(y->mask);
+    free(y->r);
+    free(y->z1);
+    free(y->a1);
+    free(y->sc);
   }
-  free(m->R);
-  free(m->F);
+  free(m->ly);
   free(m->dF);
   free(m->col);
   free(m->d1);
   free(m->d2);
-  free(m->dR);
+  free(m->s1);
+  free(m->s2);
   free(m);
+}
+
+/* Shapes of layer l (input c x h x w): fills y, *c, *h, *w; a message in
+ * err when the layer does not fit its input. */
+static int layer_shape(layer *y, int l, int *c, int *h, int *w, int param, char *err,
+                       size_t errlen) {
+  const ds_cnn_layer *L = &y->L;
+  const char *kn = ds_cnn_kind_name(L->kind);
+  y->cin = *c, y->hin = *h, y->win = *w;
+  int co = *c, ho = *h, wo = *w;
+  switch (L->kind) {
+  case DS_LAYER_CONV:
+  case DS_LAYER_RESBLOCK:
+    if (L->cout < 1 || L->size < 1 || L->stride < 1) {
+      snprintf(err, errlen, "layer %d (%s): channels, kernel and stride must be >= 1", l + 1, kn);
+      return DS_EINPUT;
+    }
+    if (ds_conv_geom_set(&y->g[0], *c, *h, *w, L->cout, L->size, L->stride, L->same)) {
+      snprintf(err, errlen, "layer %d (%s): kernel %d larger than its %d x %d input (%s "
+               "padding %d): no output", l + 1, kn, L->size, *h, *w, L->same ? "same" : "valid",
+               L->same ? (L->size - 1) / 2 : 0);
+      return DS_EINPUT;
+    }
+    y->nconv = 1;
+    co = L->cout, ho = y->g[0].ho, wo = y->g[0].wo;
+    if (L->kind == DS_LAYER_RESBLOCK) {
+      if (ds_conv_geom_set(&y->g[1], co, ho, wo, co, L->size, 1, L->same)) {
+        snprintf(err, errlen, "layer %d (resblock): its second conv (kernel %d) does not fit "
+                 "the %d x %d map", l + 1, L->size, ho, wo);
+        return DS_EINPUT;
+      }
+      y->nconv = 2;
+      y->shortcut = *c != co || L->stride != 1;
+      int sh = *h, sw = *w;
+      if (y->shortcut) {
+        ds_conv_geom_set(&y->g[2], *c, *h, *w, co, 1, L->stride, 0);
+        sh = y->g[2].ho, sw = y->g[2].wo;
+        y->nconv = 3;
+      }
+      if (sh != y->g[1].ho || sw != y->g[1].wo) {
+        snprintf(err, errlen, "layer %d (resblock): shortcut shape mismatch: the %s gives %d x "
+                 "%d x %d but the convolutions give %d x %d x %d (use an odd kernel with same "
+                 "padding)", l + 1, y->shortcut ? "1 x 1 conv shortcut" : "identity shortcut",
+                 co, sh, sw, co, y->g[1].ho, y->g[1].wo);
+        return DS_EINPUT;
+      }
+      ho = y->g[1].ho, wo = y->g[1].wo;
+    }
+    for (int k = 0; k < y->nconv; k++) {
+      y->fan[k] = (double)y->g[k].cin * y->g[k].s * y->g[k].s;
+      y->alpha[k] = param == DS_PARAM_NTK ? 1.0 / sqrt(y->fan[k]) : 1.0;
+    }
+    break;
+  case DS_LAYER_RELU:
+  case DS_LAYER_FLATTEN:
+  case DS_LAYER_DROPOUT:
+    if (L->kind == DS_LAYER_FLATTEN) co = *c * *h * *w, ho = wo = 1;
+    if (L->kind == DS_LAYER_DROPOUT && !(L->p >= 0.0 && L->p < 1.0)) {
+      snprintf(err, errlen, "layer %d (dropout): probability %g not in [0, 1)", l + 1, L->p);
+      return DS_EINPUT;
+    }
+    break;
+  case DS_LAYER_AVGPOOL:
+  case DS_LAYER_MAXPOOL:
+    if (L->size < 1 || L->stride < 0) {
+      snprintf(err, errlen, "layer %d (%s): window >= 1 and stride >= 0", l + 1, kn);
+      return DS_EINPUT;
+    }
+    if (ds_pool_geom_set(&y->pg, *c, *h, *w, L->size, L->stride)) {
+      snprintf(err, errlen, "layer %d (%s): window %d larger than its %d x %d input", l + 1, kn,
+               L->size, *h, *w);
+      return DS_EINPUT;
+    }
+    ho = y->pg.ho, wo = y->pg.wo;
+    break;
+  case DS_LAYER_GAP:
+    ho = wo = 1;
+    break;
+  case DS_LAYER_DENSE:
+    if (L->cout < 1) {
+      snprintf(err, errlen, "layer %d (dense): units must be >= 1", l + 1);
+      return DS_EINPUT;
+    }
+    co = L->cout, ho = wo = 1;
+    y->fan[0] = (double)*c * *h * *w;
+    y->alpha[0] = param == DS_PARAM_NTK ? 1.0 / sqrt(y->fan[0]) : 1.0;
+    break;
+  default:
+    snprintf(err, errlen, "layer %d: unknown kind %d", l + 1, L->kind);
+    return DS_EINPUT;
+  }
+  y->cout = co, y->hout = ho, y->wout = wo;
+  y->din = (size_t)*c * *h * *w, y->dout = (size_t)co * ho * wo;
+  *c = co, *h = ho, *w = wo;
+  return DS_OK;
+}
+
+static double *dalloc(size_t n, int *ok) {
+  double *p = malloc((n ? n : 1) * sizeof(double));
+  *ok &= p != NULL;
+  return p;
+}
+
+ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
+                             int dout, int param, double beta, int nmax, char *err,
+                             size_t errlen) {
+  char dummy[8];
+  if (!err) err = dummy, errlen = sizeof dummy;
+  if (nlayers < 0 || nlayers > DS_CNN_MAX_LAYERS || dout < 1 || nmax < 1 || c0 < 1 || h0 < 1 ||
+      w0 < 1 || (param != DS_PARAM_NTK && param != DS_PARAM_STANDARD)) {
+    snprintf(err, errlen, "cnn: 0..%d layers, outputs, samples and image sizes >= 1, "
+             "parameterisation ntk|standard", DS_CNN_MAX_LAYERS);
+    return NULL;
+  }
+  ds_cnn *m = calloc(1, sizeof *m);
+  if (m) m->ly = calloc((size_t)nlayers + 1, sizeof *m->ly);
+  if (!m || !m->ly) {
+    snprintf(err, errlen, "cnn: out of memory");
+    ds_cnn_free(m);
+    return NULL;
+  }
+  m->nl = nlayers + 1, m->dout = dout, m->param = param, m->nmax = nmax;
+  m->din = c0 * h0 * w0;
+  m->beta = param == DS_PARAM_NTK ? beta : 1.0;
+  for (int l = 0; l < nlayers; l++) m->ly[l].L = layers[l];
+  m->ly[nlayers].L = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout}; /* the readout */
+  int c = c0, h = h0, w = w0;
+  size_t off = 0, maxcol = 1, maxact = (size_t)m->din;
+  for (int l = 0; l < m->nl; l++) {
+    layer *y = &m->ly[l];
+    if (layer_shape(y, l, &c, &h, &w, param, err, errlen)) {
+      ds_cnn_free(m);
+      return NULL;
+    }
+    for (int k = 0; k < y->nconv; k++) { /* conv kernels: C_out x C_in s^2, then biases */
+      y->off_w[k] = off;
+      off += (size_t)y->fan[k] * y->g[k].cout;
+      y->off_b[k] = off;
+      off += y->g[k].cout;
+      size_t cs = ds_conv_col_size(&y->g[k], nmax);
+      if (cs > maxcol) maxcol = cs;
+    }
+    if (y->L.kind == DS_LAYER_DENSE) {
+      y->off_w[0] = off;
+      off += y->din * y->cout;
+      y->off_b[0] = off;
+      off += y->cout;
+    }
+    if (y->dout > maxact) maxact = y->dout;
+  }
+  m->nparams = off;
+  int ok = 1;
+  for (int l = 0; l < m->nl; l++) {
+    layer *y = &m->ly[l];
+    int kind = y->L.kind;
+    if (kind != DS_LAYER_FLATTEN) y->out = dalloc(y->dout * nmax, &ok);
+    if (kind == DS_LAYER_MAXPOOL) {
+      y->arg = malloc(y->dout * nmax * sizeof(int));
+      ok &= y->arg != NULL;
+    }
+    if (kind == DS_LAYER_DROPOUT) y->mask = dalloc(y->dout * nmax, &ok);
+    if (kind == DS_LAYER_RESBLOCK) {
+      y->r = dalloc(y->din * nmax, &ok);
+      y->z1 = dalloc(y->dout * nmax, &ok);
+      y->a1 = dalloc(y->dout * nmax, &ok);
+      if (y->shortcut) y->sc = dalloc(y->dout * nmax, &ok);
+    }
+  }
+  m->dF = dalloc((size_t)dout * nmax, &ok);
+  m->col = dalloc(maxcol, &ok);
+  m->d1 = dalloc(maxact * nmax, &ok);
+  m->d2 = dalloc(maxact * nmax, &ok);
+  m->s1 = dalloc(maxact * nmax, &ok);
+  m->s2 = dalloc(maxact * nmax, &ok);
+  if (!ok) {
+    snprintf(err, errlen, "cnn: out of memory for %d samples", nmax);
+    ds_cnn_free(m);
+    return NULL;
+  }
+  return m;
 }
 
 ds_cnn *ds_cnn_create(const ds_cnn_spec *spec, int nmax, char *err, size_t errlen) {
@@ -57,61 +267,18 @@ ds_cnn *ds_cnn_create(const ds_cnn_spec *spec, int nmax, char *err, size_t errle
              "stride >= 1, readout flatten|gap, parameterisation ntk|standard", DS_CNN_MAX_CONV);
     return NULL;
   }
-  ds_cnn *m = calloc(1, sizeof *m);
-  if (!m) {
-    snprintf(err, errlen, "cnn: out of memory");
-    return NULL;
-  }
-  m->spec = *spec;
-  m->nmax = nmax;
-  m->din = spec->c0 * spec->h0 * spec->w0;
-  m->beta = spec->param == DS_PARAM_NTK ? spec->beta : 1.0;
-  int c = spec->c0, h = spec->h0, w = spec->w0;
-  size_t off = 0, maxcol = 1, maxact = (size_t)m->din;
-  for (int l = 0; l < spec->nconv; l++) {
-    ds_conv_geom *g = &m->g[l];
-    if (ds_conv_geom_set(g, c, h, w, spec->channels, spec->ksize, spec->stride, spec->same)) {
-      snprintf(err, errlen, "cnn: conv layer %d: %d x %d x %d input, kernel %d, stride %d, "
-               "%s padding gives no output", l + 1, c, h, w, spec->ksize, spec->stride,
-               spec->same ? "same" : "valid");
-      ds_cnn_free(m);
-      return NULL;
-    }
-    size_t K = (size_t)g->cin * g->s * g->s, P = (size_t)g->ho * g->wo;
-    size_t cs = ds_conv_col_size(g, nmax);
-    m->off_w[l] = off;
-    off += K * g->cout;
-    m->off_b[l] = off;
-    off += g->cout;
-    m->alpha[l] = spec->param == DS_PARAM_NTK ? 1.0 / sqrt((double)K) : 1.0;
-    if (cs > maxcol) maxcol = cs;
-    if (P * g->cout > maxact) maxact = P * g->cout;
-    c = g->cout, h = g->ho, w = g->wo;
-  }
-  m->rdin = spec->readout == DS_CNN_GAP ? c : c * h * w;
-  m->off_rw = off;
-  off += (size_t)spec->dout * m->rdin;
-  m->off_rb = off;
-  off += spec->dout;
-  m->nparams = off;
-  m->ralpha = spec->param == DS_PARAM_NTK ? 1.0 / sqrt((double)m->rdin) : 1.0;
-  int ok = 1;
-  for (int l = 0; l < spec->nconv; l++) {
-    size_t sz = (size_t)m->g[l].cout * m->g[l].ho * m->g[l].wo * nmax;
-    ok &= (m->Z[l] = malloc(sz * sizeof(double))) != NULL;
-    ok &= (m->A[l] = malloc(sz * sizeof(double))) != NULL;
-  }
-  ok &= (m->R = malloc((size_t)m->rdin * nmax * sizeof(double))) != NULL;
-  ok &= (m->F = malloc((size_t)spec->dout * nmax * sizeof(double))) != NULL;
-  ok &= (m->dF = malloc((size_t)spec->dout * nmax * sizeof(double))) != NULL;
-  ok &= (m->col = malloc(maxcol * sizeof(double))) != NULL;
-  ok &= (m->d1 = malloc(maxact * nmax * sizeof(double))) != NULL;
-  ok &= (m->d2 = malloc(maxact * nmax * sizeof(double))) != NULL;
-  ok &= (m->dR = malloc((size_t)m->rdin * nmax * sizeof(double))) != NULL;
-  if (!ok) {
-    snprintf(err, errlen, "cnn: out of memory for %d samples", nmax);
-    ds_cnn_free(m);
-    return NULL;
+  ds_cnn_layer layers[2 * DS_CNN_MAX_CONV + 1];
+  int nl = ds_cnn_spec_layers(spec, layers);
+  char msg[256];
+  ds_cnn *m = ds_cnn_create_layers(layers, nl, spec->c0, spec->h0, spec->w0, spec->dout,
+                                   spec->param, spec->beta, nmax, msg, sizeof msg);
+  if (!m) { /* name the conv layer as before ("conv layer 2: ... gives no output") */
+    int l = 0;
+    const char *rest = strstr(msg, "): ");
+    if (sscanf(msg, "layer %d", &l) == 1 && l % 2 == 1 && rest)
+      snprintf(err, errlen, "cnn: conv layer %d: %s", (l + 1) / 2, rest + 3);
+    else
+      snprintf(err, errlen, "cnn: %s", msg);
   }
   return m;
 }
@@ -123,84 +290,217 @@ static void fill(double *x, size_t count, int ntk, double fan_in, ds_rng *rng) {
 }
 
 void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
-  int ntk = m->spec.param == DS_PARAM_NTK;
-  for (int l = 0; l < m->spec.nconv; l++) {
-    const ds_conv_geom *g = &m->g[l];
-    double K = (double)g->cin * g->s * g->s;
-    fill(theta + m->off_w[l], (size_t)K * g->cout, ntk, K, rng);
-    fill(theta + m->off_b[l], (size_t)g->cout, ntk, K, rng);
+  int ntk = m->param == DS_PARAM_NTK;
+  for (int l = 0; l < m->nl; l++) {
+    const layer *y = &m->ly[l];
+    for (int k = 0; k < y->nconv; k++) {
+      fill(theta + y->off_w[k], (size_t)y->fan[k] * y->g[k].cout, ntk, y->fan[k], rng);
+      fill(theta + y->off_b[k], (size_t)y->g[k].cout, ntk, y->fan[k], rng);
+    }
+    if (y->L.kind == DS_LAYER_DENSE) {
+      fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng);
+      fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng);
+    }
   }
-  fill(theta + m->off_rw, (size_t)m->spec.dout * m->rdin, ntk, m->rdin, rng);
-  fill(theta + m->off_rb, (size_t)m->spec.dout, ntk, m->rdin, rng);
+}
+
+void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const long *ids) {
+  m->drop_on = on, m->drop_seed = seed, m->drop_step = step, m->drop_ids = ids;
+}
+
+int ds_cnn_has_dropout(const ds_cnn *m) {
+  for (int l = 0; l < m->nl; l++)
+    if (m->ly[l].L.kind == DS_LAYER_DROPOUT && m->ly[l].L.p > 0.0) return 1;
+  return 0;
+}
+
+static void relu(double *y, const double *x, size_t count) {
+  for (size_t i = 0; i < count; i++) y[i] = x[i] > 0.0 ? x[i] : 0.0;
+}
+
+/* F (rows x n) = alpha W x + beta b, W rows x cols column-major */
+static void dense_forward(double *F, const double *W, const double *b, const double *x, int rows,
+                          int cols, int n, double alpha, double beta) {
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < rows; k++) F[(size_t)i * rows + k] = beta * b[k];
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, n, cols, alpha, W, rows, x, cols,
+              1.0, F, rows);
+}
+
+static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x, int n) {
+  layer *y = &m->ly[l];
+  const size_t cnt = y->dout * n;
+  y->y = y->out;
+  switch (y->L.kind) {
+  case DS_LAYER_CONV:
+    ds_conv_forward(y->out, theta + y->off_w[0], theta + y->off_b[0], x, &y->g[0], n,
+                    y->alpha[0], m->beta, m->col);
+    break;
+  case DS_LAYER_RELU:
+    relu(y->out, x, cnt);
+    break;
+  case DS_LAYER_AVGPOOL:
+    ds_avgpool_forward(y->out, x, &y->pg, n);
+    break;
+  case DS_LAYER_MAXPOOL:
+    ds_maxpool_forward(y->out, y->arg, x, &y->pg, n);
+    break;
+  case DS_LAYER_GAP:
+    ds_gap_forward(y->out, x, y->cin, y->hin * y->win, n);
+    break;
+  case DS_LAYER_FLATTEN:
+    y->y = x;
+    break;
+  case DS_LAYER_DENSE:
+    dense_forward(y->out, theta + y->off_w[0], theta + y->off_b[0], x, y->cout, (int)y->din, n,
+                  y->alpha[0], m->beta);
+    break;
+  case DS_LAYER_DROPOUT:
+    if (!m->drop_on || y->L.p == 0.0) {
+      y->y = x;
+      break;
+    }
+    ds_dropout_mask(y->mask, y->dout, n, y->L.p, m->drop_seed, m->drop_step, m->drop_ids, l);
+    for (size_t i = 0; i < cnt; i++) y->out[i] = x[i] * y->mask[i];
+    break;
+  case DS_LAYER_RESBLOCK:
+    relu(y->r, x, y->din * n);
+    ds_conv_forward(y->z1, theta + y->off_w[0], theta + y->off_b[0], y->r, &y->g[0], n,
+                    y->alpha[0], m->beta, m->col);
+    relu(y->a1, y->z1, cnt);
+    ds_conv_forward(y->out, theta + y->off_w[1], theta + y->off_b[1], y->a1, &y->g[1], n,
+                    y->alpha[1], m->beta, m->col);
+    const double *s = x;
+    if (y->shortcut) {
+      ds_conv_forward(y->sc, theta + y->off_w[2], theta + y->off_b[2], y->r, &y->g[2], n,
+                      y->alpha[2], m->beta, m->col);
+      s = y->sc;
+    }
+    for (size_t i = 0; i < cnt; i++) y->out[i] += s[i];
+    break;
+  }
 }
 
 const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, int n) {
-  const double *A = X;
-  for (int l = 0; l < m->spec.nconv; l++) {
-    const ds_conv_geom *g = &m->g[l];
-    size_t sz = (size_t)g->cout * g->ho * g->wo * n;
-    ds_conv_forward(m->Z[l], theta + m->off_w[l], theta + m->off_b[l], A, g, n, m->alpha[l],
-                    m->beta, m->col);
-    for (size_t i = 0; i < sz; i++) m->A[l][i] = m->Z[l][i] > 0.0 ? m->Z[l][i] : 0.0;
-    A = m->A[l];
+  const double *x = X;
+  for (int l = 0; l < m->nl; l++) {
+    layer_forward(m, l, theta, x, n);
+    x = m->ly[l].y;
   }
-  const ds_conv_geom *g = &m->g[m->spec.nconv - 1];
-  if (m->spec.readout == DS_CNN_GAP) {
-    ds_gap_forward(m->R, A, g->cout, g->ho * g->wo, n);
-    A = m->R;
-  }
-  int dout = m->spec.dout;
-  const double *rb = theta + m->off_rb;
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < dout; k++) m->F[(size_t)i * dout + k] = m->beta * rb[k];
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, dout, n, m->rdin, m->ralpha,
-              theta + m->off_rw, dout, A, m->rdin, 1.0, m->F, dout);
-  return m->F;
+  return x;
 }
 
-int ds_cnn_nweights(const ds_cnn *m) { return m->spec.nconv + 1; }
+int ds_cnn_nweights(const ds_cnn *m) {
+  int count = 0;
+  for (int l = 0; l < m->nl; l++) count += m->ly[l].nconv + (m->ly[l].L.kind == DS_LAYER_DENSE);
+  return count;
+}
 
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
-  if (i < m->spec.nconv) {
-    const ds_conv_geom *g = &m->g[i];
-    *off = m->off_w[i], *rows = g->cout, *cols = g->cin * g->s * g->s;
-  } else {
-    *off = m->off_rw, *rows = m->spec.dout, *cols = m->rdin;
+  for (int l = 0; l < m->nl; l++) {
+    const layer *y = &m->ly[l];
+    if (i < y->nconv) {
+      *off = y->off_w[i], *rows = y->g[i].cout, *cols = (int)y->fan[i];
+      return;
+    }
+    i -= y->nconv;
+    if (y->L.kind == DS_LAYER_DENSE) {
+      if (i == 0) {
+        *off = y->off_w[0], *rows = y->cout, *cols = (int)y->din;
+        return;
+      }
+      i--;
+    }
+  }
+  *off = 0, *rows = *cols = 0;
+}
+
+/* Layer l's backward: dy (dout x n) -> dx (din x n, NULL: not needed), its
+ * parameters' gradient into grad (NULL: skipped). dx may be dy for the
+ * elementwise layers (in place). x: the layer's input. */
+static void layer_backward(ds_cnn *m, int l, const double *theta, const double *x, int n,
+                           double *dy, double *dx, double *grad) {
+  layer *y = &m->ly[l];
+  const size_t cnt = y->dout * n, cin = y->din * n;
+  double *gw = grad ? grad + y->off_w[0] : NULL, *gb = grad ? grad + y->off_b[0] : NULL;
+  switch (y->L.kind) {
+  case DS_LAYER_CONV:
+    ds_conv_backward(dx, gw, gb, dy, theta + y->off_w[0], x, &y->g[0], n, y->alpha[0], m->beta,
+                     0, m->col);
+    break;
+  case DS_LAYER_RELU: /* y = relu(x): dx = dy [x > 0] */
+    if (dx)
+      for (size_t i = 0; i < cnt; i++) dx[i] = x[i] > 0.0 ? dy[i] : 0.0;
+    break;
+  case DS_LAYER_AVGPOOL:
+    if (dx) ds_avgpool_backward(dx, dy, &y->pg, n);
+    break;
+  case DS_LAYER_MAXPOOL:
+    if (dx) ds_maxpool_backward(dx, dy, y->arg, &y->pg, n);
+    break;
+  case DS_LAYER_GAP:
+    if (dx) ds_gap_backward(dx, dy, y->cin, y->hin * y->win, n);
+    break;
+  case DS_LAYER_FLATTEN:
+    if (dx && dx != dy) memcpy(dx, dy, cnt * sizeof *dx);
+    break;
+  case DS_LAYER_DROPOUT:
+    if (dx) {
+      int on = m->drop_on && y->L.p > 0.0;
+      for (size_t i = 0; i < cnt; i++) dx[i] = on ? dy[i] * y->mask[i] : dy[i];
+    }
+    break;
+  case DS_LAYER_DENSE: { /* dW = alpha dy x^T, db = beta dy 1, dx = alpha W^T dy */
+    const int rows = y->cout, cols = (int)y->din;
+    if (grad) {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, y->alpha[0], dy, rows,
+                  x, cols, 0.0, gw, rows);
+      for (int k = 0; k < rows; k++) {
+        double sum = 0.0;
+        for (int i = 0; i < n; i++) sum += dy[(size_t)i * rows + k];
+        gb[k] = m->beta * sum;
+      }
+    }
+    if (dx)
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, cols, n, rows, y->alpha[0],
+                  theta + y->off_w[0], rows, dy, rows, 0.0, dx, cols);
+    break;
+  }
+  case DS_LAYER_RESBLOCK: {
+    double *da1 = m->s1, *dr2 = m->s2;
+    ds_conv_backward(da1, grad ? grad + y->off_w[1] : NULL, grad ? grad + y->off_b[1] : NULL, dy,
+                     theta + y->off_w[1], y->a1, &y->g[1], n, y->alpha[1], m->beta, 0, m->col);
+    for (size_t i = 0; i < cnt; i++)
+      if (!(y->z1[i] > 0.0)) da1[i] = 0.0; /* dz1 in place */
+    ds_conv_backward(dx, gw, gb, da1, theta + y->off_w[0], y->r, &y->g[0], n, y->alpha[0],
+                     m->beta, 0, m->col);
+    if (y->shortcut)
+      ds_conv_backward(dx ? dr2 : NULL, grad ? grad + y->off_w[2] : NULL,
+                       grad ? grad + y->off_b[2] : NULL, dy, theta + y->off_w[2], y->r, &y->g[2],
+                       n, y->alpha[2], m->beta, 0, m->col);
+    if (dx)
+      for (size_t i = 0; i < cin; i++) {
+        double d = y->shortcut ? dx[i] + dr2[i] : dx[i];
+        dx[i] = (x[i] > 0.0 ? d : 0.0) + (y->shortcut ? 0.0 : dy[i]);
+      }
+    break;
+  }
   }
 }
 
 /* grad NULL: parameters' gradient skipped; dX NULL: inputs' skipped. */
 static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
                          const double *dF, double *grad, double *dX) {
-  const int L = m->spec.nconv, dout = m->spec.dout;
-  const ds_conv_geom *gl = &m->g[L - 1];
-  const double *R = m->spec.readout == DS_CNN_GAP ? m->R : m->A[L - 1];
-  /* readout: dWr = ralpha dF R^T, dbr = beta dF 1, dR = ralpha Wr^T dF */
-  if (grad) {
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, dout, m->rdin, n, m->ralpha, dF, dout,
-                R, m->rdin, 0.0, grad + m->off_rw, dout);
-    double *rb = grad + m->off_rb;
-    for (int k = 0; k < dout; k++) {
-      double sum = 0.0;
-      for (int i = 0; i < n; i++) sum += dF[(size_t)i * dout + k];
-      rb[k] = m->beta * sum;
-    }
-  }
-  double *dA = m->d1, *spare = m->d2;
-  double *dR = m->spec.readout == DS_CNN_GAP ? m->dR : dA;
-  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m->rdin, n, dout, m->ralpha,
-              theta + m->off_rw, dout, dF, dout, 0.0, dR, m->rdin);
-  if (m->spec.readout == DS_CNN_GAP) ds_gap_backward(dA, dR, gl->cout, gl->ho * gl->wo, n);
-  for (int l = L - 1; l >= 0; l--) {
-    const ds_conv_geom *g = &m->g[l];
-    size_t sz = (size_t)g->cout * g->ho * g->wo * n;
-    for (size_t i = 0; i < sz; i++)
-      if (!(m->Z[l][i] > 0.0)) dA[i] = 0.0; /* dZ in place */
-    ds_conv_backward(l ? spare : dX, grad ? grad + m->off_w[l] : NULL,
-                     grad ? grad + m->off_b[l] : NULL, dA, theta + m->off_w[l],
-                     l ? m->A[l - 1] : X, g, n, m->alpha[l], m->beta, 0, m->col);
-    double *t = dA;
-    dA = spare, spare = t;
+  double *dy = (double *)dF; /* dF is the caller's: never written */
+  for (int l = m->nl - 1; l >= 0; l--) {
+    const layer *y = &m->ly[l];
+    int kind = y->L.kind;
+    int inplace = kind == DS_LAYER_RELU || kind == DS_LAYER_FLATTEN || kind == DS_LAYER_DROPOUT;
+    int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE;
+    if (l == 0 && !dX && !(grad && has_params)) break;
+    double *dx = l == 0 ? dX : (inplace && dy != dF) ? dy : dy == m->d1 ? m->d2 : m->d1;
+    layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad);
+    dy = dx;
   }
 }
 
@@ -217,7 +517,7 @@ void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                         const ds_loss *l, double *grad) {
   const double *F = ds_cnn_forward(m, theta, X, n);
-  double loss = ds_loss_eval(l, F, Y, m->spec.dout, n, m->dF);
+  double loss = ds_loss_eval(l, F, Y, m->dout, n, m->dF);
   ds_cnn_backward(m, theta, X, n, m->dF, grad);
   return loss;
 }
