@@ -4,7 +4,9 @@
  *   test_cnn                 the checks (exit 0 ok, 1 failed)
  *   test_cnn --dump FILE K   writes config K's net, data, forward output,
  *                            gradient and a GD trajectory for tests/cnn_torch.py
- *                            (PyTorch float64 replays them). */
+ *                            (PyTorch float64 replays them).
+ *   test_cnn --dump-layers FILE K, --count-layers: the same for the layer
+ *                            lists and named nets (tests/cnn_layers_torch.py). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +232,277 @@ static int dump(const char *path, int k) {
   return bad;
 }
 
+/* ---- layer lists (ds_cnn_create_layers) and the named nets ---------------- */
+
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0}
+typedef struct {
+  const char *name;
+  int c0, h0, w0, dout, param;
+  double beta;
+  int nl;
+  ds_cnn_layer L[24];
+  int net; /* >= 0: the layers are ds_cnn_net_layers of this named net */
+  int width, depth;
+  double p; /* named nets' dropout */
+} lspec;
+/* Shared with cnn_layers_torch.py by index; the first five also against
+ * finite differences. */
+static const lspec lspecs[] = {
+    {"avgpool 2 (7x6: floor)", 2, 7, 6, 2, DS_PARAM_NTK, 0.5, 6,
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_AVGPOOL, 2, 0), LCONV(2, 3, 1, 1),
+      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0},
+    {"maxpool 3 stride 2, gap", 1, 8, 8, 1, DS_PARAM_STANDARD, 1.0, 6,
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 3, 2), LCONV(2, 2, 1, 0),
+      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0},
+    {"resblock, identity shortcut", 1, 6, 6, 2, DS_PARAM_NTK, 1.0, 4,
+     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0},
+    {"resblocks, 1x1 conv shortcut (stride 2, channels)", 2, 7, 7, 1, DS_PARAM_NTK, 0.3, 5,
+     {LCONV(2, 3, 1, 1), LRES(4, 3, 2), LRES(4, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)},
+     -1, 0, 0, 0},
+    {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0}, LK(DS_LAYER_RELU), {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5}},
+     -1, 0, 0, 0},
+    {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0},
+    {"myrtle5 (2 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_MYRTLE5, 2, 2, 0},
+    {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
+     DS_NET_TF_MNIST, 2, 2, 0.5},
+    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0},
+};
+#define NLSPECS ((int)(sizeof lspecs / sizeof lspecs[0]))
+#define NLFD 5
+
+static ds_cnn_net net_of(const lspec *sp) {
+  return (ds_cnn_net){.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
+                      .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
+                      .pool_size = 2, .dropout = sp->p};
+}
+
+/* The spec's layer list (named nets through ds_cnn_net_layers) and net. */
+static ds_cnn *lcreate(const lspec *sp, int n, ds_cnn_layer *L, int *nl) {
+  char err[256] = "";
+  *nl = sp->nl;
+  memcpy(L, sp->L, sizeof sp->L);
+  if (sp->net >= 0) {
+    ds_cnn_net nt = net_of(sp);
+    *nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+    CHECK(*nl > 0, "%s: layers: %s", sp->name, err);
+    if (*nl <= 0) return NULL;
+  }
+  ds_cnn *m = ds_cnn_create_layers(L, *nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param,
+                                   sp->beta, n, err, sizeof err);
+  CHECK(m != NULL, "%s: create: %s", sp->name, err);
+  return m;
+}
+
+/* Gradients of sum F .* R in theta and X against central differences, with
+ * the dropout masks of one step held fixed. */
+static void list_fd(int k) {
+  const lspec *sp = &lspecs[k];
+  const int n = 3;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = lcreate(sp, n, L, &nl);
+  if (!m) return;
+  ds_cnn_dropout(m, 1, 7, 3, NULL);
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *theta = malloc(P * 8), *grad = malloc(P * 8), *X = malloc(din * n * 8);
+  double *R = malloc(dF * 8), *dX = malloc(din * n * 8);
+  ds_rng r;
+  ds_rng_init(&r, 11, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  randn(R, dF, &r);
+  ds_cnn_forward(m, theta, X, n);
+  ds_cnn_backward(m, theta, X, n, R, grad);
+  ds_cnn_input_grad(m, theta, X, n, R, dX);
+  double gmax = 0, err = 0, xmax = 0, xerr = 0, h = 1e-6;
+  for (size_t j = 0; j < P; j++) gmax = fmax(gmax, fabs(grad[j]));
+  for (size_t j = 0; j < din * n; j++) xmax = fmax(xmax, fabs(dX[j]));
+  for (size_t j = 0; j < P + din * n; j++) {
+    double *v = j < P ? theta + j : X + (j - P), x0 = *v;
+    *v = x0 + h;
+    double fp = dot(ds_cnn_forward(m, theta, X, n), R, dF);
+    *v = x0 - h;
+    double fm = dot(ds_cnn_forward(m, theta, X, n), R, dF);
+    *v = x0;
+    double fd = (fp - fm) / (2 * h);
+    if (j < P) err = fmax(err, fabs(fd - grad[j]) / gmax);
+    else xerr = fmax(xerr, fabs(fd - dX[j - P]) / xmax);
+  }
+  printf("layers %d (%s): %zu params, max rel FD error params %.2e, inputs %.2e\n", k, sp->name,
+         P, err, xerr);
+  CHECK(gmax > 0 && xmax > 0 && err < 1e-7 && xerr < 1e-7, "layers %d FD %.3e %.3e", k, err,
+        xerr);
+  /* the weight matrices and their biases tile theta */
+  size_t covered = 0;
+  for (int i = 0; i < ds_cnn_nweights(m); i++) {
+    size_t off;
+    int rows, cols;
+    ds_cnn_weight(m, i, &off, &rows, &cols);
+    CHECK(off == covered, "layers %d weight %d at %zu, want %zu", k, i, off, covered);
+    covered = off + (size_t)rows * cols + rows;
+  }
+  CHECK(covered == P, "layers %d: weights cover %zu of %zu", k, covered, P);
+  free(theta), free(grad), free(X), free(R), free(dX);
+  ds_cnn_free(m);
+}
+
+/* Dropout masks: a pure function of (seed, step, id, layer, unit): a batch's
+ * columns equal the same ids' columns in another batch (as ranks see them);
+ * another step or seed changes them; off is the identity; keep rate ~ 1-p. */
+static void dropout_checks(void) {
+  enum { U = 4000, N = 6 };
+  static double a[U * N], b[U * 3];
+  long ids[N] = {10, 11, 12, 13, 14, 15}, sub[3] = {14, 11, 12};
+  ds_dropout_mask(a, U, N, 0.3, 42, 5, ids, 2);
+  ds_dropout_mask(b, U, 3, 0.3, 42, 5, sub, 2);
+  int same = !memcmp(b, a + 4 * U, U * 8) && !memcmp(b + U, a + U, 2 * U * 8);
+  size_t kept = 0;
+  for (size_t j = 0; j < (size_t)U * N; j++) kept += a[j] != 0.0;
+  CHECK(same, "dropout mask of an id independent of the batch");
+  double rate = (double)kept / (U * N);
+  CHECK(fabs(rate - 0.7) < 0.01, "dropout keep rate %.4f (p 0.3)", rate);
+  ds_dropout_mask(b, U, 1, 0.3, 42, 6, ids, 2);
+  CHECK(memcmp(b, a, U * 8), "another step, another mask");
+  ds_dropout_mask(b, U, 1, 0.3, 43, 5, ids, 2);
+  CHECK(memcmp(b, a, U * 8), "another seed, another mask");
+  /* the net: a batch split in two (two ranks) gives the same columns; off = no dropout layer */
+  const lspec *sp = &lspecs[4];
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = lcreate(sp, N, L, &nl);
+  ds_cnn *m0 = ds_cnn_create_layers(L, nl - 1, sp->c0, sp->h0, sp->w0, sp->dout, sp->param,
+                                    sp->beta, N, NULL, 0);
+  if (!m || !m0) return;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m);
+  double *theta = malloc(P * 8), *X = malloc(din * N * 8), F[3 * N], F2[3 * N];
+  ds_rng r;
+  ds_rng_init(&r, 1, 2, 3, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * N, &r);
+  ds_cnn_dropout(m, 1, 9, 4, ids);
+  memcpy(F, ds_cnn_forward(m, theta, X, N), sizeof F);
+  ds_cnn_dropout(m, 1, 9, 4, ids + 2);
+  memcpy(F2, ds_cnn_forward(m, theta, X + 2 * din, 4), 12 * 8);
+  ds_cnn_dropout(m, 1, 9, 4, ids);
+  memcpy(F2 + 12, ds_cnn_forward(m, theta, X, 2), 6 * 8);
+  CHECK(!memcmp(F + 6, F2, 12 * 8) && !memcmp(F, F2 + 12, 6 * 8),
+        "dropout forward of a split batch equals the whole batch's");
+  ds_cnn_dropout(m, 0, 9, 4, ids);
+  memcpy(F, ds_cnn_forward(m, theta, X, N), sizeof F);
+  CHECK(!memcmp(F, ds_cnn_forward(m0, theta, X, N), sizeof F), "dropout off = no dropout layer");
+  CHECK(ds_cnn_has_dropout(m) && !ds_cnn_has_dropout(m0), "ds_cnn_has_dropout");
+  free(theta), free(X);
+  ds_cnn_free(m), ds_cnn_free(m0);
+}
+
+/* Bad layer lists and nets are refused with a message naming the layer. */
+static void list_refusals(void) {
+  char err[256];
+  struct {
+    ds_cnn_layer L[3];
+    int nl, h;
+    const char *want;
+  } bad[] = {
+      {{LPOOL(DS_LAYER_MAXPOOL, 4, 0)}, 1, 3, "layer 1 (maxpool): window 4 larger than its 3 x 3"},
+      {{LCONV(2, 5, 1, 0)}, 1, 4, "layer 1 (conv): kernel 5 larger than its 4 x 4 input"},
+      {{LCONV(2, 3, 1, 1), LRES(2, 2, 1)}, 2, 6, "layer 2 (resblock): shortcut shape mismatch"},
+      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0}}, 2, 6, "shortcut shape mismatch"},
+      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0}}, 1, 3, "probability 1 not in [0, 1)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = 0;
+    ds_cnn *m = ds_cnn_create_layers(bad[i].L, bad[i].nl, 1, bad[i].h, bad[i].h, 1, DS_PARAM_NTK,
+                                     1.0, 1, err, sizeof err);
+    CHECK(!m && strstr(err, bad[i].want), "bad list %zu refused: '%s'", i, err);
+    ds_cnn_free(m);
+  }
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  ds_cnn_net nt = net_of(&lspecs[8]);
+  nt.depth = 12;
+  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "6 N + 4"), "wrn 12: '%s'",
+        err);
+  nt = net_of(&lspecs[6]);
+  nt.kernel = 5;
+  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "model.kernel"),
+        "myrtle5 kernel: '%s'", err);
+  int nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+  nt.kernel = 3;
+  nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+  ds_cnn *m = ds_cnn_create_layers(L, nl, 1, 28, 28, 1, DS_PARAM_NTK, 1.0, 1, err, sizeof err);
+  CHECK(!m && strstr(err, "(avgpool): window 2 larger than its 1 x 1 input"),
+        "myrtle5 on 28 x 28: '%s'", err);
+  /* the generic net without extras is ds_cnn_create's list */
+  ds_cnn_layer L2[DS_CNN_MAX_LAYERS];
+  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0};
+  ds_cnn_spec sp = {1, 6, 6, 3, 4, 3, 1, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 1.0};
+  int a = ds_cnn_net_layers(&g, L, err, sizeof err), b = ds_cnn_spec_layers(&sp, L2);
+  CHECK(a == b && !memcmp(L, L2, (size_t)a * sizeof *L), "net cnn = the spec's layers");
+}
+
+/* GD on L = (1/n) sum (F - Y)^2 with dropout on (step s draws the masks of
+ * step s), and the dump read by cnn_layers_torch.py: header, layers, theta,
+ * X, Y, F0, grad0, dX0, losses, final theta, then every step's masks. */
+static int dump_layers(const char *path, int k) {
+  const lspec *sp = &lspecs[k];
+  const int n = 4, steps = 12;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = lcreate(sp, n, L, &nl);
+  if (!m) return 1;
+  const double lr = sp->param == DS_PARAM_NTK ? 0.05 : 0.1;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *theta = malloc(P * 8), *grad = malloc(P * 8), *X = malloc(din * n * 8);
+  double *Y = malloc(dF * 8), *dX = malloc(din * n * 8), losses[13];
+  ds_rng r;
+  ds_rng_init(&r, 3, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  randn(Y, dF, &r);
+  FILE *f = fopen(path, "wb");
+  if (!f) return 1;
+  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, 0};
+  double hd[2] = {sp->beta, lr};
+  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
+  for (int l = 0; l < nl; l++) {
+    int li[5] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same};
+    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
+  }
+  fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+  for (int s = 0; s <= steps; s++) {
+    ds_cnn_dropout(m, 1, 17, (uint64_t)s, NULL);
+    losses[s] = ds_cnn_loss_grad(m, theta, X, Y, n, &l, grad);
+    if (s == 0) {
+      ds_cnn_input_grad(m, theta, X, n, Y, dX);
+      fwrite(ds_cnn_forward(m, theta, X, n), 8, dF, f);
+      fwrite(grad, 8, P, f), fwrite(dX, 8, din * n, f);
+    }
+    if (s < steps)
+      for (size_t j = 0; j < P; j++) theta[j] -= lr * grad[j];
+  }
+  fwrite(losses, 8, (size_t)steps + 1, f), fwrite(theta, 8, P, f);
+  for (int s = 0; s <= steps; s++)
+    for (int q = 0; q < nl; q++)
+      if (L[q].kind == DS_LAYER_DROPOUT) {
+        int c, h, w;
+        ds_cnn_layer_shape(m, q, &c, &h, &w);
+        size_t u = (size_t)c * h * w;
+        double *mask = malloc(u * n * 8);
+        ds_dropout_mask(mask, u, n, L[q].p, 17, (uint64_t)s, NULL, q);
+        fwrite(mask, 8, u * n, f);
+        free(mask);
+      }
+  int bad = fclose(f) != 0;
+  free(theta), free(grad), free(X), free(Y), free(dX);
+  ds_cnn_free(m);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   ds_dataset tr = {0};
   if (argc == 4 && !strcmp(argv[1], "--dump")) {
@@ -237,6 +510,12 @@ int main(int argc, char **argv) {
     if (k < 0 || k > NSPECS) return 2;
     return dump(argv[2], k);
   }
+  if (argc == 4 && !strcmp(argv[1], "--dump-layers")) {
+    int k = atoi(argv[3]);
+    if (k < 0 || k >= NLSPECS) return 2;
+    return dump_layers(argv[2], k);
+  }
+  if (argc == 2 && !strcmp(argv[1], "--count-layers")) return printf("%d\n", NLSPECS) < 0;
   if (argc == 2 && !strcmp(argv[1], "--count")) { /* and the Fashion-MNIST config */
     int have = fmnist(2, &tr);
     ds_dataset_free(&tr);
@@ -280,6 +559,9 @@ int main(int argc, char **argv) {
     ds_dataset_free(&tr);
   } else
     printf("skip: Fashion-MNIST not installed (package dataset-fashion-mnist)\n");
+  for (int k = 0; k < NLFD; k++) list_fd(k);
+  dropout_checks();
+  list_refusals();
   /* bad specs are refused with a message */
   char err[200] = "";
   ds_cnn_spec bad = specs[0];

@@ -120,6 +120,40 @@ typedef struct {
 /* The layer kind's name ("conv", "relu", "avgpool", ...). */
 const char *ds_cnn_kind_name(int kind);
 
+/* ---- named nets (cnnnets.c; the sweep's model.net, docs/models.md) -------
+ *   cnn       model.depth x [conv (width, kernel, stride, padding), relu, a
+ *             pool after every pool_every-th], readout flatten|gap, then
+ *             optionally dense(hidden) + relu, dropout(p); the default, and
+ *             with no pool, hidden or dropout the net of ds_cnn_spec
+ *   cnn5      cnn with 4 conv layers (003's "5-layer CNN")
+ *   myrtle5   [conv3 C, relu] x 2, avg2, conv3 C, relu, avg2, conv3 C, relu,
+ *             avg2 x 3, flatten (003's Myrtle-5; needs 32 x 32 inputs, or
+ *             any H, W >= 32)
+ *   tf_mnist  conv5 C, relu, max2, conv5 2C, relu, max2, flatten,
+ *             dense 16C, relu, dropout(p) (002's TensorFlow MNIST CNN at
+ *             C = 32, p = 0.5)
+ *   wrn       WRN-d-k without BatchNorm, d = model.depth = 6N + 4, k =
+ *             model.width: conv3 16, 3 groups of N resblocks of 16k, 32k,
+ *             64k channels (strides 1, 2, 2), relu, gap.
+ * Named nets other than cnn fix their layers: off-default kernel, stride,
+ * padding, readout, pool or hidden are refused, and so is a depth other than
+ * the default 2 or the net's own (cnn5 4, myrtle5 4, tf_mnist 2). */
+enum { DS_NET_CNN = 0, DS_NET_CNN5, DS_NET_MYRTLE5, DS_NET_TF_MNIST, DS_NET_WRN, DS_NET_NKINDS };
+typedef struct {
+  int net;                   /* DS_NET_* */
+  int width, depth;          /* channels (wrn: k), conv layers (wrn: d) */
+  int kernel, stride, same;  /* cnn, cnn5: every conv layer */
+  int readout;               /* cnn, cnn5: DS_CNN_FLATTEN or DS_CNN_GAP */
+  int pool;                  /* cnn, cnn5: 0 none, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL */
+  int pool_every, pool_size; /* a pool_size pool (stride = size) after every pool_every-th conv */
+  int hidden;                /* cnn, cnn5: units of a dense + relu before the readout, 0 none */
+  double dropout;            /* cnn, cnn5, tf_mnist: dropout before the readout */
+} ds_cnn_net;
+extern const char *const ds_cnn_net_names[DS_NET_NKINDS + 1]; /* NULL-terminated */
+/* The layers of net (at most DS_CNN_MAX_LAYERS); returns their count, or -1
+ * with a message in err. */
+int ds_cnn_net_layers(const ds_cnn_net *net, ds_cnn_layer *layers, char *err, size_t errlen);
+
 /* Pooling without padding (cnnlayers.c): B (c ho wo x n) from A (c h w x
  * n), windows size x size at stride; ho = floor((h - size)/stride) + 1.
  * Max pooling records the arg-max (first of ties, as PyTorch) in arg
@@ -159,6 +193,10 @@ int ds_cnn_spec_layers(const ds_cnn_spec *spec, ds_cnn_layer *layers);
  * of key (seed, step, id, DS_STREAM_DROPOUT) and counter (unit, layer). */
 void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const long *ids);
 int ds_cnn_has_dropout(const ds_cnn *m);
+/* Layers (the list's, then the readout: ds_cnn_nlayers of them) and the
+ * shape of layer l's output map (*c x *h x *w; dense: units x 1 x 1). */
+int ds_cnn_nlayers(const ds_cnn *m);
+void ds_cnn_layer_shape(const ds_cnn *m, int l, int *c, int *h, int *w);
 
 /* A net with work space for up to nmax samples; NULL on a bad spec (message
  * in err, may be NULL) or out of memory. */

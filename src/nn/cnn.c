@@ -314,6 +314,11 @@ int ds_cnn_has_dropout(const ds_cnn *m) {
   return 0;
 }
 
+int ds_cnn_nlayers(const ds_cnn *m) { return m->nl; }
+void ds_cnn_layer_shape(const ds_cnn *m, int l, int *c, int *h, int *w) {
+  *c = m->ly[l].cout, *h = m->ly[l].hout, *w = m->ly[l].wout;
+}
+
 static void relu(double *y, const double *x, size_t count) {
   for (size_t i = 0; i < count; i++) y[i] = x[i] > 0.0 ? x[i] : 0.0;
 }
