@@ -6,6 +6,13 @@ add_test(NAME cnn_torch COMMAND ${DS_ENV_SH} /usr/bin/python3 ${CMAKE_CURRENT_SO
          $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
+# Layer lists and named nets (pooling, residual blocks, hidden dense, dropout;
+# cnn5, myrtle5, tf_mnist, wrn): forward, both gradients and a 12-step GD
+# trajectory with dropout on against PyTorch float64 (tests/cnn_layers_torch.py).
+add_test(NAME cnn_layers_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_layers_torch.py $<TARGET_FILE:test_cnn>)
+set_tests_properties(cnn_layers_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
 
 # issue 26 step 3: CNN sweeps end to end (tests/cnn_sweep.sh): a sweep of CNN
 # points on Fashion-MNIST run with mpirun -n 1 and -n 2 (equal stores), its loss

@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""dynsweep's layer-list CNNs (src/nn/cnn.c, cnnlayers.c, cnnnets.c) against
+PyTorch float64 autograd.
+
+For each layer list of tests/test_cnn.c (avg pooling with a floored window,
+max pooling with stride, residual blocks with identity and 1x1 conv
+shortcuts, a hidden dense layer with dropout, and the named nets cnn5,
+myrtle5, tf_mnist with dropout 0.5, wrn-10-1), `test_cnn --dump-layers`
+writes the layers, the initial weights, the images and targets, dynsweep's
+forward output, loss gradient and inputs' gradient, the losses and final
+weights of 12 GD steps on L = (1/n) sum (f - y)^2 with dropout on (step s
+draws new masks), and those masks. PyTorch rebuilds the net from the layer
+list (conv2d, avg_pool2d, max_pool2d, linear, the masks as given) and must
+agree to 1e-12 relative: output, gradients (relative to their largest
+entry), every loss, the final weights. The masks' values are tested in
+test_cnn (determinism); here they are inputs.
+
+Usage: cnn_layers_torch.py TEST_CNN_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as Fn
+except ImportError as e:  # pragma: no cover
+    print(f"skip: {e} (install python3-torch python3-numpy)")
+    sys.exit(77)
+
+TOL = 1e-12
+CONV, RELU, AVG, MAX, GAP, FLAT, DENSE, RES, DROP = range(9)
+NAMES = ["conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resblock", "dropout"]
+
+
+def read_dump(path):
+    raw = open(path, "rb").read()
+    nl, c0, h0, w0, dout, param, n, steps, _ = (int(v) for v in np.frombuffer(raw[:36], np.int32))
+    beta, lr = np.frombuffer(raw[36:52], np.float64)
+    o, layers = 52, []
+    for _ in range(nl):
+        kind, cout, size, stride, same = (int(v) for v in np.frombuffer(raw[o:o + 20], np.int32))
+        p = float(np.frombuffer(raw[o + 20:o + 28], np.float64)[0])
+        layers.append(dict(kind=kind, cout=cout, size=size, stride=stride or size, same=same, p=p))
+        o += 28
+    layers.append(dict(kind=DENSE, cout=dout, size=0, stride=0, same=0, p=0.0))  # the readout
+    cfg = dict(c0=c0, h0=h0, w0=w0, dout=dout, ntk=param == 1, n=n, steps=steps,
+               beta=float(beta) if param == 1 else 1.0, lr=float(lr))
+    return cfg, layers, np.frombuffer(raw[o:], np.float64)
+
+
+def conv_shape(c, h, w, cout, s, t, same):
+    pad = (s - 1) // 2 if same else 0
+    return (cout, (h + 2 * pad - s) // t + 1, (w + 2 * pad - s) // t + 1), pad
+
+
+def plan(cfg, layers):
+    """Per layer: its parameters as (kind, shape, fan_in) in theta order, and
+    the convs' padding; also the dropout layers' unit counts."""
+    c, h, w = cfg["c0"], cfg["h0"], cfg["w0"]
+    for L in layers:
+        L["params"], L["in"] = [], (c, h, w)
+        k = L["kind"]
+        if k in (CONV, RES):
+            (c2, h2, w2), L["pad"] = conv_shape(c, h, w, L["cout"], L["size"], L["stride"],
+                                                L["same"])
+            convs = [(L["cout"], c, L["size"])]
+            if k == RES:
+                convs.append((L["cout"], L["cout"], L["size"]))
+                L["shortcut"] = c != L["cout"] or L["stride"] != 1
+                if L["shortcut"]:
+                    convs.append((L["cout"], c, 1))
+            for co, ci, s in convs:
+                L["params"] += [("W", (co, ci, s, s), ci * s * s), ("b", (co,), ci * s * s)]
+            c, h, w = c2, h2, w2
+        elif k in (AVG, MAX):
+            h, w = (h - L["size"]) // L["stride"] + 1, (w - L["size"]) // L["stride"] + 1
+        elif k == GAP:
+            h = w = 1
+        elif k == FLAT:
+            c, h, w = c * h * w, 1, 1
+        elif k == DENSE:
+            din = c * h * w
+            L["params"] += [("D", (L["cout"], din), din), ("b", (L["cout"],), din)]
+            c, h, w = L["cout"], 1, 1
+        L["out"] = (c, h, w)
+    return [p for L in layers for p in L["params"]]
+
+
+def unpack(theta, shapes):
+    params, off = [], 0
+    for kind, shp, _ in shapes:
+        size = int(np.prod(shp))
+        v = theta[off:off + size]
+        if kind == "D":  # column-major rows x cols
+            v = v.reshape(shp[1], shp[0]).T
+        params.append(torch.tensor(np.ascontiguousarray(v).reshape(shp), dtype=torch.float64,
+                                   requires_grad=True))
+        off += size
+    assert off == len(theta), (off, len(theta))
+    return params
+
+
+def pack(tensors, shapes):
+    out = []
+    for (kind, _, _), g in zip(shapes, tensors):
+        g = g.detach().numpy()
+        out.append((g.T if kind == "D" else g).reshape(-1))
+    return np.concatenate(out)
+
+
+def forward(cfg, layers, params, X, masks):
+    ntk, beta = cfg["ntk"], cfg["beta"]
+    it = iter(zip(params, [p for L in layers for p in L["params"]]))
+
+    def conv(a, stride, pad):
+        (W, (_, _, fan)), (b, _) = next(it), next(it)
+        alpha = fan ** -0.5 if ntk else 1.0
+        return Fn.conv2d(a, alpha * W, beta * b, stride=stride, padding=pad)
+
+    a, mi = X, iter(masks)
+    for L in layers:
+        k = L["kind"]
+        if k == CONV:
+            a = conv(a, L["stride"], L["pad"])
+        elif k == RELU:
+            a = torch.relu(a)
+        elif k == AVG:
+            a = Fn.avg_pool2d(a, L["size"], L["stride"])
+        elif k == MAX:
+            a = Fn.max_pool2d(a, L["size"], L["stride"])
+        elif k == GAP:
+            a = a.mean(dim=(2, 3), keepdim=True)
+        elif k == FLAT:
+            a = a.reshape(a.shape[0], -1, 1, 1)
+        elif k == DROP:
+            a = a * next(mi).reshape(a.shape)
+        elif k == DENSE:
+            (W, (_, _, fan)), (b, _) = next(it), next(it)
+            alpha = fan ** -0.5 if ntk else 1.0
+            a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, beta * b)[:, :, None, None]
+        elif k == RES:  # pre-activation block, no BatchNorm
+            r = torch.relu(a)
+            y = conv(torch.relu(conv(r, L["stride"], L["pad"])), 1, L["pad"])
+            a = y + (conv(r, L["stride"], 0) if L["shortcut"] else a)
+    return a.reshape(a.shape[0], -1)
+
+
+def relerr(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def check(binary, k, tmp):
+    path = os.path.join(tmp, f"layers{k}.bin")
+    subprocess.run([binary, "--dump-layers", path, str(k)], check=True)
+    cfg, layers, d = read_dump(path)
+    shapes = plan(cfg, layers)
+    n, dout, steps = cfg["n"], cfg["dout"], cfg["steps"]
+    P = sum(int(np.prod(s)) for _, s, _ in shapes)
+    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
+    o = 0
+
+    def take(count):
+        nonlocal o
+        o += count
+        return d[o - count:o]
+
+    theta0 = take(P)
+    X = take(din * n).reshape(n, cfg["c0"], cfg["h0"], cfg["w0"])
+    Y = take(dout * n).reshape(n, dout)
+    F0, G0, dX0 = take(dout * n).reshape(n, dout), take(P), take(din * n)
+    losses, thetaT = take(steps + 1), take(P)
+    units = [int(np.prod(L["out"])) for L in layers if L["kind"] == DROP]
+    masks = [[torch.tensor(take(u * n).reshape(n, u).copy()) for u in units]
+             for _ in range(steps + 1)]
+    assert o == len(d), (o, len(d))
+    Xt = torch.tensor(X.copy(), requires_grad=True)
+    Yt = torch.tensor(Y.copy())
+    params = unpack(theta0, shapes)
+    errs = {"F": 0.0, "grad": 0.0, "dX": 0.0, "loss": 0.0, "theta": 0.0}
+    for step in range(steps + 1):
+        F = forward(cfg, layers, params, Xt, masks[step])
+        L = ((F - Yt) ** 2).sum() / n
+        grads = torch.autograd.grad(L, params, retain_graph=step == 0)
+        if step == 0:
+            errs["F"] = relerr(F0, F.detach().numpy())
+            errs["grad"] = relerr(G0, pack(grads, shapes))
+            # dynsweep's dX is the gradient of sum F .* Y (Y as the cotangent)
+            (gx,) = torch.autograd.grad((F * Yt).sum(), Xt)
+            errs["dX"] = relerr(dX0, gx.detach().numpy().reshape(-1))
+        errs["loss"] = max(errs["loss"], abs(losses[step] - L.item()) / abs(L.item()))
+        if step < steps:
+            with torch.no_grad():
+                params = [(p - cfg["lr"] * g).requires_grad_(True) for p, g in zip(params, grads)]
+    errs["theta"] = relerr(thetaT, pack(params, shapes))
+    net = " ".join(NAMES[L["kind"]] for L in layers[:-1])
+    print(f"list {k}: {cfg['c0']}x{cfg['h0']}x{cfg['w0']} [{net}] {P} params, loss "
+          f"{losses[0]:.4g} -> {losses[-1]:.4g}: max rel err "
+          + ", ".join(f"{a} {e:.2e}" for a, e in errs.items()))
+    live = np.max(np.abs(dX0)) > 0  # a dead net (every ReLU off) would test nothing
+    ok = all(e <= TOL for e in errs.values()) and losses[-1] < losses[0] and live
+    if not ok:
+        print(f"  FAIL list {k}: tolerance {TOL}, the loss did not decrease, or dX = 0")
+    return ok
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    torch.set_num_threads(1)
+    binary = sys.argv[1]
+    count = int(subprocess.run([binary, "--count-layers"], check=True, capture_output=True,
+                               text=True).stdout)
+    with tempfile.TemporaryDirectory() as tmp:
+        ok = all([check(binary, k, tmp) for k in range(count)])
+    print("cnn_layers_torch:", "ok" if ok else "MISMATCH")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
