@@ -7,7 +7,9 @@
 #     the same GD from the same weights and data (cnn_sweep.py, 1e-12 rel.);
 #   - SGD with momentum (batch 8) drained with SIGUSR1 mid-point resumes from
 #     its checkpoints and equals an uninterrupted run bit for bit;
-#   - plan refuses what CNN points do not take, with its reason.
+#   - plan refuses what CNN points do not take, with its reason, and layer
+#     lists that do not fit their input (naming the layer);
+#   - tf_mnist with dropout 0.5: -n 2 = -n 1 bit for bit, != no dropout.
 # Skips (77) without dataset-fashion-mnist, h5py or torch.
 . "$(dirname "$0")/lib.sh"
 [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
@@ -37,6 +39,29 @@ refuses "the team trainer" "train.distributed: on is not supported with model.ty
   --set train.distributed=on
 refuses "CNN keys on an MLP" "without model.type cnn is not supported (they are the convolutional net's" \
   --set model.type=relu
+# layer lists and named nets (src/nn/cnnnets.c): plan names the layer that does not fit
+refuses "myrtle5 on 28 x 28" "model.net myrtle5 on a 1 x 28 x 28 image: layer 13 (avgpool): window 2 larger than its 1 x 1 input" \
+  --set model.net=myrtle5
+refuses "a pooling window larger than its input" "layer 3 (maxpool): window 30 larger than its 28 x 28 input" \
+  --set model.pool=max --set model.pool_size=30
+refuses "wrn with depth 2" "model.depth is the WRN depth d = 6 N + 4" --set model.net=wrn
+refuses "myrtle5 with a kernel" "model.net myrtle5 fixes its layers; model.kernel applies" \
+  --set model.net=myrtle5 --set model.kernel=5
+rc=$(code "$DYNSWEEP" plan "$sweep" --set model.net=wrn --set model.depth=10 --set model.pool=none)
+check "plan takes wrn-10-k (exit $rc)" test "$rc" = 0
+
+# ---- dropout in the point trainer (tf_mnist, dropout 0.5, 10 steps) -----------
+drop=$T/drop.yaml
+sed -e 's/^train: {steps: 30}$/train: {steps: 10}/' -e 's/^  kernel: 3$/  net: tf_mnist/' \
+    -e 's/^  bias_scale: 1$/  dropout: 0.5/' "$sweep" >"$drop"
+grep -q 'net: tf_mnist' "$drop" && grep -q 'dropout: 0.5' "$drop" || bad "drop.yaml: sed changed nothing"
+drun 2 "$drop" -o "$T/d2.h5" -q
+drun 1 "$drop" -o "$T/d1.h5" -q
+check "tf_mnist with dropout: -n 2 and -n 1 stores equal bit for bit (masks keyed by sample)" \
+  same_points "$T/d2.h5" "$T/d1.h5"
+sed -i 's/^  dropout: 0.5$/  dropout: 0/' "$drop"
+drun 1 "$drop" -o "$T/d0.h5" -q
+check "... and differ from the same net without dropout" bash -c "! '$PY' '$DS_SRC/tests/store_diff.py' '$T/d1.h5' '$T/d0.h5' >/dev/null 2>&1"
 
 # ---- run: -n 2 and -n 1, PyTorch ---------------------------------------------
 drun 2 "$sweep" -o "$T/a.h5" -q

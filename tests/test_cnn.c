@@ -357,7 +357,7 @@ static void list_fd(int k) {
 static void dropout_checks(void) {
   enum { U = 4000, N = 6 };
   static double a[U * N], b[U * 3];
-  long ids[N] = {10, 11, 12, 13, 14, 15}, sub[3] = {14, 11, 12};
+  int ids[N] = {10, 11, 12, 13, 14, 15}, sub[3] = {14, 11, 12};
   ds_dropout_mask(a, U, N, 0.3, 42, 5, ids, 2);
   ds_dropout_mask(b, U, 3, 0.3, 42, 5, sub, 2);
   int same = !memcmp(b, a + 4 * U, U * 8) && !memcmp(b + U, a + U, 2 * U * 8);

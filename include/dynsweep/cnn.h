@@ -172,7 +172,7 @@ void ds_maxpool_backward(double *dA, const double *dB, const int *arg, const ds_
  * keyed by ds_rng_init(seed, step, id_i, DS_STREAM_DROPOUT) at counter
  * (j, layer, 0, 0): a pure function of (seed, step, id, layer, j). */
 void ds_dropout_mask(double *mask, size_t units, int n, double p, uint64_t seed, uint64_t step,
-                     const long *ids, int layer);
+                     const int *ids, int layer);
 
 typedef struct ds_cnn ds_cnn;
 
@@ -183,6 +183,17 @@ typedef struct ds_cnn ds_cnn;
 ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
                              int dout, int param, double beta, int nmax, char *err,
                              size_t errlen);
+/* Shapes only, nothing allocated (plan, cost.c): DS_OK and one sample's
+ * costs, or DS_EINPUT with the message ds_cnn_create_layers would give.
+ * params: theta's length; macs: forward multiply-adds; acts: doubles a
+ * sample keeps (layer outputs but flatten's, gap's and the readout's; a
+ * resblock's internals); big: the largest layer output (not the readout's);
+ * col: the largest im2col patch matrix (ho wo C_in s^2). */
+typedef struct {
+  double params, macs, acts, big, col;
+} ds_cnn_cost;
+int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
+                        int dout, ds_cnn_cost *cost, char *err, size_t errlen);
 /* The layer list ds_cnn_create builds from a spec: nconv x [conv, relu],
  * then gap or flatten (returns the count, <= 2 nconv + 1). */
 int ds_cnn_spec_layers(const ds_cnn_spec *spec, ds_cnn_layer *layers);
@@ -191,7 +202,7 @@ int ds_cnn_spec_layers(const ds_cnn_spec *spec, ds_cnn_layer *layers);
  * the samples' ids (the column i of the next forward passes is sample
  * ids[i]; ids NULL: i itself). Keep = u >= p with u the first Philox word
  * of key (seed, step, id, DS_STREAM_DROPOUT) and counter (unit, layer). */
-void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const long *ids);
+void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const int *ids);
 int ds_cnn_has_dropout(const ds_cnn *m);
 /* Layers (the list's, then the readout: ds_cnn_nlayers of them) and the
  * shape of layer l's output map (*c x *h x *w; dense: units x 1 x 1). */

@@ -141,6 +141,10 @@ typedef struct {
   int padding;                  /* 0: same, 1: valid */
   int readout;                  /* DS_CNN_FLATTEN (0) or DS_CNN_GAP (1) */
   double bias_scale;            /* ntk: beta */
+  int net;                      /* model.net: DS_NET_* (cnn.h) */
+  int pool;                     /* 0 none, 1 avg, 2 max */
+  int pool_every, pool_size, hidden;
+  double dropout;
   int nimage;                   /* model.image given: 3 entries C, H, W */
   int image[DS_MAX_LIST];       /* (list capacity; a cnn takes 3) */
 } ds_model_spec;

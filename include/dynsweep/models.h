@@ -21,6 +21,7 @@
  * trainer. */
 #ifndef DYNSWEEP_MODELS_H
 #define DYNSWEEP_MODELS_H
+#include "dynsweep/cnn.h"
 #include "dynsweep/config.h"
 
 typedef enum { DS_TRAINER_POINT = 0, DS_TRAINER_TILE = 1, DS_TRAINER_TEAM = 2, DS_NTRAINERS = 3 } ds_trainer;
@@ -39,6 +40,11 @@ extern const int ds_nmodel_rows;
 /* The activation (DS_ACT_*) of model kind t's hidden layers: the one place
  * the model -> activation mapping is written. */
 int ds_model_act(ds_model_kind t);
+/* model.type cnn: the named net of c's model.net, width, depth and the
+ * generic keys (kernel, stride, padding, readout, pool, hidden, dropout),
+ * and the image (model.image, or one square channel of data.d_in). */
+void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *net);
+void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W);
 
 /* A parameterisation (model.param): its name and what layer l computes. */
 typedef struct {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "config_internal.h"
+#include "dynsweep/models.h"
 
 #define DS_SPECTRA_LAYER_STATS 5 /* ||W||_F, ||W||_2, s1/s2, stable rank, tail ratio (diag.h) */
 
@@ -18,32 +19,25 @@ void ds_point_dims(const ds_point_cfg *c, int *dims) {
 }
 
 /* model.type cnn (include/dynsweep/cnn.h): parameters, multiply-adds of one
- * sample's forward pass (per conv layer C_out H_o W_o C_in s^2, the readout
- * d_out d_in), the activations a sample keeps (Z and A of every layer: 2 C H W
- * a layer), the largest layer output and im2col patch; 0 for a shape that
- * has no output (plan refuses it, sweep_check.c). */
+ * sample's forward pass (per conv C_out H_o W_o C_in s^2, per dense layer
+ * rows cols), the activations a sample keeps (every layer's output but
+ * flatten's, gap's and the readout's: 2 C H W a [conv, relu] pair), the
+ * largest layer output and im2col patch (ds_cnn_layers_check on the layers
+ * of model.net); 0 for a net plan refuses (sweep_check.c). */
 typedef struct {
   double P, macs, act, big, col;
 } cnn_shape;
 static int cnn_shape_of(const ds_point_cfg *c, cnn_shape *s) {
-  const ds_model_spec *m = &c->model;
-  double C = 1, H = floor(sqrt((double)c->data.d_in) + 0.5), W = H, ch = m->width, k = m->kernel;
-  int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
+  ds_cnn_net net;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  ds_cnn_cost k;
+  int C, H, W;
   memset(s, 0, sizeof *s);
-  if (m->nimage == 3) C = m->image[0], H = m->image[1], W = m->image[2];
-  for (int l = 0; l < m->depth; l++) {
-    if (H + 2 * pad < k || W + 2 * pad < k || m->stride < 1) return 0;
-    double ho = floor((H + 2 * pad - k) / m->stride) + 1, wo = floor((W + 2 * pad - k) / m->stride) + 1;
-    s->P += ch * C * k * k + ch;
-    s->macs += ch * ho * wo * C * k * k;
-    s->act += 2 * ch * ho * wo;
-    s->big = ch * ho * wo > s->big ? ch * ho * wo : s->big;
-    s->col = ho * wo * C * k * k > s->col ? ho * wo * C * k * k : s->col;
-    C = ch, H = ho, W = wo;
-  }
-  double rdin = m->readout == 1 ? C : C * H * W;
-  s->P += c->data.d_out * (rdin + 1);
-  s->macs += c->data.d_out * rdin;
+  ds_model_cnn_net(c, &net);
+  ds_model_cnn_image(c, &C, &H, &W);
+  int nl = ds_cnn_net_layers(&net, L, NULL, 0);
+  if (nl < 0 || ds_cnn_layers_check(L, nl, C, H, W, c->data.d_out, &k, NULL, 0)) return 0;
+  *s = (cnn_shape){k.params, k.macs, k.acts, k.big, k.col};
   return 1;
 }
 

@@ -4,6 +4,7 @@
  * the workers choose their trainer from it (src/worker/point.c, tile.c), and
  * docs/models.md is its printout (`dynsweep models --markdown`, checked by
  * tests/models.sh, which also plans every example below). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +21,10 @@ const ds_model_row ds_model_rows[] = {
      "the end-to-end matrix W_e of a depth-N linear net, updated by seed 002's Eq. 9 / 11"},
     {DS_MODEL_TANH, "tanh", DS_ACT_TANH, "hidden A = tanh(model.gain Z), linear output layer"},
     {DS_MODEL_CNN, "cnn", DS_ACT_RELU,
-     "model.depth conv layers (model.width channels, model.kernel, model.stride, model.padding) "
-     "each with biases and ReLU, model.readout flatten or gap, dense linear readout"},
+     "model.net cnn: model.depth conv layers (model.width channels, model.kernel, model.stride, "
+     "model.padding) each with biases and ReLU, optional model.pool, model.readout flatten or "
+     "gap, optional model.hidden dense + ReLU and model.dropout, dense linear readout; or the "
+     "named nets cnn5, myrtle5, tf_mnist, wrn (docs/sweep-spec.md)"},
 };
 const int ds_nmodel_rows = (int)(sizeof ds_model_rows / sizeof ds_model_rows[0]);
 
@@ -29,6 +32,27 @@ int ds_model_act(ds_model_kind t) {
   for (int i = 0; i < ds_nmodel_rows; i++)
     if (ds_model_rows[i].type == t) return ds_model_rows[i].act;
   return DS_ACT_LINEAR;
+}
+
+void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *n) {
+  const ds_model_spec *m = &c->model;
+  static const int pools[3] = {0, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL};
+  *n = (ds_cnn_net){.net = m->net, .width = m->width, .depth = m->depth, .kernel = m->kernel,
+                    .stride = m->stride, .same = m->padding == 0,
+                    .readout = m->readout == 1 ? DS_CNN_GAP : DS_CNN_FLATTEN,
+                    .pool = m->pool >= 0 && m->pool < 3 ? pools[m->pool] : 0,
+                    .pool_every = m->pool_every, .pool_size = m->pool_size, .hidden = m->hidden,
+                    .dropout = m->dropout};
+}
+
+void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W) {
+  const ds_model_spec *m = &c->model;
+  if (m->nimage == 3) {
+    *C = m->image[0], *H = m->image[1], *W = m->image[2];
+  } else {
+    *C = 1;
+    *H = *W = (int)lround(sqrt((double)c->data.d_in));
+  }
 }
 
 const ds_param_row ds_param_rows[] = {
@@ -56,7 +80,9 @@ static int has_cnn_mlp_opts(const ds_point_cfg *c) {
 static int has_cnn_opts(const ds_point_cfg *c) {
   const ds_model_spec *m = &c->model;
   return !has_cnn(c) && (m->kernel != 3 || m->stride != 1 || m->padding != 0 || m->readout != 0 ||
-                         m->bias_scale != 1.0 || m->nimage > 0);
+                         m->bias_scale != 1.0 || m->nimage > 0 || m->net != 0 || m->pool != 0 ||
+                         m->pool_every != 1 || m->pool_size != 2 || m->hidden != 0 ||
+                         m->dropout != 0);
 }
 /* The default record.series (the first six) is a CNN's loss, test_loss,
  * grad_norm and param_norm (point.c leaves out layer_fro, layer_sv); naming
@@ -121,7 +147,8 @@ const ds_net_feature ds_net_features[] = {
      {"lambda_0 is the top NTK eigenvalue of a network at initialisation; use model.type linear "
       "for the same net", TILE_NETS, ONE_RANK},
      "model.type=e2e optimizer.lr_units=lambda0"},
-    {"model.kernel, stride, padding, readout, bias_scale or image without model.type cnn",
+    {"model.kernel, stride, padding, readout, bias_scale, image, net, pool, hidden or dropout "
+     "without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
     {"model.type cnn with widths, meanfield, approx, bias, gain, train_output or an init other "

@@ -19,6 +19,9 @@
 static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", "cnn", NULL};
 static const char *const paddings[] = {"same", "valid", NULL};
 static const char *const readouts[] = {"flatten", "gap", NULL};
+/* model.net: ds_cnn_net_names' order (include/dynsweep/cnn.h); model.pool: none, avg, max */
+static const char *const nets[] = {"cnn", "cnn5", "myrtle5", "tf_mnist", "wrn", NULL};
+static const char *const pools[] = {"none", "avg", "max", NULL};
 static const char *const param_kinds[] = {"standard", "ntk", "meanfield", NULL};
 static const char *const lr_units[] = {"absolute", "lambda0", NULL};
 static const char *const approx_kinds[] = {"none", "lin", "quad", NULL};
@@ -113,6 +116,22 @@ const ds_option ds_options[] = {
      "dense readout of C)", 0, 0},
     {"model.bias_scale", NULL, DS_OT_DOUBLE, OFF(model.bias_scale), 0, NOMAX, 0, NULL, 1.0, "1",
      "cnn with param ntk: bias scale beta (Z = W * A / sqrt(fan_in) + beta b); standard: 1", 0, 0},
+    {"model.net", NULL, DS_OT_ENUM, OFF(model.net), 0, 0, 0, nets, 0, "cnn",
+     "cnn: the net (docs/models.md): cnn (model.depth conv layers and the keys below), cnn5 "
+     "(4 conv layers: 003's 5-layer CNN), myrtle5, tf_mnist (002's MNIST CNN), wrn (WRN-d-k "
+     "without BatchNorm, d = model.depth, k = model.width)", 0, 0},
+    {"model.pool", NULL, DS_OT_ENUM, OFF(model.pool), 0, 0, 0, pools, 0, "none",
+     "cnn, cnn5: none, avg or max pooling (model.pool_size windows, stride = window, no "
+     "padding, PyTorch's floor) after every model.pool_every-th conv layer", 0, 0},
+    {"model.pool_every", NULL, DS_OT_INT, OFF(model.pool_every), 1, 64, 0, NULL, 1, "1",
+     "cnn, cnn5: a pool after conv layers pool_every, 2 pool_every, ...", 0, 0},
+    {"model.pool_size", NULL, DS_OT_INT, OFF(model.pool_size), 1, 64, 0, NULL, 2, "2",
+     "cnn, cnn5: the pooling window w (w x w, stride w)", 0, 0},
+    {"model.hidden", NULL, DS_OT_INT, OFF(model.hidden), 0, INT_MAX, 0, NULL, 0, "0",
+     "cnn, cnn5: units of a hidden dense layer + ReLU before the readout (0: none)", 0, 0},
+    {"model.dropout", NULL, DS_OT_DOUBLE, OFF(model.dropout), 0, 1, 0, NULL, 0, "0",
+     "cnn, cnn5, tf_mnist: dropout probability before the readout (training steps only; "
+     "masks a pure function of seed, step, sample, unit; tf_mnist's original: 0.5)", 0, 1},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
      "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = one "
      "square channel, H = W = sqrt(data.d_in)", LIST(model.nimage), 0},

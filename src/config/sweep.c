@@ -83,7 +83,9 @@ static uint64_t sw_hash_line(uint64_t h, const char *k, const char *v) {
 /* issue 26: the CNN's keys, hashed only when not at their default (as issue 4's) */
 static int sw_cnn_key(const char *path) {
   static const char *const keys[] = {"model.kernel", "model.stride", "model.padding",
-                                     "model.readout", "model.bias_scale", "model.image"};
+                                     "model.readout", "model.bias_scale", "model.image",
+                                     "model.net", "model.pool", "model.pool_every",
+                                     "model.pool_size", "model.hidden", "model.dropout"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(path, keys[i])) return 1;
   return 0;

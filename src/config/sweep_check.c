@@ -263,16 +263,38 @@ static int sw_check_cnn(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    "model.image: %s%lld x %lld x %lld holds %lld features, but data.d_in is %lld%s",
                    m->nimage ? "" : "(default: one square channel) ", C, H, W, C * H * W, d,
                    m->nimage ? "" : "; give model.image: [C, H, W]");
-  int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
-  for (int l = 1; l <= m->depth; l++) {
-    if (H + 2 * pad < m->kernel || W + 2 * pad < m->kernel)
+  /* the layers of model.net on this image: a kernel or pooling window larger
+   * than its input, a residual shortcut whose shape differs from its convs' */
+  ds_cnn_net net;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  char err[300];
+  ds_model_cnn_net(c, &net);
+  int nl = ds_cnn_net_layers(&net, L, err, sizeof err);
+  if (nl < 0)
+    return sw_xerr(x, idx, SW_AT("model.net", "model.depth", "model.kernel", "model.pool",
+                                 "model.dropout"), "%s", err);
+  if (ds_cnn_layers_check(L, nl, (int)C, (int)H, (int)W, c->data.d_out, NULL, err, sizeof err)) {
+    int l = 0;
+    sscanf(err, "layer %d", &l);
+    const char *kind = l > 0 && l <= nl ? ds_cnn_kind_name(L[l - 1].kind) : "";
+    if (net.net == DS_NET_CNN && !net.pool && L[l > 0 ? l - 1 : 0].kind == DS_LAYER_CONV) {
+      int conv = 0; /* the message plan gave before layer lists, for the plain stack */
+      for (int i = 0; i < l; i++) conv += L[i].kind == DS_LAYER_CONV;
+      long long h = H, w = W;
+      int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
+      for (int i = 1; i < conv; i++)
+        h = (h + 2 * pad - m->kernel) / m->stride + 1, w = (w + 2 * pad - m->kernel) / m->stride + 1;
       return sw_xerr(x, idx, SW_AT("model.kernel", "model.stride", "model.padding", "model.depth",
                                    "model.image"),
                      "model.kernel: conv layer %d gets a %lld x %lld image: a %d x %d kernel (%s "
                      "padding) leaves no output; use fewer conv layers, a smaller kernel or stride",
-                     l, H, W, m->kernel, m->kernel, m->padding == 0 ? "same" : "valid");
-    H = (H + 2 * pad - m->kernel) / m->stride + 1;
-    W = (W + 2 * pad - m->kernel) / m->stride + 1;
+                     conv, h, w, m->kernel, m->kernel, m->padding == 0 ? "same" : "valid");
+    }
+    return sw_xerr(x, idx, !strcmp(kind, "avgpool") || !strcmp(kind, "maxpool")
+                               ? SW_AT("model.pool_size", "model.pool", "model.net", "model.image")
+                               : SW_AT("model.net", "model.kernel", "model.depth", "model.image"),
+                   "model.net %s on a %lld x %lld x %lld image: %s", ds_cnn_net_names[net.net], C,
+                   H, W, err);
   }
   return DS_OK;
 }

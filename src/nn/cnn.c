@@ -47,7 +47,7 @@ struct ds_cnn {
   double *d1, *d2, *s1, *s2; /* cotangents and resblock scratch, maxact x nmax */
   int drop_on;
   uint64_t drop_seed, drop_step;
-  const long *drop_ids;
+  const int *drop_ids;
 };
 
 size_t ds_cnn_nparams(const ds_cnn *m) { return m->nparams; }
@@ -168,6 +168,43 @@ static int layer_shape(layer *y, int l, int *c, int *h, int *w, int param, char 
   y->cout = co, y->hout = ho, y->wout = wo;
   y->din = (size_t)*c * *h * *w, y->dout = (size_t)co * ho * wo;
   *c = co, *h = ho, *w = wo;
+  return DS_OK;
+}
+
+int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
+                        int dout, ds_cnn_cost *cost, char *err, size_t errlen) {
+  char dummy[8];
+  if (!err) err = dummy, errlen = sizeof dummy;
+  ds_cnn_cost z = {0};
+  if (nlayers < 0 || nlayers > DS_CNN_MAX_LAYERS || dout < 1 || c0 < 1 || h0 < 1 || w0 < 1) {
+    snprintf(err, errlen, "cnn: 0..%d layers, outputs and image sizes >= 1", DS_CNN_MAX_LAYERS);
+    return DS_EINPUT;
+  }
+  int c = c0, h = h0, w = w0;
+  for (int l = 0; l <= nlayers; l++) {
+    layer y = {0};
+    y.L = l < nlayers ? layers[l] : (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout};
+    if (layer_shape(&y, l, &c, &h, &w, DS_PARAM_NTK, err, errlen)) return DS_EINPUT;
+    for (int k = 0; k < y.nconv; k++) {
+      const ds_conv_geom *g = &y.g[k];
+      double P = (double)g->ho * g->wo;
+      z.params += (double)g->cout * g->cin * g->s * g->s + g->cout;
+      z.macs += g->cout * P * g->cin * g->s * g->s;
+      z.col = fmax(z.col, P * g->cin * g->s * g->s);
+    }
+    int kind = y.L.kind;
+    if (kind == DS_LAYER_DENSE) {
+      z.params += (double)y.cout * (double)y.din + y.cout;
+      z.macs += (double)y.cout * (double)y.din;
+    }
+    if (l == nlayers) break;
+    if (kind == DS_LAYER_RESBLOCK)
+      z.acts += (double)y.din + (3.0 + y.shortcut) * (double)y.dout;
+    else if (kind != DS_LAYER_FLATTEN && kind != DS_LAYER_GAP)
+      z.acts += (double)y.dout;
+    z.big = fmax(z.big, (double)y.dout);
+  }
+  if (cost) *cost = z;
   return DS_OK;
 }
 
@@ -304,7 +341,7 @@ void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
   }
 }
 
-void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const long *ids) {
+void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const int *ids) {
   m->drop_on = on, m->drop_seed = seed, m->drop_step = step, m->drop_ids = ids;
 }
 

@@ -107,7 +107,7 @@ void ds_maxpool_backward(double *dA, const double *dB, const int *arg, const ds_
 }
 
 void ds_dropout_mask(double *mask, size_t units, int n, double p, uint64_t seed, uint64_t step,
-                     const long *ids, int layer) {
+                     const int *ids, int layer) {
   const double keep = 1.0 / (1.0 - p);
   for (int i = 0; i < n; i++) {
     ds_rng r;

@@ -1,6 +1,7 @@
 /* cnnpoint.c -- model.type cnn in the point trainer (cnnpoint.h): the
- * options become a ds_cnn_spec (model.width channels, model.depth conv
- * layers, model.kernel, stride, padding, readout, bias_scale, param, image),
+ * options become a layer list (model.net with model.width channels,
+ * model.depth conv layers, model.kernel, stride, padding, readout, pool,
+ * hidden, dropout: ds_cnn_net_layers; bias_scale, param, image),
  * the weights come from the point's init stream (ds_cnn_init: the order
  * cnn.h gives), and the loss is ds_loss_eval on the net's output, so the
  * optimiser, records, divergence test and checkpoints of point.c see a flat
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "dynsweep/models.h"
 #include "dynsweep/util.h"
 #include "cnnpoint.h"
 
@@ -41,9 +43,15 @@ int ds_cnnpoint_spec(const ds_point_cfg *c, int d_in, int d_out, ds_cnn_spec *s)
 int ds_cnnpoint_create(const ds_point_cfg *c, int d_in, int d_out, int nmax, ds_rng *rng,
                        ds_cnn **net, double **theta, double **grad, size_t *np) {
   ds_cnn_spec s;
-  char err[256];
+  ds_cnn_net nt;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  char err[300];
   DS_TRY(ds_cnnpoint_spec(c, d_in, d_out, &s));
-  *net = ds_cnn_create(&s, nmax, err, sizeof err);
+  ds_model_cnn_net(c, &nt);
+  int nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+  if (nl < 0) return ds_fail(DS_EINPUT, "%s", err);
+  *net = ds_cnn_create_layers(L, nl, s.c0, s.h0, s.w0, s.dout, s.param, s.beta, nmax, err,
+                              sizeof err);
   if (!*net) return ds_fail(DS_EINPUT, "model.type cnn: %s", err);
   *np = ds_cnn_nparams(*net);
   *theta = ds_calloc(*np, sizeof **theta);

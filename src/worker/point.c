@@ -42,6 +42,7 @@ typedef struct {
   ds_cnn *cnn;         /* model.type cnn (cnnpoint.c): mlp is then a d_in -> d_out stand-in
                           whose nparams is the CNN's (theta's length for the optimiser,
                           records and checkpoints); plan refuses what reads its layers */
+  uint64_t drop_seed;  /* cnn dropout: masks keyed by (drop_seed, step, sample, unit) */
   ds_approx approx;    /* f_lin / f_quad around theta0 */
   int use_approx;
   ds_dataset train, test;
@@ -275,6 +276,9 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
     DS_TRY(ds_cnnpoint_create(c, st->train.d_in, dout, nmax, &ri, &st->cnn, &st->theta, &st->grad,
                               &st->mlp.nparams));
+    ds_rng rdrop; /* the point's own masks (combo, replica); off outside training steps */
+    ds_rng_init(&rdrop, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);
+    st->drop_seed = ds_rng_u64(&rdrop);
     if (st->test.n > 0) DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
   } else if (st->dist) {
     DS_TRY(ds_dtrain_work_init(&st->dt, st->train.n, 1, &st->dwtrain));
@@ -723,12 +727,21 @@ static void update(point_state *st, double lr) {
 /* Loss and gradient of step t: the whole training set or the step's batch. */
 static double step_loss_grad(point_state *st) {
   double *grad = st->dist ? st->dt.grad : st->grad; /* dist: only a flag */
+  double loss;
+  if (st->batch) { /* every team member draws the same batch (replicated data and batcher) */
+    ds_batcher_next(&st->bt, st->idx);
+    ds_dataset_gather(&st->train, st->idx, st->batch, st->Xb, st->Yb);
+  }
+  /* CNN dropout: on for the step's loss and gradient only, masks of step t
+   * for the samples' indices in the training set (cnn.h) */
+  if (st->cnn) ds_cnn_dropout(st->cnn, 1, st->drop_seed, (uint64_t)st->opt.t,
+                              st->batch ? st->idx : NULL);
   if (!st->batch)
-    return model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, grad);
-  /* every team member draws the same batch (replicated data and batcher) */
-  ds_batcher_next(&st->bt, st->idx);
-  ds_dataset_gather(&st->train, st->idx, st->batch, st->Xb, st->Yb);
-  return model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, grad);
+    loss = model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, grad);
+  else
+    loss = model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, grad);
+  if (st->cnn) ds_cnn_dropout(st->cnn, 0, 0, 0, NULL);
+  return loss;
 }
 
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds_traj *tr,
