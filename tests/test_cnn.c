@@ -436,6 +436,17 @@ static void list_refusals(void) {
   ds_cnn *m = ds_cnn_create_layers(L, nl, 1, 28, 28, 1, DS_PARAM_NTK, 1.0, 1, err, sizeof err);
   CHECK(!m && strstr(err, "(avgpool): window 2 larger than its 1 x 1 input"),
         "myrtle5 on 28 x 28: '%s'", err);
+  /* tf_mnist at C = 32 on 28 x 28, 10 outputs: 002's 1,663,370 parameters (its Fig. 5) */
+  ds_cnn_net tf = net_of(&lspecs[7]);
+  tf.width = 32;
+  nl = ds_cnn_net_layers(&tf, L, err, sizeof err);
+  ds_cnn_cost cost;
+  CHECK(ds_cnn_layers_check(L, nl, 1, 28, 28, 10, &cost, err, sizeof err) == DS_OK &&
+        cost.params == 1663370, "tf_mnist(32) on 28 x 28: %.0f parameters, 002 says 1663370",
+        cost.params);
+  m = ds_cnn_create_layers(L, nl, 1, 28, 28, 10, DS_PARAM_STANDARD, 1.0, 1, err, sizeof err);
+  CHECK(m && ds_cnn_nparams(m) == 1663370, "ds_cnn_nparams = ds_cnn_layers_check's count");
+  ds_cnn_free(m);
   /* the generic net without extras is ds_cnn_create's list */
   ds_cnn_layer L2[DS_CNN_MAX_LAYERS];
   ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0};

@@ -1,11 +1,12 @@
-/* cnn.h -- convolutional nets (issue 26, first vertical slice): 2-D
- * convolutions as per-sample GEMMs on im2col patches (OpenBLAS DGEMM),
- * ReLU, global average pooling or flatten, and a dense readout.
+/* cnn.h -- convolutional nets (issue 26): 2-D convolutions as per-sample
+ * GEMMs on im2col patches (OpenBLAS DGEMM), ReLU, pooling, residual blocks,
+ * dense layers and dropout, as a list of layers (ds_cnn_create_layers,
+ * below) or the fixed stack of a ds_cnn_spec (ds_cnn_create).
  *
  * Data layout: as the MLPs, one column per sample; an image column holds its
  * features in CHW order (c H W + r W + x). X (C0 H0 W0 x n), F (dout x n).
  *
- * Net: nconv x [conv s x s, stride t, C channels, ReLU], then global average
+ * ds_cnn_spec's net: nconv x [conv s x s, stride t, C channels, ReLU], then global average
  * pooling (readout DS_CNN_GAP) or flatten (DS_CNN_FLATTEN), then a dense
  * linear readout to dout outputs. The paper's "L-layer CNN" (003) is
  * nconv = L - 1 with flatten.
@@ -78,28 +79,29 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  * linear readout to dout outputs that the constructor appends. Each layer
  * maps a C x H x W map to another (dense layers: to a units x 1 x 1 map):
  *   DS_LAYER_CONV     Z = alpha conv(W, A) + beta b, size s, stride, same
- *                   padding floor((s-1)/2) or valid (none), cout channels
+ *                     padding floor((s-1)/2) or valid (none), cout channels
  *   DS_LAYER_RELU     max(A, 0)
  *   DS_LAYER_AVGPOOL  mean over size x size windows, stride (0: = size);
  *   DS_LAYER_MAXPOOL  max over them. No padding; the output is
- *                   floor((H - size)/stride) + 1 as PyTorch's avg_pool2d /
- *                   max_pool2d (windows that do not fit are dropped); a
- *                   window larger than the input is refused
+ *                     floor((H - size)/stride) + 1 as PyTorch's avg_pool2d /
+ *                     max_pool2d (windows that do not fit are dropped); a
+ *                     window larger than the input is refused
  *   DS_LAYER_GAP      global average pooling (C x 1 x 1)
  *   DS_LAYER_FLATTEN  C H W x 1 x 1 (CHW order; no computation)
  *   DS_LAYER_DENSE    hidden dense layer, cout units: alpha W a + beta b on
- *                   the flattened input (add a DS_LAYER_RELU after it)
+ *                     the flattened input (add a DS_LAYER_RELU after it)
  *   DS_LAYER_RESBLOCK residual block without BatchNorm (WRN, pre-activation):
- *                   r = relu(A), y = conv2(relu(conv1(r))) + S, conv1 of size
- *                   s, stride t, cout channels, conv2 size s stride 1, both
- *                   with the layer's padding; S = A (identity) when
- *                   cin = cout and t = 1, else a 1 x 1 conv of stride t on r
- *                   (WRN's convShortcut; with a bias as every layer here).
- *                   The two paths must have the same shape (odd s, same
- *                   padding) or the net is refused
- *   DS_LAYER_DROPOUT  inverted dropout with probability p: A m / (1 - p), the
- *                   mask m a pure function of (seed, step, sample id, layer,
- *                   unit) (ds_cnn_dropout); off (identity) unless turned on.
+ *                     r = relu(A), y = conv2(relu(conv1(r))) + S, conv1 of size
+ *                     s, stride t, cout channels, conv2 size s stride 1, both
+ *                     with the layer's padding; S = A (identity) when
+ *                     cin = cout and t = 1, else a 1 x 1 conv of stride t on r
+ *                     (WRN's convShortcut; with a bias as every layer here).
+ *                     The two paths must have the same shape (odd s, same
+ *                     padding) or the net is refused
+ *   DS_LAYER_DROPOUT  inverted dropout with probability p: A m, m = 1/(1 - p)
+ *                     (kept) or 0 (dropped), a pure function of (seed, step,
+ *                     sample id, layer, unit) (ds_cnn_dropout); off (the
+ *                     identity) unless turned on.
  * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
  * s row-major, then b; dense: W rows x cols column-major, then b; resblock:
  * conv1, conv2, then the shortcut conv if any), then the readout's W, b. */
