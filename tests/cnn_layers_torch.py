@@ -5,7 +5,8 @@ PyTorch float64 autograd.
 For each layer list of tests/test_cnn.c (avg pooling with a floored window,
 max pooling with stride, residual blocks with identity and 1x1 conv
 shortcuts, a hidden dense layer with dropout, and the named nets cnn5,
-myrtle5, tf_mnist with dropout 0.5, wrn-10-1), `test_cnn --dump-layers`
+myrtle5, tf_mnist with dropout 0.5, wrn-10-1, tf_mnist with 002's
+over-parameterised (factored, bias-free) dense layers), `test_cnn --dump-layers`
 writes the layers, the initial weights, the images and targets, dynsweep's
 forward output, loss gradient and inputs' gradient, the losses and final
 weights of 12 GD steps on L = (1/n) sum (f - y)^2 with dropout on (step s
@@ -41,11 +42,13 @@ def read_dump(path):
     beta, lr = np.frombuffer(raw[36:52], np.float64)
     o, layers = 52, []
     for _ in range(nl):
-        kind, cout, size, stride, same = (int(v) for v in np.frombuffer(raw[o:o + 20], np.int32))
-        p = float(np.frombuffer(raw[o + 20:o + 28], np.float64)[0])
-        layers.append(dict(kind=kind, cout=cout, size=size, stride=stride or size, same=same, p=p))
-        o += 28
-    layers.append(dict(kind=DENSE, cout=dout, size=0, stride=0, same=0, p=0.0))  # the readout
+        kind, cout, size, stride, same, nobias = (
+            int(v) for v in np.frombuffer(raw[o:o + 24], np.int32))
+        p = float(np.frombuffer(raw[o + 24:o + 32], np.float64)[0])
+        layers.append(dict(kind=kind, cout=cout, size=size, stride=stride or size, same=same, p=p,
+                           nobias=nobias))
+        o += 32
+    layers.append(dict(kind=DENSE, cout=dout, size=0, stride=0, same=0, p=0.0, nobias=0))
     cfg = dict(c0=c0, h0=h0, w0=w0, dout=dout, ntk=param == 1, n=n, steps=steps,
                beta=float(beta) if param == 1 else 1.0, lr=float(lr))
     return cfg, layers, np.frombuffer(raw[o:], np.float64)
@@ -83,7 +86,9 @@ def plan(cfg, layers):
             c, h, w = c * h * w, 1, 1
         elif k == DENSE:
             din = c * h * w
-            L["params"] += [("D", (L["cout"], din), din), ("b", (L["cout"],), din)]
+            L["params"] += [("D", (L["cout"], din), din)]
+            if not L["nobias"]:
+                L["params"] += [("b", (L["cout"],), din)]
             c, h, w = L["cout"], 1, 1
         L["out"] = (c, h, w)
     return [p for L in layers for p in L["params"]]
@@ -138,9 +143,10 @@ def forward(cfg, layers, params, X, masks):
         elif k == DROP:
             a = a * next(mi).reshape(a.shape)
         elif k == DENSE:
-            (W, (_, _, fan)), (b, _) = next(it), next(it)
+            W, (_, _, fan) = next(it)
+            b = None if L["nobias"] else beta * next(it)[0]
             alpha = fan ** -0.5 if ntk else 1.0
-            a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, beta * b)[:, :, None, None]
+            a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, b)[:, :, None, None]
         elif k == RES:  # pre-activation block, no BatchNorm
             r = torch.relu(a)
             y = conv(torch.relu(conv(r, L["stride"], L["pad"])), 1, L["pad"])

@@ -234,10 +234,10 @@ static int dump(const char *path, int k) {
 
 /* ---- layer lists (ds_cnn_create_layers) and the named nets ---------------- */
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0}
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0, 0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0}
 typedef struct {
   const char *name;
   int c0, h0, w0, dout, param;
@@ -247,30 +247,33 @@ typedef struct {
   int net; /* >= 0: the layers are ds_cnn_net_layers of this named net */
   int width, depth;
   double p; /* named nets' dropout */
+  int over; /* tf_mnist: overparam */
 } lspec;
 /* Shared with cnn_layers_torch.py by index; the first five also against
  * finite differences. */
 static const lspec lspecs[] = {
     {"avgpool 2 (7x6: floor)", 2, 7, 6, 2, DS_PARAM_NTK, 0.5, 6,
      {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_AVGPOOL, 2, 0), LCONV(2, 3, 1, 1),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0},
+      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0, 0},
     {"maxpool 3 stride 2, gap", 1, 8, 8, 1, DS_PARAM_STANDARD, 1.0, 6,
      {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 3, 2), LCONV(2, 2, 1, 0),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0},
+      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0},
     {"resblock, identity shortcut", 1, 6, 6, 2, DS_PARAM_NTK, 1.0, 4,
-     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0},
+     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0},
     {"resblocks, 1x1 conv shortcut (stride 2, channels)", 2, 7, 7, 1, DS_PARAM_NTK, 0.3, 5,
      {LCONV(2, 3, 1, 1), LRES(4, 3, 2), LRES(4, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)},
-     -1, 0, 0, 0},
+     -1, 0, 0, 0, 0},
     {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0}, LK(DS_LAYER_RELU), {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5}},
-     -1, 0, 0, 0},
-    {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0},
-    {"myrtle5 (4 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 4, 2, 0},
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0}, LK(DS_LAYER_RELU), {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0}},
+     -1, 0, 0, 0, 0},
+    {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0, 0},
+    {"myrtle5 (4 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 4, 2, 0, 0},
     {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
-     DS_NET_TF_MNIST, 2, 2, 0.5},
-    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0},
+     DS_NET_TF_MNIST, 2, 2, 0.5, 0},
+    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0},
+    {"tf_mnist overparam (2 ch)", 1, 8, 8, 3, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_TF_MNIST, 2,
+     2, 0.0, 1},
 };
 #define NLSPECS ((int)(sizeof lspecs / sizeof lspecs[0]))
 #define NLFD 5
@@ -278,7 +281,8 @@ static const lspec lspecs[] = {
 static ds_cnn_net net_of(const lspec *sp) {
   return (ds_cnn_net){.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
                       .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
-                      .pool_size = 2, .dropout = sp->p};
+                      .pool_size = 2, .dropout = sp->p, .overparam = sp->over,
+                      .dout = sp->dout};
 }
 
 /* The spec's layer list (named nets through ds_cnn_net_layers) and net. */
@@ -411,8 +415,8 @@ static void list_refusals(void) {
       {{LPOOL(DS_LAYER_MAXPOOL, 4, 0)}, 1, 3, "layer 1 (maxpool): window 4 larger than its 3 x 3"},
       {{LCONV(2, 5, 1, 0)}, 1, 4, "layer 1 (conv): kernel 5 larger than its 4 x 4 input"},
       {{LCONV(2, 3, 1, 1), LRES(2, 2, 1)}, 2, 6, "layer 2 (resblock): shortcut shape mismatch"},
-      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0}}, 2, 6, "shortcut shape mismatch"},
-      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0}}, 1, 3, "probability 1 not in [0, 1)"},
+      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0}}, 2, 6, "shortcut shape mismatch"},
+      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0}}, 1, 3, "probability 1 not in [0, 1)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = 0;
@@ -447,9 +451,18 @@ static void list_refusals(void) {
   m = ds_cnn_create_layers(L, nl, 1, 28, 28, 10, DS_PARAM_STANDARD, 1.0, 1, err, sizeof err);
   CHECK(m && ds_cnn_nparams(m) == 1663370, "ds_cnn_nparams = ds_cnn_layers_check's count");
   ds_cnn_free(m);
+  /* ... and with its over-parameterised dense layers 1,925,614 (+262,244) */
+  tf.overparam = 1, tf.dout = 10;
+  nl = ds_cnn_net_layers(&tf, L, err, sizeof err);
+  CHECK(ds_cnn_layers_check(L, nl, 1, 28, 28, 10, &cost, err, sizeof err) == DS_OK &&
+        cost.params == 1925614, "tf_mnist(32) overparam: %.0f parameters, 002 says 1925614",
+        cost.params);
+  tf.net = DS_NET_CNN;
+  CHECK(ds_cnn_net_layers(&tf, L, err, sizeof err) < 0 && strstr(err, "overparam"),
+        "overparam on cnn refused: '%s'", err);
   /* the generic net without extras is ds_cnn_create's list */
   ds_cnn_layer L2[DS_CNN_MAX_LAYERS];
-  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0};
+  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0, 0, 1};
   ds_cnn_spec sp = {1, 6, 6, 3, 4, 3, 1, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 1.0};
   int a = ds_cnn_net_layers(&g, L, err, sizeof err), b = ds_cnn_spec_layers(&sp, L2);
   int same = a == b;
@@ -484,7 +497,7 @@ static int dump_layers(const char *path, int k) {
   double hd[2] = {sp->beta, lr};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {
-    int li[5] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same};
+    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
     fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
   }
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);

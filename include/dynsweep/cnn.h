@@ -89,7 +89,8 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  *   DS_LAYER_GAP      global average pooling (C x 1 x 1)
  *   DS_LAYER_FLATTEN  C H W x 1 x 1 (CHW order; no computation)
  *   DS_LAYER_DENSE    hidden dense layer, cout units: alpha W a + beta b on
- *                     the flattened input (add a DS_LAYER_RELU after it)
+ *                     the flattened input (add a DS_LAYER_RELU after it);
+ *                     nobias: alpha W a (b not in theta)
  *   DS_LAYER_RESBLOCK residual block without BatchNorm (WRN, pre-activation):
  *                     r = relu(A), y = conv2(relu(conv1(r))) + S, conv1 of size
  *                     s, stride t, cout channels, conv2 size s stride 1, both
@@ -117,6 +118,7 @@ typedef struct {
   int stride;  /* conv, resblock, pools (0: the window) */
   int same;    /* conv, resblock: 1 "same", 0 "valid" padding */
   double p;    /* dropout probability, [0, 1) */
+  int nobias;  /* dense: no bias (002's over-parameterising factors) */
 } ds_cnn_layer;
 
 /* The layer kind's name ("conv", "relu", "avgpool", ...). */
@@ -133,7 +135,10 @@ const char *ds_cnn_kind_name(int kind);
  *             any H, W >= 32)
  *   tf_mnist  conv5 C, relu, max2, conv5 2C, relu, max2, flatten,
  *             dense 16C, relu, dropout(p) (002's TensorFlow MNIST CNN at
- *             C = 32, p = 0.5)
+ *             C = 32, p = 0.5); overparam: 002's over-parameterisation,
+ *             each dense layer W a + b becomes W2 W1 a + b: flatten,
+ *             dense 16C (no bias), dense 16C, relu, dropout, dense dout (no
+ *             bias), then the readout (+ (16C)^2 + dout^2 parameters)
  *   wrn       WRN-d-k without BatchNorm, d = model.depth = 6N + 4, k =
  *             model.width: conv3 16, 3 groups of N resblocks of 16k, 32k,
  *             64k channels (strides 1, 2, 2), relu, gap.
@@ -150,6 +155,7 @@ typedef struct {
   int pool_every, pool_size; /* a pool_size pool (stride = size) after every pool_every-th conv */
   int hidden;                /* cnn, cnn5: units of a dense + relu before the readout, 0 none */
   double dropout;            /* cnn, cnn5, tf_mnist: dropout before the readout */
+  int overparam, dout;       /* tf_mnist: factored dense layers (dout: the readout's) */
 } ds_cnn_net;
 extern const char *const ds_cnn_net_names[DS_NET_NKINDS + 1]; /* NULL-terminated */
 /* The layers of net (at most DS_CNN_MAX_LAYERS); returns their count, or -1

@@ -145,6 +145,7 @@ typedef struct {
   int pool;                     /* 0 none, 1 avg, 2 max */
   int pool_every, pool_size, hidden;
   double dropout;
+  int overparam;                /* tf_mnist: 002's factored dense layers */
   int nimage;                   /* model.image given: 3 entries C, H, W */
   int image[DS_MAX_LIST];       /* (list capacity; a cnn takes 3) */
 } ds_model_spec;

@@ -42,7 +42,8 @@ void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *n) {
                     .readout = m->readout == 1 ? DS_CNN_GAP : DS_CNN_FLATTEN,
                     .pool = m->pool >= 0 && m->pool < 3 ? pools[m->pool] : 0,
                     .pool_every = m->pool_every, .pool_size = m->pool_size, .hidden = m->hidden,
-                    .dropout = m->dropout};
+                    .dropout = m->dropout, .overparam = m->overparam,
+                    .dout = c->data.d_out};
 }
 
 void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W) {
@@ -82,7 +83,7 @@ static int has_cnn_opts(const ds_point_cfg *c) {
   return !has_cnn(c) && (m->kernel != 3 || m->stride != 1 || m->padding != 0 || m->readout != 0 ||
                          m->bias_scale != 1.0 || m->nimage > 0 || m->net != 0 || m->pool != 0 ||
                          m->pool_every != 1 || m->pool_size != 2 || m->hidden != 0 ||
-                         m->dropout != 0);
+                         m->dropout != 0 || m->overparam);
 }
 /* The default record.series (the first six) is a CNN's loss, test_loss,
  * grad_norm and param_norm (point.c leaves out layer_fro, layer_sv); naming
@@ -147,8 +148,8 @@ const ds_net_feature ds_net_features[] = {
      {"lambda_0 is the top NTK eigenvalue of a network at initialisation; use model.type linear "
       "for the same net", TILE_NETS, ONE_RANK},
      "model.type=e2e optimizer.lr_units=lambda0"},
-    {"model.kernel, stride, padding, readout, bias_scale, image, net, pool, hidden or dropout "
-     "without model.type cnn",
+    {"model.kernel, stride, padding, readout, bias_scale, image, net, pool, hidden, dropout or "
+     "overparam without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
     {"model.type cnn with widths, meanfield, approx, bias, gain, train_output or an init other "

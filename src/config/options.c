@@ -132,6 +132,9 @@ const ds_option ds_options[] = {
     {"model.dropout", NULL, DS_OT_DOUBLE, OFF(model.dropout), 0, 1, 0, NULL, 0, "0",
      "cnn, cnn5, tf_mnist: dropout probability before the readout (training steps only; "
      "masks a pure function of seed, step, sample, unit; tf_mnist's original: 0.5)", 0, 1},
+    {"model.overparam", NULL, DS_OT_BOOL, OFF(model.overparam), 0, 1, 0, NULL, 0, "false",
+     "tf_mnist: seed 002's over-parameterisation (each dense layer W a + b becomes W2 W1 a + b, "
+     "W1 without bias: + 16C x 16C + d_out x d_out parameters)", 0, 0},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
      "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = one "
      "square channel, H = W = sqrt(data.d_in)", LIST(model.nimage), 0},

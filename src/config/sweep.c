@@ -85,7 +85,8 @@ static int sw_cnn_key(const char *path) {
   static const char *const keys[] = {"model.kernel", "model.stride", "model.padding",
                                      "model.readout", "model.bias_scale", "model.image",
                                      "model.net", "model.pool", "model.pool_every",
-                                     "model.pool_size", "model.hidden", "model.dropout"};
+                                     "model.pool_size", "model.hidden", "model.dropout",
+                                     "model.overparam"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(path, keys[i])) return 1;
   return 0;

@@ -194,7 +194,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     }
     int kind = y.L.kind;
     if (kind == DS_LAYER_DENSE) {
-      z.params += (double)y.cout * (double)y.din + y.cout;
+      z.params += (double)y.cout * (double)y.din + (y.L.nobias ? 0 : y.cout);
       z.macs += (double)y.cout * (double)y.din;
     }
     if (l == nlayers) break;
@@ -257,7 +257,7 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
       y->off_w[0] = off;
       off += y->din * y->cout;
       y->off_b[0] = off;
-      off += y->cout;
+      if (!y->L.nobias) off += y->cout;
     }
     if (y->dout > maxact) maxact = y->dout;
   }
@@ -336,7 +336,7 @@ void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
     }
     if (y->L.kind == DS_LAYER_DENSE) {
       fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng);
-      fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng);
+      if (!y->L.nobias) fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng);
     }
   }
 }
@@ -360,11 +360,11 @@ static void relu(double *y, const double *x, size_t count) {
   for (size_t i = 0; i < count; i++) y[i] = x[i] > 0.0 ? x[i] : 0.0;
 }
 
-/* F (rows x n) = alpha W x + beta b, W rows x cols column-major */
+/* F (rows x n) = alpha W x + beta b (b NULL: none), W rows x cols column-major */
 static void dense_forward(double *F, const double *W, const double *b, const double *x, int rows,
                           int cols, int n, double alpha, double beta) {
   for (int i = 0; i < n; i++)
-    for (int k = 0; k < rows; k++) F[(size_t)i * rows + k] = beta * b[k];
+    for (int k = 0; k < rows; k++) F[(size_t)i * rows + k] = b ? beta * b[k] : 0.0;
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, n, cols, alpha, W, rows, x, cols,
               1.0, F, rows);
 }
@@ -394,8 +394,8 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
     y->y = x;
     break;
   case DS_LAYER_DENSE:
-    dense_forward(y->out, theta + y->off_w[0], theta + y->off_b[0], x, y->cout, (int)y->din, n,
-                  y->alpha[0], m->beta);
+    dense_forward(y->out, theta + y->off_w[0], y->L.nobias ? NULL : theta + y->off_b[0], x,
+                  y->cout, (int)y->din, n, y->alpha[0], m->beta);
     break;
   case DS_LAYER_DROPOUT:
     if (!m->drop_on || y->L.p == 0.0) {
@@ -497,7 +497,7 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
     if (grad) {
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, y->alpha[0], dy, rows,
                   x, cols, 0.0, gw, rows);
-      for (int k = 0; k < rows; k++) {
+      for (int k = 0; k < rows && !y->L.nobias; k++) {
         double sum = 0.0;
         for (int i = 0; i < n; i++) sum += dy[(size_t)i * rows + k];
         gb[k] = m->beta * sum;

@@ -57,6 +57,11 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
              "and tf_mnist");
     return -1;
   }
+  if (n->overparam && (n->net != DS_NET_TF_MNIST || n->dout < 1)) {
+    snprintf(err, errlen, "model.overparam applies to model.net tf_mnist (002's factored dense "
+             "layers), not %s", name);
+    return -1;
+  }
   if (!(n->dropout >= 0.0 && n->dropout < 1.0) || n->pool_every < 1 || n->pool_size < 1 ||
       n->hidden < 0) {
     snprintf(err, errlen, "model.net %s: dropout in [0, 1), pool_every and pool_size >= 1, "
@@ -99,6 +104,8 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
     L[k++] = conv(2 * C, 5, 1, 1), L[k++] = kind(DS_LAYER_RELU);
     L[k++] = pool(DS_LAYER_MAXPOOL, 2);
     L[k++] = kind(DS_LAYER_FLATTEN);
+    if (n->overparam) /* W2 W1 a + b: W1 without a bias */
+      L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = 16 * C, .nobias = 1};
     L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = 16 * C};
     L[k++] = kind(DS_LAYER_RELU);
     break;
@@ -125,6 +132,8 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
   }
   if (n->dropout > 0.0 && n->net != DS_NET_WRN)
     L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DROPOUT, .p = n->dropout};
+  if (n->overparam) /* the readout's first factor */
+    L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = n->dout, .nobias = 1};
   if (n->net == DS_NET_WRN && n->dropout > 0.0) {
     snprintf(err, errlen, "model.net wrn has no dropout here (WRN's dropout sits inside the "
              "blocks); model.dropout applies to cnn, cnn5 and tf_mnist");
