@@ -195,7 +195,8 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
  * costs, or DS_EINPUT with the message ds_cnn_create_layers would give.
  * params: theta's length; macs: forward multiply-adds; acts: doubles a
  * sample keeps (layer outputs but flatten's, gap's and the readout's; a
- * resblock's internals); big: the largest layer output (not the readout's);
+ * resblock's internals, and with resblocks two maps of backward scratch);
+ * big: the largest layer output (not the readout's);
  * col: the largest im2col patch matrix (ho wo C_in s^2). */
 typedef struct {
   double params, macs, acts, big, col;

@@ -44,7 +44,7 @@ struct ds_cnn {
   size_t nparams;
   double *dF;               /* dout x nmax (ds_cnn_loss_grad) */
   double *col;              /* im2col scratch */
-  double *d1, *d2, *s1, *s2; /* cotangents and resblock scratch, maxact x nmax */
+  double *d1, *d2, *s1, *s2; /* cotangents, resblock scratch (NULL: none), maxact x nmax */
   int drop_on;
   uint64_t drop_seed, drop_step;
   const int *drop_ids;
@@ -180,7 +180,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     snprintf(err, errlen, "cnn: 0..%d layers, outputs and image sizes >= 1", DS_CNN_MAX_LAYERS);
     return DS_EINPUT;
   }
-  int c = c0, h = h0, w = w0;
+  int c = c0, h = h0, w = w0, has_res = 0;
   for (int l = 0; l <= nlayers; l++) {
     layer y = {0};
     y.L = l < nlayers ? layers[l] : (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout};
@@ -203,7 +203,9 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     else if (kind != DS_LAYER_FLATTEN && kind != DS_LAYER_GAP)
       z.acts += (double)y.dout;
     z.big = fmax(z.big, (double)y.dout);
+    has_res |= kind == DS_LAYER_RESBLOCK;
   }
+  if (has_res) z.acts += 2.0 * fmax(z.big, (double)(c0 * h0 * w0)); /* backward scratch */
   if (cost) *cost = z;
   return DS_OK;
 }
@@ -283,8 +285,12 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   m->col = dalloc(maxcol, &ok);
   m->d1 = dalloc(maxact * nmax, &ok);
   m->d2 = dalloc(maxact * nmax, &ok);
-  m->s1 = dalloc(maxact * nmax, &ok);
-  m->s2 = dalloc(maxact * nmax, &ok);
+  int has_res = 0;
+  for (int l = 0; l < m->nl; l++) has_res |= m->ly[l].L.kind == DS_LAYER_RESBLOCK;
+  if (has_res) { /* the residual blocks' backward scratch */
+    m->s1 = dalloc(maxact * nmax, &ok);
+    m->s2 = dalloc(maxact * nmax, &ok);
+  }
   if (!ok) {
     snprintf(err, errlen, "cnn: out of memory for %d samples", nmax);
     ds_cnn_free(m);
