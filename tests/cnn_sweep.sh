@@ -9,7 +9,8 @@
 #     its checkpoints and equals an uninterrupted run bit for bit;
 #   - plan refuses what CNN points do not take, with its reason, and layer
 #     lists that do not fit their input (naming the layer);
-#   - tf_mnist with dropout 0.5: -n 2 = -n 1 bit for bit, != no dropout.
+#   - tf_mnist with dropout 0.5: -n 2 = -n 1 bit for bit, != no dropout;
+#     a drained momentum/minibatch sweep with dropout resumes bit for bit.
 # Skips (77) without dataset-fashion-mnist, h5py or torch.
 . "$(dirname "$0")/lib.sh"
 [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
@@ -94,4 +95,18 @@ check "the drained store holds checkpoints of CNN points ($nck)" test "$nck" -gt
 drun 2 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
 check "resume continues from a checkpoint" grep -q "from a checkpoint" "$T/l2.log"
 check "resumed CNN sweep equals the uninterrupted run bit for bit" same_points "$T/lref.h5" "$T/l.h5"
+
+# ---- the same with dropout (masks keyed by the optimiser's step, restored on resume) ----
+sed -e 's/^  bias_scale: 1$/  dropout: 0.3/' -e 's/^train: {steps: 1500}$/train: {steps: 300}/' "$long" >"$T/ldrop.yaml"
+grep -q 'dropout: 0.3' "$T/ldrop.yaml" || bad "ldrop.yaml: sed changed nothing"
+drun 2 "$T/ldrop.yaml" -o "$T/dref.h5" -q
+start_bg "$T/d1.log" -n 2 "$DYNSWEEP" run "$T/ldrop.yaml" -o "$T/dl.h5" --checkpoint-every 0.2
+while bg_running && [ ! -e "$T/dl.h5.journal" ]; do sleep 0.01; done
+sleep 1
+kill -USR1 "$SID"
+wait_bg
+check "dropout sweep drained: exit 3 (got $RC)" test "$RC" -eq 3
+drun 2 "$T/ldrop.yaml" -o "$T/dl.h5" -q 2>"$T/dl2.log"
+check "... resumes from a checkpoint" grep -q "from a checkpoint" "$T/dl2.log"
+check "... and equals the uninterrupted dropout run bit for bit" same_points "$T/dref.h5" "$T/dl.h5"
 report
