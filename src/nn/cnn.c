@@ -14,6 +14,7 @@
  *   dr = conv1^T dz1 (+ convS^T dy, its dWs from (dy, r));
  *   dx = dr * [x > 0] (+ dy for the identity shortcut). */
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,14 @@ static int layer_shape(layer *y, int l, int *c, int *h, int *w, int param, char 
   case DS_LAYER_RELU:
   case DS_LAYER_FLATTEN:
   case DS_LAYER_DROPOUT:
-    if (L->kind == DS_LAYER_FLATTEN) co = *c * *h * *w, ho = wo = 1;
+    if (L->kind == DS_LAYER_FLATTEN) {
+      if ((long long)*c * *h * *w > INT_MAX) {
+        snprintf(err, errlen, "layer %d (flatten): %d x %d x %d features are too many", l + 1,
+                 *c, *h, *w);
+        return DS_EINPUT;
+      }
+      co = *c * *h * *w, ho = wo = 1;
+    }
     if (L->kind == DS_LAYER_DROPOUT && !(L->p >= 0.0 && L->p < 1.0)) {
       snprintf(err, errlen, "layer %d (dropout): probability %g not in [0, 1)", l + 1, L->p);
       return DS_EINPUT;
@@ -176,8 +184,10 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
   char dummy[8];
   if (!err) err = dummy, errlen = sizeof dummy;
   ds_cnn_cost z = {0};
-  if (nlayers < 0 || nlayers > DS_CNN_MAX_LAYERS || dout < 1 || c0 < 1 || h0 < 1 || w0 < 1) {
-    snprintf(err, errlen, "cnn: 0..%d layers, outputs and image sizes >= 1", DS_CNN_MAX_LAYERS);
+  if (nlayers < 0 || nlayers > DS_CNN_MAX_LAYERS || dout < 1 || c0 < 1 || h0 < 1 || w0 < 1 ||
+      (long long)c0 * h0 * w0 > INT_MAX) {
+    snprintf(err, errlen, "cnn: 0..%d layers, outputs and image sizes >= 1, C H W <= %d",
+             DS_CNN_MAX_LAYERS, INT_MAX);
     return DS_EINPUT;
   }
   int c = c0, h = h0, w = w0, has_res = 0;
@@ -205,7 +215,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     z.big = fmax(z.big, (double)y.dout);
     has_res |= kind == DS_LAYER_RESBLOCK;
   }
-  if (has_res) z.acts += 2.0 * fmax(z.big, (double)(c0 * h0 * w0)); /* backward scratch */
+  if (has_res) z.acts += 2.0 * fmax(z.big, (double)c0 * h0 * w0); /* backward scratch */
   if (cost) *cost = z;
   return DS_OK;
 }
@@ -222,7 +232,8 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   char dummy[8];
   if (!err) err = dummy, errlen = sizeof dummy;
   if (nlayers < 0 || nlayers > DS_CNN_MAX_LAYERS || dout < 1 || nmax < 1 || c0 < 1 || h0 < 1 ||
-      w0 < 1 || (param != DS_PARAM_NTK && param != DS_PARAM_STANDARD)) {
+      w0 < 1 || (long long)c0 * h0 * w0 > INT_MAX ||
+      (param != DS_PARAM_NTK && param != DS_PARAM_STANDARD)) {
     snprintf(err, errlen, "cnn: 0..%d layers, outputs, samples and image sizes >= 1, "
              "parameterisation ntk|standard", DS_CNN_MAX_LAYERS);
     return NULL;
