@@ -107,7 +107,7 @@ static void dims_text(const int *dims, int depth, char *buf, size_t n) {
 /* ---- the checks ------------------------------------------------------------ */
 
 static int is_file_kind(ds_data_kind k) {
-  return k == DS_DATA_IDX || k == DS_DATA_LIBSVM || k == DS_DATA_CSV || k == DS_DATA_HDF5;
+  return ds_data_is_file_kind(k);
 }
 
 /* What of a data spec the loaders and the split depend on (paths cannot be axes). */
@@ -293,14 +293,33 @@ int ds_sweep_inputs_hash(const ds_sweep *sw, char **list, uint64_t *hash) {
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= !strcmp(files[j], files[k]);
     if (!files[k][0] || dup) continue;
-    uint64_t h = 0;
-    long long size = 0;
-    int rc = file_hash(files[k], &h, &size);
+    /* a directory of CIFAR batches (data.path / data.test_path): its files */
+    char(*list)[DS_MAX_PATH] = NULL;
+    int nl = 1, rc = DS_OK;
+    struct stat st;
+    if ((k == IN_DATA || k == IN_TEST) && stat(files[k], &st) == 0 && S_ISDIR(st.st_mode))
+      rc = ds_data_files(b->data.kind, files[k], k == IN_TEST, &list, &nl);
+    for (int q = 0; rc == DS_OK && q < nl; q++) {
+      const char *f = list ? list[q] : files[k];
+      uint64_t h = 0;
+      long long size = 0;
+      if ((rc = file_hash(f, &h, &size)) != DS_OK) break;
+      if (used + strlen(f) + 64 > cap) {
+        char *no = realloc(out, cap * 2);
+        if (!no) {
+          rc = DS_ENOMEM;
+          break;
+        }
+        out = no;
+        cap *= 2;
+      }
+      used += (size_t)snprintf(out + used, cap - used, "%s\t%lld\t%016" PRIx64 "\n", f, size, h);
+    }
+    free(list);
     if (rc != DS_OK) {
       free(out);
       return rc;
     }
-    used += (size_t)snprintf(out + used, cap - used, "%s\t%lld\t%016" PRIx64 "\n", files[k], size, h);
   }
   *hash = ds_fnv1a(out, used, ds_fnv1a("dynsweep-inputs-v1\n", 19, 0));
   *list = out;

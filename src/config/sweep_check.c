@@ -257,11 +257,15 @@ static int sw_check_cnn(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    m->nimage);
   if ((x->flags & DS_SWEEP_NO_FILES) && sw_is_file_kind(c->data.kind)) return DS_OK;
   long long d = c->data.d_in, C = 1, H = (long long)llround(sqrt((double)d)), W = H;
+  int kc, kh, kw; /* issue 26: the data kind's image shape (cifar10/cifar100/svhn) */
+  int kind_img = !m->nimage && ds_data_image_shape(&c->data, &kc, &kh, &kw);
+  if (kind_img) C = kc, H = kh, W = kw;
   if (m->nimage) C = m->image[0], H = m->image[1], W = m->image[2];
   if (C * H * W != d)
     return sw_xerr(x, idx, SW_AT("model.image", "data.d_in"),
                    "model.image: %s%lld x %lld x %lld holds %lld features, but data.d_in is %lld%s",
-                   m->nimage ? "" : "(default: one square channel) ", C, H, W, C * H * W, d,
+                   m->nimage ? "" : kind_img ? "(default: the data kind's image) "
+                   : "(default: one square channel) ", C, H, W, C * H * W, d,
                    m->nimage ? "" : "; give model.image: [C, H, W]");
   int pad = m->padding == 0 ? (m->kernel - 1) / 2 : 0;
   for (int l = 1; l <= m->depth; l++) {
@@ -283,7 +287,7 @@ static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (d->labels != DS_LABELS_VALUE && !sw_is_file_kind(d->kind))
     return sw_xerr(x, idx, SW_AT("data.labels", "data.kind"),
                    "data.labels: %s needs class labels from a file data set (data.kind idx, libsvm, "
-                   "csv or hdf5), got data.kind %s", sw_choice("data.labels", d->labels), kind);
+                   "csv, hdf5, cifar10, cifar100 or svhn), got data.kind %s", sw_choice("data.labels", d->labels), kind);
   if (d->labels == DS_LABELS_PM1 && d->nclasses != 2)
     return sw_xerr(x, idx, SW_AT("data.labels", "data.classes"),
                    "data.labels: pm1 needs exactly two classes in data.classes (e.g. [0, 1]), got %d",
@@ -293,6 +297,14 @@ static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
 
 static int sw_check_data(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_data_spec *d = &c->data;
+  if (d->standardize && d->standardize_channels)
+    return sw_xerr(x, idx, SW_AT("data.standardize_channels", "data.standardize"),
+                   "data.standardize_channels: per-channel standardisation replaces data.standardize "
+                   "(per feature); set only one of them");
+  if (d->cifar100_coarse && d->kind != DS_DATA_CIFAR100)
+    return sw_xerr(x, idx, SW_AT("data.cifar100_labels", "data.kind"),
+                   "data.cifar100_labels: coarse applies to data.kind cifar100, got data.kind %s",
+                   sw_choice("data.kind", d->kind));
   if (d->kind == DS_DATA_WHITENED && d->n_train < d->d_in)
     return sw_xerr(x, idx, SW_AT("data.n_train", "data.d_in", "data.kind"),
                    "data.n_train: whitened data needs n_train >= data.d_in = %d ((1/n) X X^T = I), got %d",
