@@ -157,6 +157,25 @@ static int cifar_file(const ds_data_spec *s, const char *path, int want_x, ds_ra
   int c100 = s->kind == DS_DATA_CIFAR100;
   size_t rec = c100 ? 3074 : 3073, nl = c100 ? 2 : 1;
   const char *name = c100 ? "CIFAR-100" : "CIFAR-10";
+  /* a plain (not gzip) file: its size first, so a file of the other CIFAR's
+   * records is named for what it is rather than by a label out of range */
+  FILE *pf = fopen(path, "rb");
+  struct stat st;
+  if (pf) {
+    unsigned char mg[2] = {0, 0};
+    size_t got = fread(mg, 1, 2, pf);
+    int gz = got == 2 && mg[0] == 0x1f && mg[1] == 0x8b;
+    if (!gz && fstat(fileno(pf), &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size % rec) {
+      size_t sz = (size_t)st.st_size;
+      fclose(pf);
+      return ds_fail(DS_EINPUT, "%s: %zu bytes is not a multiple of the %zu-byte %s record (%s + 3072 "
+                     "pixel bytes): %zu whole records and %zu bytes over; the file is cut short or not "
+                     "%s (CIFAR-%s records are %d bytes)", path, sz, rec, name,
+                     c100 ? "coarse and fine label bytes" : "1 label byte", sz / rec, sz % rec, name,
+                     c100 ? "10" : "100", c100 ? 3073 : 3074);
+    }
+    fclose(pf);
+  }
   gzFile f;
   DS_TRY(ds_gz_open(path, &f));
   unsigned char buf[3074];
