@@ -116,8 +116,9 @@ const ds_option ds_options[] = {
     {"model.bias_scale", NULL, DS_OT_DOUBLE, OFF(model.bias_scale), 0, NOMAX, 0, NULL, 1.0, "1",
      "cnn with param ntk: bias scale beta (Z = W * A / sqrt(fan_in) + beta b); standard: 1", 0, 0},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
-     "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = one "
-     "square channel, H = W = sqrt(data.d_in)", LIST(model.nimage), 0},
+     "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = the "
+     "data kind's (cifar10, cifar100, svhn: 3 x 32 x 32), else one square channel, H = W = "
+     "sqrt(data.d_in)", LIST(model.nimage), 0},
     /* ---- data ---- */
     {"data.kind", NULL, DS_OT_ENUM, OFF(data.kind), 0, 0, 0, data_kinds, DS_DATA_TEACHER,
      "teacher", "data set kind (see the table of data kinds)", 0, 0},
