@@ -79,6 +79,10 @@ check "plan takes a CNN on a CIFAR-10 directory without model.image (exit $rc)" 
 rc=$(code mpirun -n 1 "$DYNSWEEP" run "$T/cnn.yaml" -o "$T/cnn.h5" -q)
 check "mpirun -n 1 dynsweep run: exit $rc" test "$rc" = 0
 [ "$rc" = 0 ] || cat "$T/err" >&2
+# the store's input record names every batch file the directories stand for
+h5dump -a inputs "$T/cnn.h5" >"$T/inputs" 2>&1 || true
+nb=$(grep -cE 'c10/(data_batch_(1|2|10)|test_batch)\.bin' "$T/inputs" || true)
+check "the store's inputs list data_batch_1, _2, _10 and test_batch.bin ($nb of 4)" test "$nb" = 4
 if "$PY" -c 'import h5py, numpy, torch' 2>/dev/null; then
   check "the CIFAR CNN's loss and test_loss equal PyTorch float64's GD on 3 x 32 x 32 images" \
     "$PY" "$DS_SRC/tests/cnn_sweep.py" "$DS_BUILD/tests/cnn_sweep_dump" "$T/cnn.yaml" "$T/cnn.h5" 5

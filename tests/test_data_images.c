@@ -763,6 +763,7 @@ static void test_scipy(const char *sdir) {
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "write")) {
     snprintf(dir, sizeof dir, "%s", argv[2]);
+    mkdir(dir, 0755); /* may exist */
     write_fixtures();
     return 0;
   }

@@ -290,15 +290,16 @@ int ds_sweep_inputs_hash(const ds_sweep *sw, char **list, uint64_t *hash) {
   char *out = ds_calloc(cap, 1);
   if (!out) return DS_ENOMEM;
   for (int k = 0; k < DS_NFILE_OPTS; k++) {
+    /* a directory of CIFAR batches (data.path / data.test_path): its files,
+     * which differ for the two even when both name the same directory */
+    struct stat st;
+    int isdir = (k == IN_DATA || k == IN_TEST) && stat(files[k], &st) == 0 && S_ISDIR(st.st_mode);
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= !strcmp(files[j], files[k]);
-    if (!files[k][0] || dup) continue;
-    /* a directory of CIFAR batches (data.path / data.test_path): its files */
+    if (!files[k][0] || (dup && !isdir)) continue;
     char(*list)[DS_MAX_PATH] = NULL;
     int nl = 1, rc = DS_OK;
-    struct stat st;
-    if ((k == IN_DATA || k == IN_TEST) && stat(files[k], &st) == 0 && S_ISDIR(st.st_mode))
-      rc = ds_data_files(b->data.kind, files[k], k == IN_TEST, &list, &nl);
+    if (isdir) rc = ds_data_files(b->data.kind, files[k], k == IN_TEST, &list, &nl);
     for (int q = 0; rc == DS_OK && q < nl; q++) {
       const char *f = list ? list[q] : files[k];
       uint64_t h = 0;
