@@ -51,6 +51,11 @@ refuses svhn_label "data: {kind: svhn, path: in/svhn_label0.mat, n_train: 2, n_t
   "data.path: $I/svhn_label0.mat: y(5) is 0, expected a label 1..10 (10 = digit 0)"
 refuses svhn_dir "data: {kind: svhn, path: in/c10, n_train: 2, n_test: 0}" \
   "$I/c10: is a directory; data.kind svhn reads one file"
+mkdir -p "$I/c10bad"
+cp "$I/c10/data_batch_1.bin" "$I/c10bad/"
+head -c 3000 "$I/c10/test_batch.bin" >"$I/c10bad/test_batch.bin"
+refuses cifar_test_dir "data: {kind: cifar10, path: in/c10bad, test_path: in/c10bad, n_train: 2, n_test: 1}" \
+  "$I/c10bad/test_batch.bin: 3000 bytes is not a multiple of the 3073-byte CIFAR-10 record"
 refuses both_standardize "data: {kind: cifar10, path: in/c10, n_train: 2, n_test: 0, standardize: true, standardize_channels: true}" \
   "data.standardize_channels: per-channel standardisation replaces data.standardize"
 refuses coarse_cifar10 "data: {kind: cifar10, path: in/c10, n_train: 2, n_test: 0, cifar100_labels: coarse}" \

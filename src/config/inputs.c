@@ -90,9 +90,29 @@ static int in_err(const ds_sweep *sw, int f, int rc, const char *ctx) {
 /* Which data option's file a data-room message is about (it starts "PATH:"). */
 static int data_opt_of(const ds_data_spec *d, const char *msg) {
   const char *p[] = {d->path, d->labels_path, d->test_path, d->test_labels_path};
+  for (int k = 0; k < 4; k += 2) { /* a batch file of a CIFAR directory (issue 26) */
+    struct stat st;
+    char(*list)[DS_MAX_PATH] = NULL;
+    int nl = 0, hit = 0;
+    if (!p[k][0] || stat(p[k], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    char saved[2048];
+    snprintf(saved, sizeof saved, "%s", msg);
+    if (ds_data_files(d->kind, p[k], k == 2, &list, &nl) != DS_OK) {
+      ds_fail(DS_EINPUT, "%s", saved); /* the message being attributed stays */
+      continue;
+    }
+    for (int q = 0; q < nl && !hit; q++) {
+      size_t n = strlen(list[q]);
+      hit = !strncmp(msg, list[q], n) && msg[n] == ':';
+    }
+    free(list);
+    if (hit) return IN_DATA + k;
+  }
   for (int k = 0; k < 4; k++) {
     size_t n = strlen(p[k]);
-    if (n && !strncmp(msg, p[k], n) && msg[n] == ':') return IN_DATA + k;
+    /* "DIR/data_batch_2.bin: ..." is about a directory's batch file (issue 26) */
+    if (n && !strncmp(msg, p[k], n) && (msg[n] == ':' || msg[n] == '/' || p[k][n - 1] == '/'))
+      return IN_DATA + k;
   }
   return IN_DATA;
 }
@@ -112,8 +132,9 @@ static int is_file_kind(ds_data_kind k) {
 
 /* What of a data spec the loaders and the split depend on (paths cannot be axes). */
 static void data_key(const ds_data_spec *d, char *buf, size_t n) {
-  size_t used = (size_t)snprintf(buf, n, "%d|%d|%d|%d|%.17g|%d|", (int)d->kind, (int)d->labels, d->d_out,
-                                 d->libsvm_target_after_semicolon, d->test_fraction, d->n_test);
+  size_t used = (size_t)snprintf(buf, n, "%d|%d|%d|%d|%.17g|%d|%d|", (int)d->kind, (int)d->labels, d->d_out,
+                                 d->libsvm_target_after_semicolon, d->test_fraction, d->n_test,
+                                 d->cifar100_coarse);
   for (int i = 0; i < d->nclasses && used < n; i++)
     used += (size_t)snprintf(buf + used, n - used, "%d,", d->classes[i]);
 }

@@ -127,7 +127,8 @@ static int sw_probe_same(const ds_data_spec *a, const ds_data_spec *b) {
          a->nclasses == b->nclasses &&
          !memcmp(a->classes, b->classes, (size_t)a->nclasses * sizeof a->classes[0]) &&
          a->labels == b->labels && a->test_fraction == b->test_fraction &&
-         a->libsvm_target_after_semicolon == b->libsvm_target_after_semicolon;
+         a->libsvm_target_after_semicolon == b->libsvm_target_after_semicolon &&
+         a->cifar100_coarse == b->cifar100_coarse;
 }
 
 /* ds_data_probe with a small cache (grid points mostly share one data set). */
