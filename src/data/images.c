@@ -222,7 +222,6 @@ static int cifar_file(const ds_data_spec *s, const char *path, int want_x, ds_ra
     r->n++;
   }
   gzclose(f);
-  (void)nl;
   return rc;
 }
 
@@ -235,11 +234,7 @@ int ds_load_cifar(const ds_data_spec *s, const char *path, int which, int want_x
   r->dy = 1;
   r->t_is_class = 1;
   int rc = DS_OK;
-  for (int k = 0; k < nf && rc == DS_OK; k++) {
-    int n0 = r->n;
-    rc = cifar_file(s, files[k], want_x, r, &cap);
-    (void)n0;
-  }
+  for (int k = 0; k < nf && rc == DS_OK; k++) rc = cifar_file(s, files[k], want_x, r, &cap);
   if (rc == DS_OK && r->n == 0)
     rc = ds_fail(DS_EINPUT, "%s: no samples%s", path, s->nclasses ? " of the listed classes" : "");
   free(files);
@@ -431,7 +426,7 @@ static int mat_inflate(const mat_ctx *m, const unsigned char *src, size_t n, siz
   z_stream z;
   memset(&z, 0, sizeof z);
   if (inflateInit(&z) != Z_OK) return ds_fail(DS_ENOMEM, "%s: zlib inflateInit failed", m->path);
-  size_t cap = n * 4 + 4096, used = 0;
+  size_t cap = (n < ((size_t)1 << 28) ? 2 * n : n) + 4096, used = 0; /* doubled as needed */
   unsigned char *buf = malloc(cap);
   int rc = DS_OK, zr = Z_OK;
   z.next_in = (unsigned char *)src;
@@ -481,7 +476,8 @@ static int mat_inflate(const mat_ctx *m, const unsigned char *src, size_t n, siz
     free(buf);
     return rc;
   }
-  *out = buf;
+  unsigned char *fit = realloc(buf, used ? used : 1); /* give the slack back */
+  *out = fit ? fit : buf;
   *outlen = used;
   return DS_OK;
 }
