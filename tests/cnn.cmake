@@ -26,3 +26,9 @@ add_test(NAME cnn_diag_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
          ${CMAKE_CURRENT_SOURCE_DIR}/cnn_diag_torch.py $<TARGET_FILE:test_cnn_diag>)
 set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
+
+# issue 26: CNN diagnostics in a sweep, end to end (tests/cnn_diag.sh): plan's
+# refusals, mpirun -n 1 store against PyTorch float64 (cnn_diag_sweep.py), -n 2
+# equal, lr_units lambda0.
+ds_script_test(cnn_diag cnn_diag.sh)
+set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)

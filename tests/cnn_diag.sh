@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# cnn_diag.sh -- issue 26: the diagnostics of CNN points, end to end.
+# tests/sweeps/cnn_diag.yaml (a 2-conv-layer CNN on 4 x 4 images of the rank-2
+# task; GD and SGD with layer spectra, NTK, batch NTK and AGOP recorded):
+#   - plan takes it, and refuses what CNNs do not have yet with the reason
+#     (Hessian: R-operator HVPs through conv; escape);
+#   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
+#     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
+#     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
+#     check fails against another learning rate's replay;
+#   - -n 2 gives the same store bit for bit;
+#   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
+#     top NTK eigenvalue of the same run's step 0.
+# Skips (77) without h5py or torch.
+. "$(dirname "$0")/lib.sh"
+"$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
+sweep=$DS_SRC/tests/sweeps/cnn_diag.yaml
+DUMP=$DS_BUILD/tests/cnn_sweep_dump
+
+said() { [ "$1" = 2 ] && grep -qF -- "$2" "$T/err"; }
+refuses() { # refuses WHAT MESSAGE --set ...: plan exits 2 and says MESSAGE
+  local what=$1 msg=$2; shift 2
+  local rc; rc=$(code "$DYNSWEEP" plan "$sweep" "$@")
+  said "$rc" "$msg" || cat "$T/err" >&2
+  check "plan refuses $what (exit $rc): $msg" said "$rc" "$msg"
+}
+rc=$(code "$DYNSWEEP" plan "$sweep")
+check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
+refuses "the Hessian" "record.spectra.hessian: not supported with model.type cnn (yet): the Hessian of a CNN needs R-operator HVPs" \
+  --set record.spectra.hessian.every=10
+refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet)" \
+  --set record.spectra.hessian_full.every=10
+refuses "the escape proxy" "record.spectra.escape: not supported with model.type cnn" \
+  --set record.spectra.escape.every=10
+refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
+  --set record.spectra.activations.every=10
+
+drun 1 "$sweep" -o "$T/a.h5" -q
+check "the store's diagnostics equal PyTorch float64's replay to 1e-10" \
+  "$PY" "$DS_SRC/tests/cnn_diag_sweep.py" "$DUMP" "$sweep" "$T/a.h5"
+sed 's/^optimizer: {type: gd, lr: 0.5}$/optimizer: {type: gd, lr: 0.51}/' "$sweep" >"$T/other.yaml"
+grep -q 'lr: 0.51' "$T/other.yaml" || bad "other.yaml: sed changed nothing"
+check "... and fails against another learning rate's replay" bash -c \
+  "! '$PY' '$DS_SRC/tests/cnn_diag_sweep.py' '$DUMP' '$T/other.yaml' '$T/a.h5' >/dev/null"
+drun 2 "$sweep" -o "$T/b.h5" -q
+check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
+
+drun 1 "$sweep" -o "$T/l.h5" -q --set optimizer.lr_units=lambda0
+check "lr_units lambda0: eta * lambda_0 = lr for both points" "$PY" - "$T/l.h5" <<'PYEOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "python"))
+import h5py
+from dynsweep.store import read_points
+pts = read_points(h5py.File(sys.argv[1], "r"))
+ok = len(pts) == 2
+for pid, ser in pts.items():
+    s = {x[0]: x for x in ser}
+    eta, lam = float(s["eta"][4][0]), float(s["ntk/top"][4][0][0])
+    err = abs(eta * lam - 0.5) / 0.5
+    print(f"point {pid}: eta {eta:.6g}, lambda_0 {lam:.6g}, |eta lambda_0 - 0.5|/0.5 = {err:.1e}")
+    ok = ok and int(s["ntk/top"][3][0]) == 0 and err <= 1e-12
+sys.exit(0 if ok else 1)
+PYEOF
+report
