@@ -8,7 +8,7 @@
 #     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
 #     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
 #     check fails against another learning rate's replay;
-#   - -n 2 gives the same store bit for bit;
+#   - -n 2 gives the same store bit for bit, teams of 2 ranks to 1e-10;
 #   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
 #     top NTK eigenvalue of the same run's step 0.
 # Skips (77) without h5py or torch.
@@ -44,6 +44,10 @@ check "... and fails against another learning rate's replay" bash -c \
   "! '$PY' '$DS_SRC/tests/cnn_diag_sweep.py' '$DUMP' '$T/other.yaml' '$T/a.h5' >/dev/null"
 drun 2 "$sweep" -o "$T/b.h5" -q
 check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
+# teams of 2 ranks (replicated CNN; K's eigenproblem and the SVDs on the team's
+# ScaLAPACK grid): equal to round-off, as the MLPs' teams (tests/teams.sh)
+drun 3 "$sweep" -o "$T/t.h5" -q --set train.ranks_per_point=2
+check "teams of 2 ranks: every series equal to 1e-10" "$PY" "$DS_SRC/tests/teams_compare.py" "$T/a.h5" "$T/t.h5"
 
 drun 1 "$sweep" -o "$T/l.h5" -q --set optimizer.lr_units=lambda0
 check "lr_units lambda0: eta * lambda_0 = lr for both points" "$PY" - "$T/l.h5" <<'PYEOF'
