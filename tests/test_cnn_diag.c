@@ -65,9 +65,11 @@ static void checks(int k) {
   int kk = sp->dout, kn = kk * NS, d = ds_cnn_din(m);
   size_t P = ds_cnn_nparams(m), kn2 = (size_t)kn * kn;
   double *K = calloc(kn2, sizeof *K), *Kb = calloc(kn2, sizeof *Kb), *J = calloc(P * kn, sizeof *J);
-  /* one block, then budgets of 3 and 7 rows of J (blocks of 1 and 3 rows) */
+  /* one block, then budgets of 1, 3, 7 and 10 rows of J (held blocks of 1, 2, 6, 9 rows) */
   CHECK(ds_diag_cnn_ntk_matrix(m, theta, X, NS, kk, (size_t)1 << 30, K) == DS_OK, "K: %s", ds_errmsg());
-  for (int rows = 3; rows <= 7; rows += 4) {
+  static const int budgets[] = {1, 3, 7, 10};
+  for (int bi = 0; bi < 4; bi++) {
+    int rows = budgets[bi];
     CHECK(ds_diag_cnn_ntk_matrix(m, theta, X, NS, kk, rows * P * sizeof(double), Kb) == DS_OK,
           "blocked K: %s", ds_errmsg());
     double e = 0.0;

@@ -12,11 +12,12 @@
  * K = J J^T by one DSYRK (kn^2 P flops) and the eigenpairs as for the MLPs
  * (ds_diag_ntk_eig).
  *
- * Memory: J holds kn P doubles. When that exceeds the budget jbytes, the rows
- * go in blocks of B rows (two block buffers fit the budget): for each block
- * a, J_a is formed once, K_aa = J_a J_a^T (DSYRK), and every later block b is
- * recomputed to give K_ba = J_b J_a^T (DGEMM): nb (nb + 1)/2 block sweeps,
- * i.e. about nb/2 extra passes of per-sample gradients, and K is exact.
+ * Memory: J holds kn P doubles. When that exceeds the budget jbytes (R rows
+ * of J), the rows go in blocks a of Ba = R - Bb rows, Bb = R/8 (at least one
+ * row each): J_a is formed once, K_aa = J_a J_a^T (DSYRK), and every later
+ * row is recomputed Bb rows at a time to give K_ba = J_b J_a^T (DGEMM):
+ * about nb/2 extra sweeps of per-sample gradients for nb = kn/Ba blocks, and
+ * K is exact.
  * Why not a matrix-free Lanczos on K v = J (J^T v)? J^T v is one n-sample
  * backward with cotangent v, but J u needs a JVP, which cnn.h does not have:
  * without it each product costs a full sweep of per-sample gradients (the
@@ -24,7 +25,7 @@
  * against nb/2 for the blocked K -- and K itself (kn^2, bounded by
  * record.spectra.ntk_max) is needed anyway for the kernel change ||K_t -
  * K_0|| and the eigenvectors of the loss split. The blocked exact K is the
- * cheaper choice unless nb > 2m (J over 80 times the budget at m = 40). */
+ * cheaper choice unless nb > 2m (J some 70 times the budget at m = 40). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -64,24 +65,26 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
     return ds_fail(DS_EINPUT, "diag cnn ntk: k*n = %zu is too large for the NTK matrix", kn);
   size_t rows = jbytes / (sizeof(double) * P); /* rows of J the budget holds */
   int one = rows >= kn;
-  size_t B = one ? kn : rows / 2 > 0 ? rows / 2 : 1;
-  double *Ja = ds_calloc(P * B, sizeof *Ja), *Jb = one ? NULL : ds_calloc(P * B, sizeof *Jb);
+  /* blocks: Ba rows held (the more, the fewer recomputations), Bb recomputed at a time */
+  size_t Bb = one ? 0 : rows / 8 > 0 ? rows / 8 : 1;
+  size_t Ba = one ? kn : rows > Bb ? rows - Bb : 1;
+  double *Ja = ds_calloc(P * Ba, sizeof *Ja), *Jb = one ? NULL : ds_calloc(P * Bb, sizeof *Jb);
   if (!Ja || (!one && !Jb)) {
     free(Ja);
     free(Jb);
     return ds_fail(DS_ENOMEM, "diag cnn ntk: out of memory for %zu rows of the Jacobian (%zu "
-                   "parameters)", one ? B : 2 * B, P);
+                   "parameters)", Ba + Bb, P);
   }
   int rc = DS_OK;
-  for (size_t a0 = 0; a0 < kn && rc == DS_OK; a0 += B) {
-    int na = (int)(kn - a0 < B ? kn - a0 : B);
+  for (size_t a0 = 0; a0 < kn && rc == DS_OK; a0 += Ba) {
+    int na = (int)(kn - a0 < Ba ? kn - a0 : Ba);
     rc = ds_diag_cnn_jacobian(net, theta, X, n, k, (int)a0, na, Ja);
     if (rc != DS_OK) break;
     /* K_aa (lower) = J_a J_a^T; J_a is P x na column-major (a column per row of J) */
     cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, na, (int)P, 1.0, Ja, (int)P, 0.0,
                 K + a0 * kn + a0, (int)kn);
-    for (size_t b0 = a0 + B; b0 < kn && rc == DS_OK; b0 += B) {
-      int nb = (int)(kn - b0 < B ? kn - b0 : B);
+    for (size_t b0 = a0 + Ba; b0 < kn && rc == DS_OK; b0 += Bb) {
+      int nb = (int)(kn - b0 < Bb ? kn - b0 : Bb);
       rc = ds_diag_cnn_jacobian(net, theta, X, n, k, (int)b0, nb, Jb);
       if (rc == DS_OK) /* K_ba = J_b J_a^T (rows b0.., columns a0..: below the diagonal) */
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, nb, na, (int)P, 1.0, Jb, (int)P, Ja,
