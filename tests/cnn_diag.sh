@@ -10,7 +10,9 @@
 #     check fails against another learning rate's replay;
 #   - -n 2 gives the same store bit for bit, teams of 2 ranks to 1e-10;
 #   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
-#     top NTK eigenvalue of the same run's step 0.
+#     top NTK eigenvalue of the same run's step 0;
+#   - a drain (SIGUSR1) and resume equals the uninterrupted run bit for bit
+#     (K_0 of the kernel change comes back from the checkpoint).
 # Skips (77) without h5py or torch.
 . "$(dirname "$0")/lib.sh"
 "$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
@@ -49,8 +51,8 @@ check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h
 drun 3 "$sweep" -o "$T/t.h5" -q --set train.ranks_per_point=2
 check "teams of 2 ranks: every series equal to 1e-10" "$PY" "$DS_SRC/tests/teams_compare.py" "$T/a.h5" "$T/t.h5"
 
-drun 1 "$sweep" -o "$T/l.h5" -q --set optimizer.lr_units=lambda0
-check "lr_units lambda0: eta * lambda_0 = lr for both points" "$PY" - "$T/l.h5" <<'PYEOF'
+drun 1 "$sweep" -o "$T/lam.h5" -q --set optimizer.lr_units=lambda0
+check "lr_units lambda0: eta * lambda_0 = lr for both points" "$PY" - "$T/lam.h5" <<'PYEOF'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "python"))
 import h5py
@@ -65,4 +67,24 @@ for pid, ser in pts.items():
     ok = ok and int(s["ntk/top"][3][0]) == 0 and err <= 1e-12
 sys.exit(0 if ok else 1)
 PYEOF
+
+# ---- drain and resume: K_0 (kernel_change) and the batcher come back ----------
+long=$T/long.yaml
+sed -e 's/^train: {steps: 20}$/train: {steps: 20000}/' -e 's/^  every: 5$/  every: 500/' \
+    -e 's/^    ntk: {every: 5}$/    ntk: {every: 500}/' -e 's/^    batch_ntk: {every: 5}$/    batch_ntk: {every: 500}/' \
+    -e 's/^    layers: {every: 10}$/    layers: {every: 1000}/' -e 's/^    agop: {every: 10}$/    agop: {every: 1000}/' \
+    -e 's/^optimizer: {type: gd, lr: 0.5}$/optimizer: {type: gd, lr: 0.05}/' "$sweep" >"$long"
+[ "$(grep -cE 'steps: 20000|every: 500}|every: 1000}|^  every: 500$|lr: 0.05' "$long")" = 7 ] ||
+  bad "long.yaml: sed did not change all 7 lines"
+drun 1 "$long" -o "$T/lref.h5" -q
+start_bg "$T/l1.log" -n 1 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.1
+while bg_running && [ ! -e "$T/l.h5.journal" ]; do sleep 0.01; done
+sleep 0.5
+kill -USR1 "$SID" || cat "$T/l1.log" >&2
+wait_bg
+check "drain: exit 3 (got $RC)" test "$RC" -eq 3
+drun 1 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
+check "resume continues from a checkpoint" grep -q "from a checkpoint" "$T/l2.log"
+check "resumed CNN sweep with NTK records equals the uninterrupted run bit for bit" \
+  same_points "$T/lref.h5" "$T/l.h5"
 report
