@@ -77,6 +77,7 @@ typedef struct {
   int approx;                   /* 1: also to model.approx lin / quad */
   const char *wrong_model;      /* the message (after "record.spectra.NAME: ") for another model;
                                    one %s: the model.type */
+  const char *wrong_cnn;        /* the same for model.type cnn where it differs (NULL: wrong_model) */
   const char *what;             /* what it computes (docs) */
 } ds_diag_row;
 extern const ds_diag_row ds_diag_rows[];

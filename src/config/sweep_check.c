@@ -390,7 +390,6 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
 static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   const ds_model_spec *m = &c->model;
-  if (m->type == DS_MODEL_CNN) return DS_OK; /* models.c refuses every diagnostic for a CNN */
   for (int i = 0; i < ds_ndiag_rows; i++) {
     const ds_diag_row *d = &ds_diag_rows[i];
     if (!ds_cadence_on(d->cadence(sp))) continue;
@@ -401,7 +400,8 @@ static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c
     const char *at[] = {cad[0], cad[1], cad[2], "model.type", "model.approx", NULL};
     if (!(d->models & 1u << m->type)) {
       at[4] = NULL;
-      snprintf(msg, sizeof msg, d->wrong_model, sw_choice("model.type", m->type));
+      const char *why = m->type == DS_MODEL_CNN && d->wrong_cnn ? d->wrong_cnn : d->wrong_model;
+      snprintf(msg, sizeof msg, why, sw_choice("model.type", m->type));
       return sw_xerr(x, idx, at, "record.spectra.%s: %s", d->name, msg);
     }
     if (!d->approx && m->approx != DS_APPROX_NONE)
