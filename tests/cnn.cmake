@@ -23,3 +23,19 @@ add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c)
 target_link_libraries(cnn_sweep_dump PRIVATE ds_worker ds_config ds_data ds_nn ds_util)
 ds_script_test(cnn_sweep cnn_sweep.sh)
 set_tests_properties(cnn_sweep PROPERTIES SKIP_RETURN_CODE 77)
+
+# issue 26: CNN diagnostics (src/diag/cnn.c, layers.c, agop.c through cnn.h):
+# blocked NTK = one-block NTK, J against central differences, layer statistics,
+# AGOP trace; then PyTorch float64 (functorch jacrev over parameters and inputs,
+# torch.linalg.svdvals of the reshaped kernels; skips, exit 77, without torch).
+ds_mpi_test(test_cnn_diag ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_diag.c 1 ds_diag ds_nn ds_spectra ds_util)
+add_test(NAME cnn_diag_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_diag_torch.py $<TARGET_FILE:test_cnn_diag>)
+set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
+
+# issue 26: CNN diagnostics in a sweep, end to end (tests/cnn_diag.sh): plan's
+# refusals, mpirun -n 1 store against PyTorch float64 (cnn_diag_sweep.py), -n 2
+# equal, lr_units lambda0.
+ds_script_test(cnn_diag cnn_diag.sh)
+set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)

@@ -7,8 +7,9 @@
 #     the same GD from the same weights and data (cnn_sweep.py, 1e-12 rel.);
 #   - SGD with momentum (batch 8) drained with SIGUSR1 mid-point resumes from
 #     its checkpoints and equals an uninterrupted run bit for bit;
-#   - plan refuses what CNN points do not take, with its reason, and layer
-#     lists that do not fit their input (naming the layer);
+#   - plan refuses what CNN points do not take, with its reason (the
+#     diagnostics they take: tests/cnn_diag.sh), and layer lists that do not
+#     fit their input (naming the layer);
 #   - tf_mnist with dropout 0.5: -n 2 = -n 1 bit for bit, != no dropout;
 #     a drained momentum/minibatch sweep with dropout resumes bit for bit.
 # Skips (77) without dataset-fashion-mnist, h5py or torch.
@@ -29,13 +30,11 @@ refuses() { # refuses WHAT MESSAGE --set ...: plan exits 2 and says MESSAGE
 }
 rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the example CNN sweep (exit $rc)" test "$rc" = 0
-refuses "a diagnostic" "record.spectra diagnostics with model.type cnn is not supported (CNN diagnostics are not there yet" \
-  --set record.spectra.ntk.every=10
-refuses "lr_units lambda0" "optimizer.lr_units lambda0 with model.type cnn is not supported" \
-  --set optimizer.lr_units=lambda0
+refuses "the Hessian" "record.spectra.hessian: not supported with model.type cnn (yet): the Hessian of a CNN needs R-operator HVPs" \
+  --set record.spectra.hessian.every=10
 refuses "model.approx" "is not supported (a CNN has biases (model.bias_scale) and draws its weights" \
   --set model.approx=lin
-refuses "series layer_fro" "layer_fro / sv / loss_gap" --set 'record.series=[loss, layer_fro]'
+refuses "optimizer.lr_in" "series loss_gap, lr_in / lr_out or loss.optimum is not supported" --set optimizer.lr_in=0.2
 refuses "the team trainer" "train.distributed: on is not supported with model.type cnn (the team trainer has dense layers)" \
   --set train.distributed=on
 refuses "CNN keys on an MLP" "without model.type cnn is not supported (they are the convolutional net's" \

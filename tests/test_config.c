@@ -856,8 +856,8 @@ static void test_issue3_errors(void) {
   expect_err("cross_entropy labels 2", "name: e\nloss: {reduction: mean, type: cross_entropy}\n", 2, 31,
              "loss.type: cross_entropy needs data.labels: one_hot, got value");
   expect_err("labels on synthetic data", HEAD "data: {labels: one_hot}\n", 3, 16,
-             "data.labels: one_hot needs class labels from a file data set (data.kind idx, libsvm, csv or "
-             "hdf5), got data.kind teacher");
+             "data.labels: one_hot needs class labels from a file data set (data.kind idx, libsvm, csv, "
+             "hdf5, cifar10, cifar100 or svhn), got data.kind teacher");
   expect_err("optimum relu", "name: e\nloss: {reduction: mean, optimum: true}\nmodel: {type: relu}\n", 2, 34,
              "loss.optimum: needs a linear model (model.type linear or e2e), got relu");
   expect_err("optimum relu axis", "name: e\nloss: {reduction: mean, optimum: true}\n"

@@ -70,8 +70,11 @@ typedef enum {
   DS_DATA_LIBSVM = 12,        /* libsvm text "label[;target] i:v ..." (seed 002 gas data) */
   DS_DATA_CSV = 13,           /* CSV: last column target(s) given by target_cols */
   DS_DATA_HDF5 = 14,          /* HDF5 datasets X (n x d_in) and y (n or n x d_out) */
-  DS_DATA_IID_GAUSSIAN = 15   /* x ~ N(0, I), y ~ N(0, I) independent of x (the
+  DS_DATA_IID_GAUSSIAN = 15,  /* x ~ N(0, I), y ~ N(0, I) independent of x (the
                                  trainability study, Sohl-Dickstein 2024) */
+  DS_DATA_CIFAR10 = 16,       /* CIFAR-10 binary batches (3073-byte records), 3 x 32 x 32 */
+  DS_DATA_CIFAR100 = 17,      /* CIFAR-100 binary (3074-byte records), fine or coarse labels */
+  DS_DATA_SVHN = 18           /* SVHN .mat (MAT level 5, X [32,32,3,N] uint8, y 1..10) */
 } ds_data_kind;
 typedef enum {
   DS_LABELS_VALUE = 0,   /* regression targets as given */
@@ -175,6 +178,9 @@ typedef struct {
   int whiten;                    /* whiten inputs so (1/n) X X^T = I (train statistics) */
   double test_fraction;          /* files without a test file: last fraction becomes test */
   int libsvm_target_after_semicolon; /* "label;target": use the value after ';' */
+  /* --- issue 26 --- */
+  int cifar100_coarse;           /* cifar100: the 20 coarse labels instead of the 100 fine ones */
+  int standardize_channels;      /* per-channel zero mean, unit variance (train statistics) */
 } ds_data_spec;
 
 typedef struct {

@@ -8,6 +8,9 @@ typedef struct {
   int n, d_in, d_out;
   double *X; /* d_in x n */
   double *Y; /* d_out x n */
+  /* issue 26: the image shape of a column (CHW order, c*h*w = d_in) when the
+   * data kind fixes it (cifar10, cifar100, svhn: 3 x 32 x 32); 0 = not known */
+  int c, h, w;
 } ds_dataset;
 
 /* Random linear teacher of given rank: T = U diag(s) V^T (d_out x d_in) with
@@ -33,7 +36,8 @@ int ds_dataset_alloc(ds_dataset *d, int n, int d_in, int d_out);
  * ds_data_kind, then preprocessing in this order: class subset, train/test
  * pools (test_path, else the last test_fraction, shuffled first with
  * random_subset), first/random n_train / n_test, pixel scaling,
- * standardisation, whitening (train statistics), label mode. Draws only from
+ * standardisation (per feature, or per channel: standardize_channels),
+ * whitening (train statistics), label mode. Draws only from
  * rng. A missing or malformed file gives DS_EINPUT with "PATH: what is wrong"
  * ("PATH:LINE: ..." in text files). test may come back with n = 0.
  * Conventions (docs/data.md): pm1 maps class index 0 (first listed class, or
@@ -79,6 +83,20 @@ typedef struct {
 int ds_batcher_init(ds_batcher *bt, int n, int b, const ds_rng *rng);
 void ds_batcher_free(ds_batcher *bt);
 const int *ds_batcher_next(ds_batcher *bt, int *idx_buf); /* b indices into idx_buf */
+/* ============================ issue 26 ============================ */
+/* 1 for the kinds read from files (idx, libsvm, csv, hdf5, cifar10, cifar100, svhn). */
+int ds_data_is_file_kind(ds_data_kind k);
+/* The image shape (C, H, W) the data kind fixes: 3 x 32 x 32 for cifar10,
+ * cifar100 and svhn (returns 1); 0 and C = H = W = 0 for the other kinds.
+ * A CNN without model.image takes it (src/worker/cnnpoint.c), and so does
+ * data.standardize_channels. */
+int ds_data_image_shape(const ds_data_spec *spec, int *C, int *H, int *W);
+/* The files a data path stands for: path itself, or for a directory (cifar10
+ * and cifar100 only) the batch files in it: cifar10 data_batch_*.bin in
+ * numeric order (test = 1: test_batch.bin), cifar100 train.bin (test.bin).
+ * *files is one malloc'd block of *n paths of DS_MAX_PATH characters. A
+ * directory for another kind, or one without those files, is DS_EINPUT. */
+int ds_data_files(ds_data_kind kind, const char *path, int test, char (**files)[DS_MAX_PATH], int *n);
 /* Gather the columns idx[0..b) of d into Xb (d_in x b) and Yb (d_out x b). */
 void ds_dataset_gather(const ds_dataset *d, const int *idx, int b, double *Xb, double *Yb);
 #endif

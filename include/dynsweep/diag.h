@@ -9,6 +9,7 @@
  * sizes are stated; the worker turns them into series. */
 #ifndef DYNSWEEP_DIAG_H
 #define DYNSWEEP_DIAG_H
+#include "dynsweep/cnn.h"
 #include "dynsweep/config.h"
 #include "dynsweep/nn.h"
 #include "dynsweep/spectra.h"
@@ -100,4 +101,35 @@ int ds_diag_activations(ds_team *t, const ds_mlp *m, const double *theta, const 
  * (the loss gradient at the zero output), theta~ = sqrt(L) theta / ||theta||. */
 double ds_diag_escape(const ds_mlp *m, const double *theta, const double *X, const double *Y,
                       const ds_loss *l, ds_mlp_work *w);
+/* ---- convolutional nets (issue 26; model.type cnn), through cnn.h only ----
+ * The same quantities as above for a ds_cnn (k = its outputs, n samples,
+ * the net's work space must hold n samples); each call runs the forward
+ * passes it needs, so the net's stored activations change.
+ *
+ * Layer spectra: the weight matrices of ds_cnn_weight (conv kernels as C_out x
+ * C_in s^2, then the readout d_out x d_in): out as ds_diag_layers' with
+ * ds_cnn_nweights layers; ds_diag_cnn_weight_sv: min(rows, cols) singular
+ * values of matrix i, descending (ds_svd_values on the team). */
+int ds_diag_cnn_layers(ds_team *t, const ds_cnn *net, const double *theta, int k, double *out);
+int ds_diag_cnn_weight_sv(ds_team *t, const ds_cnn *net, const double *theta, int i, double *s);
+/* Rows [r0, r0 + nr) of the Jacobian J = dF/dtheta (kn x P, row o + k i =
+ * grad_theta f_o(x_i)), as the columns of J (P x nr, column-major), from
+ * per-sample gradients (a 1-sample forward, k unit-cotangent backwards). */
+int ds_diag_cnn_jacobian(ds_cnn *net, const double *theta, const double *X, int n, int k, int r0,
+                         int nr, double *J);
+/* K = J J^T (kn x kn, full) with at most jbytes of J held at a time (blocks
+ * of rows recomputed when J does not fit; src/diag/cnn.c says why not
+ * Lanczos). One rank; no team. */
+int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, int n, int k,
+                           size_t jbytes, double *K);
+/* As ds_diag_ntk: top eigenvalues (and eigenvectors), K written to K if
+ * not NULL. */
+int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
+                    size_t jbytes, int topk, double *evals, double *evecs, double *K);
+/* The worker's budget for J (bytes). */
+#define DS_DIAG_CNN_JBYTES ((size_t)1 << 30)
+/* As ds_diag_agop over the input pixels (d = C H W, CHW order), through
+ * ds_cnn_input_grad. */
+int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, int k,
+                     const double *Gref, double *G, double *align);
 #endif

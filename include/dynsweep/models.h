@@ -42,7 +42,8 @@ extern const int ds_nmodel_rows;
 int ds_model_act(ds_model_kind t);
 /* model.type cnn: the named net of c's model.net, width, depth and the
  * generic keys (kernel, stride, padding, readout, pool, hidden, dropout),
- * and the image (model.image, or one square channel of data.d_in). */
+ * and the image (model.image, else the data kind's (cifar/svhn: 3 x 32 x
+ * 32), else one square channel of data.d_in). */
 void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *net);
 void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W);
 
@@ -83,6 +84,7 @@ typedef struct {
   int approx;                   /* 1: also to model.approx lin / quad */
   const char *wrong_model;      /* the message (after "record.spectra.NAME: ") for another model;
                                    one %s: the model.type */
+  const char *wrong_cnn;        /* the same for model.type cnn where it differs (NULL: wrong_model) */
   const char *what;             /* what it computes (docs) */
 } ds_diag_row;
 extern const ds_diag_row ds_diag_rows[];

@@ -277,11 +277,19 @@ static double mem_opt_state(ds_opt_kind k) {
 double ds_point_mem_bytes(const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   cnn_shape cs;
-  if (c->model.type == DS_MODEL_CNN) { /* no diagnostics (models.c); the net's work space is */
-    if (!cnn_shape_of(c, &cs)) return 0; /* for max(n_train, n_test) samples (cnnpoint.c) */
+  if (c->model.type == DS_MODEL_CNN) { /* the net's work space is for max(n_train, n_test) */
+    if (!cnn_shape_of(c, &cs)) return 0; /* samples (cnnpoint.c) */
     double n = c->data.n_train, nt = c->data.n_test, nmax = n > nt ? n : nt;
     double words = cs.P * (2.0 + mem_opt_state(c->optimizer.type)) +
                    (n + nt) * (c->data.d_in + c->data.d_out);
+    /* diagnostics (src/diag/cnn.c): J up to its budget (DS_DIAG_CNN_JBYTES, 1 GiB),
+     * K, K_0, the eigenvectors; the AGOP and the input gradients; a batch NTK */
+    double kn = (double)c->data.d_out * n, d0 = c->data.d_in, b = cost_batch(c);
+    double J = kn * cs.P < 134217728.0 ? kn * cs.P : 134217728.0;
+    if (ds_cadence_on(&sp->ntk)) words += J + 3.0 * kn * kn;
+    if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0 + d0 * n;
+    if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n))
+      words += J + (double)c->data.d_out * b * c->data.d_out * b;
     return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
   }
   int dims[65], L = spec_dims(c, dims);
@@ -431,7 +439,31 @@ static double cnn_seconds(const ds_point_cfg *c, const ds_probe *pr) {
   double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (c->data.d_in + c->data.d_out) * 4 * pr->vec +
                  4 * cs.P * pr->vec + t_file(c->data.path) + t_file(c->data.labels_path) +
                  t_file(c->data.test_path) + t_file(c->data.test_labels_path);
-  return fixed + steps * step + cost_records(c) * per_rec;
+  /* diagnostics (src/diag/cnn.c): the NTK from per-sample gradients (n
+   * one-sample forwards, kn backwards; the backward ~2 forwards) and K = J J^T,
+   * then its eigenpairs; the AGOP (one forward, k input-gradient passes, a
+   * d x d DSYRK per output); the layer spectra (an SVD per weight matrix) */
+  const ds_spectra_spec *sp = &c->record.spectra;
+  double n = c->data.n_train, kn = (double)c->data.d_out * n, d0 = c->data.d_in, diag = 0;
+  if (ds_cadence_on(&sp->ntk))
+    diag += ds_cadence_evals(&sp->ntk, c->train.steps) *
+            (t_gemm(pr, 2.0 * (n + 2.0 * kn) * cs.macs, a, k) + t_gemm(pr, kn * kn * cs.P, kn, cs.P) +
+             ds_probe_syev_s(pr, kn));
+  if (ds_cadence_on(&sp->batch_ntk)) {
+    double bb = c->data.d_out * b;
+    diag += ds_cadence_evals(&sp->batch_ntk, c->train.steps) *
+            (t_gemm(pr, 2.0 * (b + 2.0 * bb) * cs.macs, a, k) + t_gemm(pr, bb * bb * cs.P, bb, cs.P) +
+             ds_probe_syev_s(pr, bb));
+  }
+  if (ds_cadence_on(&sp->agop))
+    diag += ds_cadence_evals(&sp->agop, c->train.steps) *
+            (t_gemm(pr, 2.0 * (n + 2.0 * kn) * cs.macs, a, k) + t_gemm(pr, kn * d0 * d0, d0, n));
+  if (ds_cadence_on(&sp->layers) || (c->record.series & DS_REC_LAYER_SV)) {
+    double f = ds_probe_svd_s(pr, k, a) * c->model.depth + ds_probe_svd_s(pr, c->data.d_out, cs.P / c->data.d_out);
+    diag += (ds_cadence_evals(&sp->layers, c->train.steps) +
+             ((c->record.series & DS_REC_LAYER_SV) ? cost_records(c) : 0)) * f;
+  }
+  return fixed + steps * step + cost_records(c) * per_rec + diag;
 }
 
 double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {

@@ -90,9 +90,29 @@ static int in_err(const ds_sweep *sw, int f, int rc, const char *ctx) {
 /* Which data option's file a data-room message is about (it starts "PATH:"). */
 static int data_opt_of(const ds_data_spec *d, const char *msg) {
   const char *p[] = {d->path, d->labels_path, d->test_path, d->test_labels_path};
+  for (int k = 0; k < 4; k += 2) { /* a batch file of a CIFAR directory (issue 26) */
+    struct stat st;
+    char(*list)[DS_MAX_PATH] = NULL;
+    int nl = 0, hit = 0;
+    if (!p[k][0] || stat(p[k], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    char saved[2048];
+    snprintf(saved, sizeof saved, "%s", msg);
+    if (ds_data_files(d->kind, p[k], k == 2, &list, &nl) != DS_OK) {
+      ds_fail(DS_EINPUT, "%s", saved); /* the message being attributed stays */
+      continue;
+    }
+    for (int q = 0; q < nl && !hit; q++) {
+      size_t n = strlen(list[q]);
+      hit = !strncmp(msg, list[q], n) && msg[n] == ':';
+    }
+    free(list);
+    if (hit) return IN_DATA + k;
+  }
   for (int k = 0; k < 4; k++) {
     size_t n = strlen(p[k]);
-    if (n && !strncmp(msg, p[k], n) && msg[n] == ':') return IN_DATA + k;
+    /* "DIR/data_batch_2.bin: ..." is about a directory's batch file (issue 26) */
+    if (n && !strncmp(msg, p[k], n) && (msg[n] == ':' || msg[n] == '/' || p[k][n - 1] == '/'))
+      return IN_DATA + k;
   }
   return IN_DATA;
 }
@@ -107,13 +127,14 @@ static void dims_text(const int *dims, int depth, char *buf, size_t n) {
 /* ---- the checks ------------------------------------------------------------ */
 
 static int is_file_kind(ds_data_kind k) {
-  return k == DS_DATA_IDX || k == DS_DATA_LIBSVM || k == DS_DATA_CSV || k == DS_DATA_HDF5;
+  return ds_data_is_file_kind(k);
 }
 
 /* What of a data spec the loaders and the split depend on (paths cannot be axes). */
 static void data_key(const ds_data_spec *d, char *buf, size_t n) {
-  size_t used = (size_t)snprintf(buf, n, "%d|%d|%d|%d|%.17g|%d|", (int)d->kind, (int)d->labels, d->d_out,
-                                 d->libsvm_target_after_semicolon, d->test_fraction, d->n_test);
+  size_t used = (size_t)snprintf(buf, n, "%d|%d|%d|%d|%.17g|%d|%d|", (int)d->kind, (int)d->labels, d->d_out,
+                                 d->libsvm_target_after_semicolon, d->test_fraction, d->n_test,
+                                 d->cifar100_coarse);
   for (int i = 0; i < d->nclasses && used < n; i++)
     used += (size_t)snprintf(buf + used, n - used, "%d,", d->classes[i]);
 }
@@ -290,17 +311,37 @@ int ds_sweep_inputs_hash(const ds_sweep *sw, char **list, uint64_t *hash) {
   char *out = ds_calloc(cap, 1);
   if (!out) return DS_ENOMEM;
   for (int k = 0; k < DS_NFILE_OPTS; k++) {
+    /* a directory of CIFAR batches (data.path / data.test_path): its files,
+     * which differ for the two even when both name the same directory */
+    struct stat st;
+    int isdir = (k == IN_DATA || k == IN_TEST) && stat(files[k], &st) == 0 && S_ISDIR(st.st_mode);
     int dup = 0;
     for (int j = 0; j < k; j++) dup |= !strcmp(files[j], files[k]);
-    if (!files[k][0] || dup) continue;
-    uint64_t h = 0;
-    long long size = 0;
-    int rc = file_hash(files[k], &h, &size);
+    if (!files[k][0] || (dup && !isdir)) continue;
+    char(*list)[DS_MAX_PATH] = NULL;
+    int nl = 1, rc = DS_OK;
+    if (isdir) rc = ds_data_files(b->data.kind, files[k], k == IN_TEST, &list, &nl);
+    for (int q = 0; rc == DS_OK && q < nl; q++) {
+      const char *f = list ? list[q] : files[k];
+      uint64_t h = 0;
+      long long size = 0;
+      if ((rc = file_hash(f, &h, &size)) != DS_OK) break;
+      if (used + strlen(f) + 64 > cap) {
+        char *no = realloc(out, cap * 2);
+        if (!no) {
+          rc = DS_ENOMEM;
+          break;
+        }
+        out = no;
+        cap *= 2;
+      }
+      used += (size_t)snprintf(out + used, cap - used, "%s\t%lld\t%016" PRIx64 "\n", f, size, h);
+    }
+    free(list);
     if (rc != DS_OK) {
       free(out);
       return rc;
     }
-    used += (size_t)snprintf(out + used, cap - used, "%s\t%lld\t%016" PRIx64 "\n", files[k], size, h);
   }
   *hash = ds_fnv1a(out, used, ds_fnv1a("dynsweep-inputs-v1\n", 19, 0));
   *list = out;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dynsweep/data.h"
 #include "dynsweep/models.h"
 #include "dynsweep/nn.h"
 
@@ -50,7 +51,7 @@ void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W) {
   const ds_model_spec *m = &c->model;
   if (m->nimage == 3) {
     *C = m->image[0], *H = m->image[1], *W = m->image[2];
-  } else {
+  } else if (!ds_data_image_shape(&c->data, C, H, W)) { /* cifar/svhn: 3 x 32 x 32 */
     *C = 1;
     *H = *W = (int)lround(sqrt((double)c->data.d_in));
   }
@@ -85,13 +86,10 @@ static int has_cnn_opts(const ds_point_cfg *c) {
                          m->pool_every != 1 || m->pool_size != 2 || m->hidden != 0 ||
                          m->dropout != 0 || m->overparam);
 }
-/* The default record.series (the first six) is a CNN's loss, test_loss,
- * grad_norm and param_norm (point.c leaves out layer_fro, layer_sv); naming
- * MLP series otherwise is refused. */
+/* The MLP-only options of record.series and the optimiser (layer_fro and
+ * sv/W<l> are a CNN's weight matrices: its conv kernels and readout). */
 static int has_cnn_not_loss_series(const ds_point_cfg *c) {
-  unsigned other = DS_REC_LAYER_FRO | DS_REC_LAYER_SV | DS_REC_LOSS_GAP, def = 63;
-  return has_cnn(c) && ((c->record.series != def && (c->record.series & other)) ||
-                        c->optimizer.lr_in > 0 ||
+  return has_cnn(c) && ((c->record.series & DS_REC_LOSS_GAP) || c->optimizer.lr_in > 0 ||
                         c->optimizer.lr_out > 0 || c->loss.optimum);
 }
 static int has_tanh(const ds_point_cfg *c) { return c->model.type == DS_MODEL_TANH; }
@@ -124,10 +122,6 @@ static int has_lp(const ds_point_cfg *c) { return c->loss.type == DS_LOSS_LP; }
 static int has_tol(const ds_point_cfg *c) { return c->train.tol > 0; }
 static int has_dist_on(const ds_point_cfg *c) { return c->train.distributed == DS_DIST_ON; }
 static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->record.spectra); }
-static int has_cnn_spectra(const ds_point_cfg *c) { return has_cnn(c) && has_spectra(c); }
-static int has_lambda0_cnn(const ds_point_cfg *c) {
-  return has_cnn(c) && c->optimizer.lr_units == DS_LR_LAMBDA0;
-}
 
 #define TILE_NETS "tiles train linear, relu and tanh nets"
 /* issue 26: what no trainer takes for CNNs yet (the point trainer's
@@ -136,8 +130,6 @@ static int has_lambda0_cnn(const ds_point_cfg *c) {
 #define CNN_ONLY "they are the convolutional net's; set model.type cnn"
 #define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says"
 #define MLP_ONLY "they are defined for an MLP's weight matrices"
-#define CNN_DIAG "CNN diagnostics are not there yet (issue 26)"
-#define CNN_NTK "the NTK at initialisation of a CNN is not computed yet"
 #define IMG "model.image=[1,1,2]"
 #define ONE_RANK "the end-to-end update is one-rank"
 /* Order: the first row that refuses a point for a trainer is its reason, so
@@ -156,15 +148,10 @@ const ds_net_feature ds_net_features[] = {
      "than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
      has_cnn_mlp_opts,
      {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=lin"},
-    {"model.type cnn with series layer_fro / sv / loss_gap, lr_in / lr_out or loss.optimum",
+    {"model.type cnn with series loss_gap, lr_in / lr_out or loss.optimum",
      {"record.series", "optimizer.lr_in", "optimizer.lr_out", "loss.optimum"},
      has_cnn_not_loss_series,
      {MLP_ONLY, MLP_ONLY, MLP_ONLY}, "model.type=cnn " IMG " optimizer.lr_in=0.2"},
-    {"record.spectra diagnostics with model.type cnn", {"model.type"},
-     has_cnn_spectra, {CNN_DIAG, CNN_DIAG, CNN_DIAG},
-     "model.type=cnn " IMG " record.spectra.layers.every=10"},
-    {"optimizer.lr_units lambda0 with model.type cnn", {"optimizer.lr_units", "model.type"},
-     has_lambda0_cnn, {CNN_NTK, CNN_NTK, CNN_NTK}, "model.type=cnn " IMG " optimizer.lr_units=lambda0"},
     {"model.type cnn", {"model.type"}, has_cnn,
      {NULL, "tiles train linear, relu and tanh MLPs", "the team trainer has dense layers"},
      "model.type=cnn " IMG},
@@ -244,21 +231,31 @@ CAD(escape)
 #define ALL (M(DS_MODEL_LINEAR) | M(DS_MODEL_RELU) | M(DS_MODEL_E2E) | M(DS_MODEL_TANH))
 #define NETS (M(DS_MODEL_LINEAR) | M(DS_MODEL_RELU) | M(DS_MODEL_TANH))
 #define EXACT "not supported with model.type %s (yet); use model.type linear for the same network"
+#define CNN(k) (M(DS_MODEL_CNN) | (k))
+#define HESS_CNN "not supported with model.type %s (yet): the Hessian of a CNN needs R-operator " \
+                 "HVPs through the convolutions, which are not built yet (issue 26)"
 
 const ds_diag_row ds_diag_rows[] = {
-    {"layers", cad_layers, ALL, 1, NULL, "singular values and norms of each W_l"},
+    {"layers", cad_layers, CNN(ALL), 1, NULL, NULL,
+     "singular values and norms of each W_l (a CNN: each conv kernel as C_out x C_in s^2, "
+     "then the readout)"},
     {"e2e", cad_e2e, M(DS_MODEL_LINEAR) | M(DS_MODEL_E2E), 1,
-     "needs a linear model (model.type linear or e2e), got %s",
+     "needs a linear model (model.type linear or e2e), got %s", NULL,
      "W_{1:N}'s singular values, balancedness, deficiency margin"},
     {"activations", cad_activations, M(DS_MODEL_RELU), 1,
-     "needs model.type relu (activations of a ReLU net), got %s",
+     "needs model.type relu (activations of a ReLU net), got %s", NULL,
      "singular values of each hidden Z^sigma_l, nonlinearity ratio"},
-    {"agop", cad_agop, ALL, 1, NULL, "the AGOP and its alignment with a reference"},
-    {"hessian", cad_hessian, NETS, 0, EXACT, "top-k Hessian eigenvalues (Lanczos on HVPs)"},
-    {"hessian_full", cad_hessian_full, NETS, 0, EXACT, "the whole Hessian spectrum"},
-    {"ntk", cad_ntk, NETS, 0, EXACT, "top NTK eigenvalues, critical lr, loss split, kernel change"},
-    {"batch_ntk", cad_batch_ntk, NETS, 0, EXACT, "the NTK of each minibatch"},
-    {"escape", cad_escape, ALL, 1, NULL, "the escape-speed proxy"},
+    {"agop", cad_agop, CNN(ALL), 1, NULL, NULL,
+     "the AGOP (a CNN: over the input pixels, d = C H W) and its alignment with a reference"},
+    {"hessian", cad_hessian, NETS, 0, EXACT, HESS_CNN, "top-k Hessian eigenvalues (Lanczos on HVPs)"},
+    {"hessian_full", cad_hessian_full, NETS, 0, EXACT, HESS_CNN, "the whole Hessian spectrum"},
+    {"ntk", cad_ntk, CNN(NETS), 0, EXACT, NULL,
+     "top NTK eigenvalues, critical lr, loss split, kernel change (a CNN: K = J J^T from "
+     "per-sample gradients)"},
+    {"batch_ntk", cad_batch_ntk, CNN(NETS), 0, EXACT, NULL, "the NTK of each minibatch"},
+    {"escape", cad_escape, ALL, 1, NULL,
+     "not supported with model.type %s: the proxy rescales an MLP's weights to norm sqrt(depth)",
+     "the escape-speed proxy"},
 };
 const int ds_ndiag_rows = (int)(sizeof ds_diag_rows / sizeof ds_diag_rows[0]);
 

@@ -33,7 +33,9 @@ static const char *const data_kinds[] = {"teacher", "whitened",      "gaussian_s
                                          "rank4",   "fullrank",      "two_gaussians",
                                          "circle",  "sphere",        "idx",
                                          "libsvm",  "csv",           "hdf5",
-                                         "iid_gaussian", NULL};
+                                         "iid_gaussian", "cifar10",   "cifar100",
+                                         "svhn",    NULL};
+static const char *const cifar100_label_sets[] = {"fine", "coarse", NULL};
 static const char *const label_modes[] = {"value", "one_hot", "pm1", NULL};
 static const char *const loss_types[] = {"mse", "lp", "cross_entropy", NULL};
 /* Indexed by ds_reduction. */
@@ -136,8 +138,9 @@ const ds_option ds_options[] = {
      "tf_mnist: seed 002's over-parameterisation (each dense layer W a + b becomes W2 W1 a + b, "
      "W1 without bias: + 16C x 16C + d_out x d_out parameters)", 0, 0},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
-     "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = one "
-     "square channel, H = W = sqrt(data.d_in)", LIST(model.nimage), 0},
+     "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = the "
+     "data kind's (cifar10, cifar100, svhn: 3 x 32 x 32), else one square channel, H = W = "
+     "sqrt(data.d_in)", LIST(model.nimage), 0},
     /* ---- data ---- */
     {"data.kind", NULL, DS_OT_ENUM, OFF(data.kind), 0, 0, 0, data_kinds, DS_DATA_TEACHER,
      "teacher", "data set kind (see the table of data kinds)", 0, 0},
@@ -189,6 +192,11 @@ const ds_option ds_options[] = {
     {"data.libsvm_target_after_semicolon", NULL, DS_OT_BOOL,
      OFF(data.libsvm_target_after_semicolon), 0, 1, 0, NULL, 0, "false",
      "libsvm \"label;target\": use the value after ';' as the target", 0, 0},
+    {"data.cifar100_labels", NULL, DS_OT_ENUM, OFF(data.cifar100_coarse), 0, 0, 0, cifar100_label_sets,
+     0, "fine", "cifar100: fine (100 classes) or coarse (20 superclasses) labels", 0, 0},
+    {"data.standardize_channels", NULL, DS_OT_BOOL, OFF(data.standardize_channels), 0, 1, 0, NULL, 0,
+     "false", "per-channel zero mean, unit variance over samples and pixels (train statistics); "
+     "images of cifar10/cifar100/svhn have 3 channels, other data 1", 0, 0},
     /* ---- loss ---- */
     {"loss.type", NULL, DS_OT_ENUM, OFF(loss.type), 0, 0, 0, loss_types, DS_LOSS_MSE, "mse",
      "mse (squared error), lp (|f-y|^p) or cross_entropy (softmax, one-hot labels)", 0, 0},

@@ -127,7 +127,8 @@ static int sw_probe_same(const ds_data_spec *a, const ds_data_spec *b) {
          a->nclasses == b->nclasses &&
          !memcmp(a->classes, b->classes, (size_t)a->nclasses * sizeof a->classes[0]) &&
          a->labels == b->labels && a->test_fraction == b->test_fraction &&
-         a->libsvm_target_after_semicolon == b->libsvm_target_after_semicolon;
+         a->libsvm_target_after_semicolon == b->libsvm_target_after_semicolon &&
+         a->cifar100_coarse == b->cifar100_coarse;
 }
 
 /* ds_data_probe with a small cache (grid points mostly share one data set). */
@@ -257,11 +258,15 @@ static int sw_check_cnn(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
                    m->nimage);
   if ((x->flags & DS_SWEEP_NO_FILES) && sw_is_file_kind(c->data.kind)) return DS_OK;
   long long d = c->data.d_in, C = 1, H = (long long)llround(sqrt((double)d)), W = H;
+  int kc, kh, kw; /* issue 26: the data kind's image shape (cifar10/cifar100/svhn) */
+  int kind_img = !m->nimage && ds_data_image_shape(&c->data, &kc, &kh, &kw);
+  if (kind_img) C = kc, H = kh, W = kw;
   if (m->nimage) C = m->image[0], H = m->image[1], W = m->image[2];
   if (C * H * W != d)
     return sw_xerr(x, idx, SW_AT("model.image", "data.d_in"),
                    "model.image: %s%lld x %lld x %lld holds %lld features, but data.d_in is %lld%s",
-                   m->nimage ? "" : "(default: one square channel) ", C, H, W, C * H * W, d,
+                   m->nimage ? "" : kind_img ? "(default: the data kind's image) "
+                   : "(default: one square channel) ", C, H, W, C * H * W, d,
                    m->nimage ? "" : "; give model.image: [C, H, W]");
   /* the layers of model.net on this image: a kernel or pooling window larger
    * than its input, a residual shortcut whose shape differs from its convs' */
@@ -305,7 +310,7 @@ static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (d->labels != DS_LABELS_VALUE && !sw_is_file_kind(d->kind))
     return sw_xerr(x, idx, SW_AT("data.labels", "data.kind"),
                    "data.labels: %s needs class labels from a file data set (data.kind idx, libsvm, "
-                   "csv or hdf5), got data.kind %s", sw_choice("data.labels", d->labels), kind);
+                   "csv, hdf5, cifar10, cifar100 or svhn), got data.kind %s", sw_choice("data.labels", d->labels), kind);
   if (d->labels == DS_LABELS_PM1 && d->nclasses != 2)
     return sw_xerr(x, idx, SW_AT("data.labels", "data.classes"),
                    "data.labels: pm1 needs exactly two classes in data.classes (e.g. [0, 1]), got %d",
@@ -315,6 +320,14 @@ static int sw_check_labels(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
 
 static int sw_check_data(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_data_spec *d = &c->data;
+  if (d->standardize && d->standardize_channels)
+    return sw_xerr(x, idx, SW_AT("data.standardize_channels", "data.standardize"),
+                   "data.standardize_channels: per-channel standardisation replaces data.standardize "
+                   "(per feature); set only one of them");
+  if (d->cifar100_coarse && d->kind != DS_DATA_CIFAR100)
+    return sw_xerr(x, idx, SW_AT("data.cifar100_labels", "data.kind"),
+                   "data.cifar100_labels: coarse applies to data.kind cifar100, got data.kind %s",
+                   sw_choice("data.kind", d->kind));
   if (d->kind == DS_DATA_WHITENED && d->n_train < d->d_in)
     return sw_xerr(x, idx, SW_AT("data.n_train", "data.d_in", "data.kind"),
                    "data.n_train: whitened data needs n_train >= data.d_in = %d ((1/n) X X^T = I), got %d",
@@ -399,7 +412,6 @@ static int sw_check_loss_optim(sw_ctx *x, const int *idx, const ds_point_cfg *c)
 static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   const ds_model_spec *m = &c->model;
-  if (m->type == DS_MODEL_CNN) return DS_OK; /* models.c refuses every diagnostic for a CNN */
   for (int i = 0; i < ds_ndiag_rows; i++) {
     const ds_diag_row *d = &ds_diag_rows[i];
     if (!ds_cadence_on(d->cadence(sp))) continue;
@@ -410,7 +422,8 @@ static int sw_check_diag_models(sw_ctx *x, const int *idx, const ds_point_cfg *c
     const char *at[] = {cad[0], cad[1], cad[2], "model.type", "model.approx", NULL};
     if (!(d->models & 1u << m->type)) {
       at[4] = NULL;
-      snprintf(msg, sizeof msg, d->wrong_model, sw_choice("model.type", m->type));
+      const char *why = m->type == DS_MODEL_CNN && d->wrong_cnn ? d->wrong_cnn : d->wrong_model;
+      snprintf(msg, sizeof msg, why, sw_choice("model.type", m->type));
       return sw_xerr(x, idx, at, "record.spectra.%s: %s", d->name, msg);
     }
     if (!d->approx && m->approx != DS_APPROX_NONE)

@@ -405,7 +405,7 @@ void sw_kind_shape(ds_data_kind k, int *din, int *dout, int *min_din) {
 }
 
 int sw_is_file_kind(ds_data_kind k) {
-  return k == DS_DATA_IDX || k == DS_DATA_LIBSVM || k == DS_DATA_CSV || k == DS_DATA_HDF5;
+  return ds_data_is_file_kind(k);
 }
 
 /* base with this combo's axis values, nothing derived yet. */

@@ -121,6 +121,10 @@ static int sw_parse_path(sw_ctx *x, const ds_option *o, const ds_yn *v) {
     if (!strcmp(ds_file_opts[k], o->path)) x->s->file_line[k] = v->line, x->s->file_col[k] = v->col;
   if (x->flags & DS_SWEEP_NO_FILES) return DS_OK;
   struct stat st; /* before opening: a FIFO would block, a device never end */
+  /* issue 26: data.path / data.test_path may name a directory of CIFAR batch
+   * files (the loaders refuse a directory for the other kinds) */
+  int dir_ok = !strcmp(o->path, "data.path") || !strcmp(o->path, "data.test_path");
+  if (stat(full, &st) == 0 && dir_ok && S_ISDIR(st.st_mode)) return DS_OK;
   if (stat(full, &st) == 0 && !S_ISREG(st.st_mode))
     return sw_err(x, v->line, v->col, "%s: '%s' is %s, not a regular file; give a data file", o->path,
                   full, S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : S_ISDIR(st.st_mode) ? "a directory"

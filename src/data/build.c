@@ -7,7 +7,8 @@
  *      when random_subset
  *   3. first n_train / n_test samples of the pools (random when shuffled);
  *      n_train beyond the train pool is an error, n_test is capped by the pool
- *   4. pixel_scale, 5. standardise, 6. whiten (train statistics), 7. labels
+ *   4. pixel_scale, 5. standardise (per feature, or per channel of the
+ *      kind's image shape), 6. whiten (train statistics), 7. labels
  * See docs/data.md. */
 #include <cblas.h>
 #include <math.h>
@@ -20,7 +21,7 @@ void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const i
             double *work, const int *lwork, int *info);
 
 static int is_file_kind(ds_data_kind k) {
-  return k == DS_DATA_IDX || k == DS_DATA_LIBSVM || k == DS_DATA_CSV || k == DS_DATA_HDF5;
+  return ds_data_is_file_kind(k);
 }
 
 /* ------------------------------------------------------------ raw tables */
@@ -398,12 +399,48 @@ done:
   return rc;
 }
 
+/* Per-channel (x - mean_c) / std_c: the statistics over every training
+ * sample and pixel of channel c (C channels of d_in / C consecutive features,
+ * CHW order); std 0 is left at 1. */
+static int standardise_channels(ds_dataset *tr, ds_dataset *te, int C) {
+  int d = tr->d_in, n = tr->n;
+  if (C < 1 || d % C)
+    return ds_fail(DS_EINPUT, "data.standardize_channels: %d features do not split into %d channels", d, C);
+  int P = d / C;
+  for (int c = 0; c < C; c++) {
+    double mu = 0.0, var = 0.0;
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < P; k++) mu += tr->X[(size_t)i * d + (size_t)c * P + k];
+    mu /= (double)n * P;
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < P; k++) {
+        double e = tr->X[(size_t)i * d + (size_t)c * P + k] - mu;
+        var += e * e;
+      }
+    double sd = sqrt(var / ((double)n * P));
+    if (!(sd > 0.0)) sd = 1.0;
+    for (int w = 0; w < 2; w++) {
+      ds_dataset *ds = w ? te : tr;
+      for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < P; k++) {
+          double *x = ds->X + (size_t)i * d + (size_t)c * P + k;
+          *x = (*x - mu) / sd;
+        }
+    }
+  }
+  return DS_OK;
+}
+
 static int transform_inputs(const ds_data_spec *s, ds_dataset *tr, ds_dataset *te) {
   if (s->pixel_scale != 0.0 && s->pixel_scale != 1.0) {
     scale_inputs(tr, s->pixel_scale);
     scale_inputs(te, s->pixel_scale);
   }
+  if (s->standardize && s->standardize_channels)
+    return ds_fail(DS_EINPUT, "data: standardize (per feature) and standardize_channels (per channel) "
+                   "both set; give one");
   if (s->standardize) DS_TRY(standardise(tr, te));
+  if (s->standardize_channels) DS_TRY(standardise_channels(tr, te, tr->c > 0 ? tr->c : 1));
   if (s->whiten) DS_TRY(whiten(tr, te));
   return DS_OK;
 }
@@ -417,7 +454,14 @@ int ds_data_build(const ds_data_spec *spec, ds_rng *rng, ds_dataset *train, ds_d
                                     : ds_data_synth(spec, rng, train, test);
   if (rc == DS_OK && train->n < 1)
     rc = ds_fail(DS_EINPUT, "data: the training set is empty");
-  if (rc == DS_OK) rc = transform_inputs(spec, train, test);
+  if (rc == DS_OK && ds_data_image_shape(spec, &train->c, &train->h, &train->w) &&
+      (long long)train->c * train->h * train->w != train->d_in)
+    rc = ds_fail(DS_EINTERNAL, "data: image shape %d x %d x %d but d_in = %d", train->c, train->h,
+                 train->w, train->d_in);
+  if (rc == DS_OK) {
+    test->c = train->c, test->h = train->h, test->w = train->w;
+    rc = transform_inputs(spec, train, test);
+  }
   if (rc != DS_OK) {
     ds_dataset_free(train);
     ds_dataset_free(test);

@@ -30,4 +30,16 @@ int ds_raw_load(const ds_data_spec *spec, int which, int want_x, ds_raw *r);
 /* Whole file (gzip transparently) into a NUL-terminated buffer; a missing
  * file is DS_EINPUT "PATH: cannot open: ...". */
 int ds_gz_slurp(const char *path, char **buf, size_t *len);
+
+/* gzip-transparent reading (files.c); errors are DS_EINPUT naming path. */
+#include <zlib.h>
+int ds_gz_open(const char *path, gzFile *f);
+int ds_gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got);
+
+/* images.c (issue 26): CIFAR-10/100 binary batches (path: a file or a
+ * directory, ds_data_files) and SVHN .mat files, filling r as load_idx does
+ * (class subset applied while reading; which = 1: the test files). */
+int ds_load_cifar(const ds_data_spec *s, const char *path, int which, int want_x, ds_raw *r);
+int ds_load_svhn(const ds_data_spec *s, const char *path, int want_x, ds_raw *r);
+const char *ds_data_kind_name(ds_data_kind k);
 #endif

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -66,6 +67,11 @@ static int gz_read_exact(gzFile f, const char *path, void *buf, size_t n, const 
     return ds_fail(DS_EINPUT, "%s: truncated: expected %zu bytes of %s, found %zu", path, n, what,
                    got);
   return DS_OK;
+}
+
+int ds_gz_open(const char *path, gzFile *f) { return gz_open(path, f); }
+int ds_gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got) {
+  return gz_read(f, path, buf, n, got);
 }
 
 int ds_gz_slurp(const char *path, char **out, size_t *len) {
@@ -731,12 +737,20 @@ int ds_raw_load(const ds_data_spec *s, int which, int want_x, ds_raw *r) {
   const char *path = which ? s->test_path : s->path;
   const char *lpath = which ? s->test_labels_path : s->labels_path;
   int rc;
+  if (s->kind != DS_DATA_CIFAR10 && s->kind != DS_DATA_CIFAR100 && path && path[0]) {
+    struct stat st; /* only the CIFAR kinds read a directory (of batch files) */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      return ds_fail(DS_EINPUT, "%s: is a directory; data.kind %s reads one file (only cifar10 and "
+                     "cifar100 read a directory of batch files)", path, ds_data_kind_name(s->kind));
+  }
   switch (s->kind) {
     case DS_DATA_IDX: return load_idx(s, path, lpath, want_x, r); /* 2: checks pixels, keeps none */
     /* the text formats parse every value whatever want_x says: 2 keeps no X */
     case DS_DATA_LIBSVM: rc = load_libsvm(s, path, want_x == 1, r); break;
     case DS_DATA_CSV: rc = load_csv(s, path, want_x == 1, r); break;
     case DS_DATA_HDF5: rc = load_hdf5(s, path, want_x != 0, r); break;
+    case DS_DATA_CIFAR10: case DS_DATA_CIFAR100: return ds_load_cifar(s, path, which, want_x, r);
+    case DS_DATA_SVHN: return ds_load_svhn(s, path, want_x, r);
     default: return ds_fail(DS_EINTERNAL, "data: kind %d is not a file kind", (int)s->kind);
   }
   if (rc == DS_OK && want_x == 2) { /* checked while reading; not kept */

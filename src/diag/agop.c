@@ -35,6 +35,18 @@ int ds_diag_input_jacobian(const ds_mlp *m, const double *theta, const double *X
   return DS_OK;
 }
 
+/* cos(G, Gref) over the d x d entries; NaN without a reference or for a zero matrix. */
+static double agop_align(const double *G, const double *Gref, int d) {
+  if (!Gref) return NAN;
+  double dot = 0.0, g2 = 0.0, r2 = 0.0;
+  for (size_t q = 0; q < (size_t)d * d; q++) {
+    dot += G[q] * Gref[q];
+    g2 += G[q] * G[q];
+    r2 += Gref[q] * Gref[q];
+  }
+  return g2 > 0.0 && r2 > 0.0 ? dot / (sqrt(g2) * sqrt(r2)) : NAN;
+}
+
 int ds_diag_agop(const ds_mlp *m, const double *theta, const double *X, ds_mlp_work *w,
                  const double *Gref, double *G, double *align) {
   int d = m->dims[0], n = w->n, k = m->dims[m->depth];
@@ -51,18 +63,35 @@ int ds_diag_agop(const ds_mlp *m, const double *theta, const double *X, ds_mlp_w
   for (int c = 0; c < d; c++)
     for (int r = c + 1; r < d; r++) G[(size_t)r * d + c] = G[(size_t)c * d + r];
   free(Jx);
-  if (align) {
-    *align = NAN;
-    if (Gref) {
-      double dot = 0.0, g2 = 0.0, r2 = 0.0;
-      for (size_t q = 0; q < (size_t)d * d; q++) {
-        dot += G[q] * Gref[q];
-        g2 += G[q] * G[q];
-        r2 += Gref[q] * Gref[q];
-      }
-      if (g2 > 0.0 && r2 > 0.0) *align = dot / (sqrt(g2) * sqrt(r2));
-    }
+  if (align) *align = agop_align(G, Gref, d);
+  return DS_OK;
+}
+
+/* issue 26: a CNN through cnn.h's ds_cnn_input_grad. One n-sample forward;
+ * for each output o the cotangent e_o on every sample gives the k-th block of
+ * input gradients (each sample's gradient depends on its own cotangent
+ * column only), dX (d x n) with column i = grad_x f_o(x_i); G accumulates
+ * (1/n) dX dX^T over the k blocks (DSYRK). */
+int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, int k,
+                     const double *Gref, double *G, double *align) {
+  int d = ds_cnn_din(net);
+  double *dX = ds_calloc((size_t)d * n, sizeof *dX), *dF = ds_calloc((size_t)k * n, sizeof *dF);
+  if (!dX || !dF) {
+    free(dX);
+    free(dF);
+    return ds_fail(DS_ENOMEM, "diag cnn agop: out of memory for %d x %d input gradients", d, n);
   }
+  ds_cnn_forward(net, theta, X, n);
+  for (int o = 0; o < k; o++) {
+    for (size_t q = 0; q < (size_t)k * n; q++) dF[q] = q % (size_t)k == (size_t)o ? 1.0 : 0.0;
+    ds_cnn_input_grad(net, theta, X, n, dF, dX);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, d, n, 1.0 / n, dX, d, o ? 1.0 : 0.0, G, d);
+  }
+  for (int c = 0; c < d; c++)
+    for (int r = c + 1; r < d; r++) G[(size_t)r * d + c] = G[(size_t)c * d + r];
+  free(dX);
+  free(dF);
+  if (align) *align = agop_align(G, Gref, d);
   return DS_OK;
 }
 

@@ -52,6 +52,12 @@ void ds_diag_fix_sign(double *v, int n);
  * team, so every member gets the same code. what names the matrix. */
 int ds_diag_root_finite(ds_team *t, const double *A, size_t count, const char *what);
 
+/* The eigen part of the NTK (ntk.c; shared with the CNN's, cnn.c): checks K
+ * (kn x kn, full, on every member) is finite, then top-topk eigenvalues
+ * descending into evals and, with evecs, their sign-fixed eigenvectors
+ * (kn x topk, on every member). K is not changed. */
+int ds_diag_ntk_eig(ds_team *t, int kn, double *K, int topk, double *evals, double *evecs);
+
 /* Frobenius norm of the symmetric n x n matrix from its lower triangle. */
 double ds_diag_sym_fro(const double *S, int n);
 #endif

@@ -89,3 +89,47 @@ int ds_diag_activations(ds_team *t, const ds_mlp *m, const double *theta, const 
   free(s);
   return rc;
 }
+
+/* ---- convolutional nets (issue 26) ---- */
+
+int ds_diag_cnn_weight_sv(ds_team *t, const ds_cnn *net, const double *theta, int i, double *s) {
+  size_t off;
+  int rows, cols;
+  ds_cnn_weight(net, i, &off, &rows, &cols);
+  /* theta's order (cnn.h): a conv kernel is C_out x C_in s^2 row-major (PyTorch's
+   * Conv2d.weight), i.e. its transpose column-major; the readout is column-major.
+   * A matrix and its transpose have the same singular values. */
+  if (i < ds_cnn_nweights(net) - 1) return ds_svd_values(t, cols, rows, theta + off, cols, s);
+  return ds_svd_values(t, rows, cols, theta + off, rows, s);
+}
+
+int ds_diag_cnn_layers(ds_team *t, const ds_cnn *net, const double *theta, int k, double *out) {
+  int nw = ds_cnn_nweights(net), smax = 1, rc = DS_OK;
+  if (k < 0) rc = ds_fail(DS_EINPUT, "diag layers: k = %d must be >= 0", k);
+  for (int i = 0; i < nw; i++) {
+    size_t off;
+    int rows, cols;
+    ds_cnn_weight(net, i, &off, &rows, &cols);
+    int r = rows < cols ? rows : cols;
+    smax = r > smax ? r : smax;
+  }
+  double *s = rc == DS_OK ? ds_calloc((size_t)smax, sizeof *s) : NULL;
+  if (rc == DS_OK && !s) rc = DS_ENOMEM;
+  rc = ds_diag_agree(t, rc);
+  for (int i = 0; i < nw && rc == DS_OK; i++) {
+    size_t off;
+    int rows, cols;
+    ds_cnn_weight(net, i, &off, &rows, &cols);
+    rc = ds_diag_cnn_weight_sv(t, net, theta, i, s);
+    if (rc != DS_OK) {
+      ds_context(rc, "diag layers: W_%d of the CNN", i + 1);
+      break;
+    }
+    const double *W = theta + off;
+    double fro2 = 0.0;
+    for (size_t q = 0; q < (size_t)rows * cols; q++) fro2 += W[q] * W[q];
+    layer_stats(s, rows < cols ? rows : cols, fro2, k, out + (size_t)i * (k + DS_DIAG_LAYER_EXTRA));
+  }
+  free(s);
+  return rc;
+}

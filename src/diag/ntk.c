@@ -53,37 +53,20 @@ static void ntk_matrix(const ds_mlp *m, const double *theta, const ds_mlp_work *
     for (int r = c + 1; r < kn; r++) K[(size_t)r * kn + c] = K[(size_t)c * kn + r];
 }
 
-int ds_diag_ntk(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
-                ds_mlp_work *w, int topk, double *evals, double *evecs, double *K) {
-  int L = m->depth, n = w->n, k = m->dims[L], rc = DS_OK, dmax = 1;
-  for (int l = 0; l <= L; l++) dmax = m->dims[l] > dmax ? m->dims[l] : dmax;
-  size_t kn = (size_t)k * n;
-  if (topk < 0) rc = ds_fail(DS_EINPUT, "diag ntk: topk = %d must be >= 0", topk);
-  if (kn * kn > (size_t)INT_MAX)
-    rc = ds_fail(DS_EINPUT, "diag ntk: k*n = %zu is too large for the NTK matrix", kn);
-  double *Kb = NULL, *Da = NULL, *Db = NULL, *Gd = NULL, *Ga = NULL, *ev = NULL, *Z = NULL;
-  if (rc == DS_OK) {
-    Kb = K ? K : ds_calloc(kn * kn, sizeof *Kb);
-    Da = ds_calloc((size_t)dmax * kn, sizeof *Da);
-    Db = ds_calloc((size_t)dmax * kn, sizeof *Db);
-    Gd = ds_calloc(kn * kn, sizeof *Gd);
-    Ga = ds_calloc((size_t)n * n, sizeof *Ga);
-    ev = ds_calloc(kn, sizeof *ev);
-    if (evecs && t->rank == 0) Z = ds_calloc(kn * kn, sizeof *Z);
-    if (!Kb || !Da || !Db || !Gd || !Ga || !ev || (evecs && t->rank == 0 && !Z)) rc = DS_ENOMEM;
-  }
+int ds_diag_ntk_eig(ds_team *t, int kn_, double *K, int topk, double *evals, double *evecs) {
+  size_t kn = (size_t)kn_;
+  int rc = DS_OK;
+  double *ev = ds_calloc(kn, sizeof *ev), *Z = NULL;
+  if (evecs && t->rank == 0) Z = ds_calloc(kn * kn, sizeof *Z);
+  if (!ev || (evecs && t->rank == 0 && !Z)) rc = DS_ENOMEM;
   rc = ds_diag_agree(t, rc);
   if (rc != DS_OK) goto done;
-  ds_mlp_forward(m, theta, X, w);
-  ntk_matrix(m, theta, w, Kb, Da, Db, Gd, Ga);
-  free(Gd);
-  Gd = NULL;
-  rc = ds_diag_root_finite(t, Kb, kn * kn, "the NTK matrix");
+  rc = ds_diag_root_finite(t, K, kn * kn, "the NTK matrix");
   if (rc != DS_OK) goto done;
   if (evecs)
-    rc = ds_syev(t, (int)kn, Kb, (int)kn, ev, Z, (int)kn);
+    rc = ds_syev(t, (int)kn, K, (int)kn, ev, Z, (int)kn);
   else if (topk > 0)
-    rc = ds_syev_values(t, (int)kn, Kb, (int)kn, ev);
+    rc = ds_syev_values(t, (int)kn, K, (int)kn, ev);
   if (rc != DS_OK) {
     ds_context(rc, "diag ntk");
     goto done;
@@ -104,13 +87,41 @@ int ds_diag_ntk(ds_team *t, const ds_mlp *m, const double *theta, const double *
       rc = ds_fail(DS_EMPI, "diag ntk: MPI_Bcast failed");
   }
 done:
+  free(ev);
+  free(Z);
+  return rc;
+}
+
+int ds_diag_ntk(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                ds_mlp_work *w, int topk, double *evals, double *evecs, double *K) {
+  int L = m->depth, n = w->n, k = m->dims[L], rc = DS_OK, dmax = 1;
+  for (int l = 0; l <= L; l++) dmax = m->dims[l] > dmax ? m->dims[l] : dmax;
+  size_t kn = (size_t)k * n;
+  if (topk < 0) rc = ds_fail(DS_EINPUT, "diag ntk: topk = %d must be >= 0", topk);
+  if (kn * kn > (size_t)INT_MAX)
+    rc = ds_fail(DS_EINPUT, "diag ntk: k*n = %zu is too large for the NTK matrix", kn);
+  double *Kb = NULL, *Da = NULL, *Db = NULL, *Gd = NULL, *Ga = NULL;
+  if (rc == DS_OK) {
+    Kb = K ? K : ds_calloc(kn * kn, sizeof *Kb);
+    Da = ds_calloc((size_t)dmax * kn, sizeof *Da);
+    Db = ds_calloc((size_t)dmax * kn, sizeof *Db);
+    Gd = ds_calloc(kn * kn, sizeof *Gd);
+    Ga = ds_calloc((size_t)n * n, sizeof *Ga);
+    if (!Kb || !Da || !Db || !Gd || !Ga) rc = DS_ENOMEM;
+  }
+  rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) goto done;
+  ds_mlp_forward(m, theta, X, w);
+  ntk_matrix(m, theta, w, Kb, Da, Db, Gd, Ga);
+  free(Gd);
+  Gd = NULL;
+  rc = ds_diag_ntk_eig(t, (int)kn, Kb, topk, evals, evecs);
+done:
   if (Kb != K) free(Kb);
   free(Da);
   free(Db);
   free(Gd);
   free(Ga);
-  free(ev);
-  free(Z);
   return rc;
 }
 

@@ -27,34 +27,60 @@ static int add(ds_traj *tr, int *ix, const char *name, int ncols, const char *de
 
 static int min_i(int a, int b) { return a < b ? a : b; }
 
+/* Weight matrix l (0-based) of the net: rows x cols, and what it is. */
+static void wdims(const ds_diagrec *d, const ds_mlp *m, int l, int *rows, int *cols,
+                  const char **what) {
+  size_t off;
+  if (d->cnn) {
+    ds_cnn_weight(d->cnn, l, &off, rows, cols);
+    *what = l < d->nlayers - 1 ? "conv kernel as C_out x C_in s^2" : "dense readout";
+  } else {
+    *rows = m->dims[l + 1], *cols = m->dims[l], *what = "";
+  }
+}
+
 int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_mlp *m,
-                    const ds_dataset *train, uint64_t seed, int replica) {
+                    ds_cnn *cnn, const ds_dataset *train, uint64_t seed, int replica) {
   const ds_spectra_spec *sp = &c->record.spectra;
   int L = m->depth, k = sp->top_k > 0 ? sp->top_k : 5;
   char name[64], def[256];
   memset(d, 0, sizeof *d);
   d->sp = sp;
   d->k = k;
+  d->cnn = cnn;
+  d->nlayers = cnn ? ds_cnn_nweights(cnn) : L;
+  if (cnn) { /* plan refuses these for CNNs (models.c); a guard for callers that do not plan */
+    const char *no = ds_cadence_on(&sp->hessian) ? "hessian" : ds_cadence_on(&sp->hessian_full)
+                     ? "hessian_full" : ds_cadence_on(&sp->e2e) ? "e2e"
+                     : ds_cadence_on(&sp->activations) ? "activations"
+                     : ds_cadence_on(&sp->escape) ? "escape" : NULL;
+    if (no) return ds_fail(DS_EINPUT, "record.spectra.%s: not available for model.type cnn", no);
+  }
   ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_DIAG);
   size_t maxd = 1;
   for (int l = 0; l <= L; l++) maxd = (size_t)m->dims[l] > maxd ? (size_t)m->dims[l] : maxd;
   size_t kn = (size_t)m->dims[L] * train->n;
   d->kn = (int)kn;
-  size_t need = (size_t)L * (k + DS_DIAG_LAYER_EXTRA) + 4 * maxd + 16 + (size_t)L * (k + 1) + 64;
+  int Lw = d->nlayers;
+  size_t need = (size_t)(L > Lw ? L : Lw) * (k + DS_DIAG_LAYER_EXTRA) + 4 * maxd + 16 +
+                (size_t)L * (k + 1) + 64;
   if (ds_cadence_on(&sp->hessian_full)) need += m->nparams;
   if (ds_cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
   d->buf = ds_calloc(need, sizeof *d->buf);
-  d->col = ds_calloc(maxd + L + 16, sizeof *d->col);
+  d->col = ds_calloc(maxd + L + Lw + 16, sizeof *d->col);
   if (!d->buf || !d->col) return DS_ENOMEM;
 
   if (ds_cadence_on(&sp->layers)) {
     d->layers_on = 1;
-    d->ix_layer_sv = ds_calloc(L, sizeof(int));
+    d->ix_layer_sv = ds_calloc(Lw, sizeof(int));
     if (!d->ix_layer_sv) return DS_ENOMEM;
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < Lw; l++) {
+      int rows, cols;
+      const char *what;
+      wdims(d, m, l, &rows, &cols, &what);
       snprintf(name, sizeof name, "layers/sv/W%d", l + 1);
-      snprintf(def, sizeof def, "top-%d singular values of W_%d (%d x %d), NaN-padded", k, l + 1,
-               m->dims[l + 1], m->dims[l]);
+      snprintf(def, sizeof def, "top-%d singular values of W_%d (%d x %d%s%s), NaN-padded", k,
+               l + 1, rows, cols, what[0] ? ", " : "", what);
       DS_TRY(add(tr, &d->ix_layer_sv[l], name, k, def));
     }
     static const char *stat[DS_DIAG_LAYER_EXTRA][2] = {
@@ -64,7 +90,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
         {"layers/stable_rank", "column l-1: ||W_l||_F^2 / ||W_l||_2^2"},
         {"layers/tail_ratio", "column l-1: sum_{i>=2} s_i^2 / sum_i s_i^2 of W_l"}};
     for (int j = 0; j < DS_DIAG_LAYER_EXTRA; j++)
-      DS_TRY(add(tr, &d->ix_layer_stat[j], stat[j][0], L, stat[j][1]));
+      DS_TRY(add(tr, &d->ix_layer_stat[j], stat[j][0], Lw, stat[j][1]));
   }
   if (ds_cadence_on(&sp->e2e)) {
     int d0 = m->dims[0], dN = m->dims[L];
@@ -204,8 +230,9 @@ void ds_diagrec_free(ds_diagrec *d) {
 
 static int rec_layers(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const ds_mlp *m,
                       const double *theta) {
-  int L = m->depth, k = d->k, w = k + DS_DIAG_LAYER_EXTRA;
-  DS_TRY(ds_diag_layers(team, m, theta, k, d->buf));
+  int L = d->nlayers, k = d->k, w = k + DS_DIAG_LAYER_EXTRA;
+  if (d->cnn) DS_TRY(ds_diag_cnn_layers(team, d->cnn, theta, k, d->buf));
+  else DS_TRY(ds_diag_layers(team, m, theta, k, d->buf));
   for (int l = 0; l < L; l++) DS_TRY(ds_traj_append(tr, d->ix_layer_sv[l], t, d->buf + l * w));
   for (int j = 0; j < DS_DIAG_LAYER_EXTRA; j++) {
     for (int l = 0; l < L; l++) d->col[l] = d->buf[l * w + k + j];
@@ -228,7 +255,11 @@ static int rec_e2e(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
 static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const ds_mlp *m,
                    const double *theta, const ds_dataset *train, const ds_loss *l,
                    ds_mlp_work *w, double loss) {
-  DS_TRY(ds_diag_ntk(team, m, theta, train->X, w, d->nvec, d->buf, d->evecs, d->K));
+  if (d->cnn)
+    DS_TRY(ds_diag_cnn_ntk(team, d->cnn, theta, train->X, train->n, train->d_out,
+                           DS_DIAG_CNN_JBYTES, d->nvec, d->buf, d->evecs, d->K));
+  else
+    DS_TRY(ds_diag_ntk(team, m, theta, train->X, w, d->nvec, d->buf, d->evecs, d->K));
   size_t kk = (size_t)d->kn * d->kn;
   if (!d->have_K0) {
     memcpy(d->K0, d->K, kk * sizeof(double));
@@ -241,7 +272,8 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
   DS_TRY(ds_traj_append(tr, d->ix_ntk_change, t, &change));
   if (d->ix_ntk_le >= 0) {
     /* residual r = F - Y on the training set, (output, sample) order */
-    const double *F = ds_mlp_forward(m, theta, train->X, w);
+    const double *F = d->cnn ? ds_cnn_forward(d->cnn, theta, train->X, train->n)
+                             : ds_mlp_forward(m, theta, train->X, w);
     for (int i = 0; i < d->kn; i++) d->r[i] = F[i] - train->Y[i];
     double *le = d->col, *gt = d->col + 8;
     ds_diag_loss_split(l, d->r, d->kn, d->evecs, d->nvec, d->sp->split, d->sp->nsplit, le, gt);
@@ -255,7 +287,11 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
 static int rec_batch_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const ds_mlp *m,
                          const double *theta, const ds_diag_batch *b) {
   double ev;
-  DS_TRY(ds_diag_ntk(team, m, theta, b->Xb, b->wb, 1, &ev, NULL, d->Kb));
+  if (d->cnn)
+    DS_TRY(ds_diag_cnn_ntk(team, d->cnn, theta, b->Xb, b->n, m->dims[m->depth],
+                           DS_DIAG_CNN_JBYTES, 1, &ev, NULL, d->Kb));
+  else
+    DS_TRY(ds_diag_ntk(team, m, theta, b->Xb, b->wb, 1, &ev, NULL, d->Kb));
   double crit = ds_diag_critical_lr(b->lb, ev);
   if (b->lr > crit) d->batch_catapults++;
   double count = (double)d->batch_catapults;
@@ -288,12 +324,16 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
       DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch));
   }
   if (d->batch_own && batch && ds_cadence_due(&sp->batch_ntk, t, T, last, rose)) {
-    ds_diag_batch full = {train->X, w, l, batch->lr}; /* full-batch GD: the whole set */
+    ds_diag_batch full = {train->X, w, l, batch->lr, train->n}; /* full-batch GD: the whole set */
     DS_TRY(rec_batch_ntk(d, tr, team, t, m, theta, batch->Xb ? batch : &full));
   }
   if (d->agop_on && ds_cadence_due(&sp->agop, t, T, last, rose)) {
     double align;
-    DS_TRY(ds_diag_agop(m, theta, train->X, w, d->Gref, d->G, &align));
+    if (d->cnn)
+      DS_TRY(ds_diag_cnn_agop(d->cnn, theta, train->X, train->n, train->d_out, d->Gref, d->G,
+                              &align));
+    else
+      DS_TRY(ds_diag_agop(m, theta, train->X, w, d->Gref, d->G, &align));
     if (!d->Gref) align = NAN;
     DS_TRY(ds_traj_append(tr, d->ix_agop, t, &align));
   }

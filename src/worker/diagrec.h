@@ -20,12 +20,15 @@ typedef struct {
   int batch_on, batch_own, kb, ix_bcrit, ix_bcount; /* SGD: the NTK of each step's minibatch */
   int64_t batch_catapults;                /* evaluated steps with lr > batch eta_crit */
   double *Kb;
+  ds_cnn *cnn; /* model.type cnn: the net (point.c's); its weight matrices are the layers */
+  int nlayers; /* weight matrices: the MLP's depth, or ds_cnn_nweights */
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
 } ds_diagrec;
 
 int ds_cadence_due(const ds_cadence *c, int64_t t, int64_t T, int last, int rose);
+/* cnn: model.type cnn's net (m is then point.c's d_in -> d_out stand-in), else NULL. */
 int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_mlp *m,
-                    const ds_dataset *train, uint64_t seed, int replica);
+                    ds_cnn *cnn, const ds_dataset *train, uint64_t seed, int replica);
 /* Records every diagnostic due at step t (theta = theta_t, loss its loss). */
 /* The step's minibatch (SGD; NULL Xb for full batch) and the lr of its update. */
 typedef struct {
@@ -33,6 +36,7 @@ typedef struct {
   ds_mlp_work *wb;
   const ds_loss *lb;
   double lr;
+  int n; /* samples in Xb */
 } ds_diag_batch;
 int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cfg *c, int64_t t,
                     int last, int rose, const ds_mlp *m, const double *theta,

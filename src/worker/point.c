@@ -326,7 +326,11 @@ static int lr_per_lambda0(point_state *st, ds_team *team) {
     return ds_fail(DS_EINPUT, "optimizer.lr_units: lambda0 needs the NTK at initialisation: not "
                    "available for %s", st->dist ? "train.distributed" : "model.type e2e");
   double lam = NAN;
-  DS_TRY(ds_diag_ntk(team, &st->mlp, st->theta, st->train.X, &st->wtrain, 1, &lam, NULL, NULL));
+  if (st->cnn)
+    DS_TRY(ds_diag_cnn_ntk(team, st->cnn, st->theta, st->train.X, st->train.n, st->train.d_out,
+                           DS_DIAG_CNN_JBYTES, 1, &lam, NULL, NULL));
+  else
+    DS_TRY(ds_diag_ntk(team, &st->mlp, st->theta, st->train.X, &st->wtrain, 1, &lam, NULL, NULL));
   if (!(lam > 0) || !isfinite(lam))
     return ds_fail(DS_EINPUT, "optimizer.lr_units: lambda0: the NTK's top eigenvalue at "
                    "initialisation is %g", lam);
@@ -354,18 +358,22 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   DS_TRY(setup_data(sw, p, st));
   if (c->optimizer.lr_units == DS_LR_LAMBDA0) DS_TRY(lr_per_lambda0(st, team));
   c = st->c;
-  if (st->cnn) { /* the default series' layer_fro, layer_sv are an MLP's (models.c) */
-    st->cfg = *c;
-    st->cfg.record.series &= ~(unsigned)(DS_REC_LAYER_FRO | DS_REC_LAYER_SV);
-    c = st->c = &st->cfg;
-  }
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->dist ? st->dt.nloc : st->mlp.nparams));
-  DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, &st->ix));
-  DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, &st->train, sw->seed, p->replica));
-  int maxd = 1;
+  DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, st->cnn, &st->ix));
+  DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, st->cnn, &st->train, sw->seed, p->replica));
+  int maxd = 1, nrow = st->mlp.depth + 1;
   for (int l = 0; l <= st->mlp.depth; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
+  if (st->cnn) { /* the weight matrices of cnn.h: conv kernels, then the readout */
+    nrow = ds_cnn_nweights(st->cnn);
+    for (int l = 0; l < nrow; l++) {
+      size_t off;
+      int rows, cols;
+      ds_cnn_weight(st->cnn, l, &off, &rows, &cols);
+      maxd = rows > maxd ? rows : cols > maxd ? cols : maxd;
+    }
+  }
   st->svbuf = ds_calloc(maxd, sizeof(double));
-  st->rowbuf = ds_calloc(st->mlp.depth + 1, sizeof(double));
+  st->rowbuf = ds_calloc(nrow, sizeof(double));
   return st->svbuf && st->rowbuf ? DS_OK : DS_ENOMEM;
 }
 
@@ -408,6 +416,20 @@ static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double
     DS_TRY(ds_traj_append(tr, ix->param_norm, t, &g));
   }
   int L = m->depth;
+  if (st->cnn) { /* issue 26: the conv kernels (C_out x C_in s^2) and the readout */
+    int nw = ds_cnn_nweights(st->cnn);
+    for (int l = 0; l < nw; l++) {
+      size_t off;
+      int rows, cols;
+      ds_cnn_weight(st->cnn, l, &off, &rows, &cols);
+      st->rowbuf[l] = cblas_dnrm2(rows * cols, st->theta + off, 1);
+      if (ix->sv[l] < 0) continue;
+      DS_TRY(ds_diag_cnn_weight_sv(team, st->cnn, st->theta, l, st->svbuf));
+      DS_TRY(ds_traj_append(tr, ix->sv[l], t, st->svbuf));
+    }
+    if (ix->layer_fro >= 0) DS_TRY(ds_traj_append(tr, ix->layer_fro, t, st->rowbuf));
+    return DS_OK;
+  }
   if (ix->layer_fro >= 0 && st->dist) {
     ds_dtrain_layer_fro(&st->dt, st->rowbuf);
     DS_TRY(ds_traj_append(tr, ix->layer_fro, t, st->rowbuf));
@@ -816,7 +838,7 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     }
     if (!diverged) {
       int rose = t > 0 && ds_worker_loss_rose(st.prev_loss, step_loss, c->record.spectra.loss_rise_rel);
-      ds_diag_batch db = {st.batch ? st.Xb : NULL, &st.wbatch, &st.loss_batch, lr};
+      ds_diag_batch db = {st.batch ? st.Xb : NULL, &st.wbatch, &st.loss_batch, lr, st.batch};
       rc = ds_diagrec_step(&st.diag, tr, team, c, t, last, rose, &st.mlp, st.theta, &st.train,
                            &st.loss_train, &st.wtrain, loss, &db);
       if (rc != DS_OK) break;

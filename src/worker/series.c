@@ -25,8 +25,10 @@ static const char *loss_text(const ds_point_cfg *c, const char *set, int n, char
 
 static int want(const ds_point_cfg *c, unsigned bit) { return (c->record.series & bit) != 0; }
 
-int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, ds_series_ix *ix) {
+int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, const ds_cnn *cnn,
+                  ds_series_ix *ix) {
   char def[256];
+  if (cnn) L = ds_cnn_nweights(cnn);
   int linear = c->model.type != DS_MODEL_RELU;
   ix->loss = want(c, DS_REC_LOSS)
                  ? ds_traj_add(tr, "loss", 1, "1", loss_text(c, "training", c->data.n_train, def, sizeof def))
@@ -60,19 +62,27 @@ int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, ds
                        : -1;
   ix->layer_fro = want(c, DS_REC_LAYER_FRO)
                       ? ds_traj_add(tr, "layer_fro", L, "1",
-                                    "column l-1: ||W_l||_F, Frobenius norm of layer l's weights")
+                                    cnn ? "column l-1: ||W_l||_F, Frobenius norm of weight matrix "
+                                          "l (the conv kernels, then the dense readout)"
+                                        : "column l-1: ||W_l||_F, Frobenius norm of layer l's weights")
                       : -1;
   ix->sv = calloc(L, sizeof *ix->sv);
   if (!ix->sv) return ds_fail(DS_ENOMEM, "out of memory");
   for (int l = 0; l < L; l++) {
     ix->sv[l] = -1;
     if (!want(c, DS_REC_LAYER_SV)) continue;
-    int mn = dims[l + 1] < dims[l] ? dims[l + 1] : dims[l];
+    int rows = dims[l + 1], cols = dims[l];
+    if (cnn) {
+      size_t off;
+      ds_cnn_weight(cnn, l, &off, &rows, &cols);
+    }
+    int mn = rows < cols ? rows : cols;
     int k = c->record.top_k < mn ? c->record.top_k : mn;
     char name[32];
     snprintf(name, sizeof name, "sv/W%d", l + 1);
-    snprintf(def, sizeof def, "top-%d singular values of W_%d (%d x %d), descending, ScaLAPACK pdgesvd",
-             k, l + 1, dims[l + 1], dims[l]);
+    snprintf(def, sizeof def, "top-%d singular values of W_%d (%d x %d%s), descending, ScaLAPACK pdgesvd",
+             k, l + 1, rows, cols,
+             !cnn ? "" : l < L - 1 ? ", conv kernel as C_out x C_in s^2" : ", dense readout");
     ix->sv[l] = ds_traj_add(tr, name, k, "1", def);
   }
   /* ds_traj_add returns -code on failure; -1 means "not recorded" */

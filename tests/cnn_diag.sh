@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# cnn_diag.sh -- issue 26: the diagnostics of CNN points, end to end.
+# tests/sweeps/cnn_diag.yaml (a 2-conv-layer CNN on 4 x 4 images of the rank-2
+# task; GD and SGD with layer spectra, NTK, batch NTK and AGOP recorded):
+#   - plan takes it, and refuses what CNNs do not have yet with the reason
+#     (Hessian: R-operator HVPs through conv; escape);
+#   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
+#     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
+#     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
+#     check fails against another learning rate's replay;
+#   - -n 2 gives the same store bit for bit, teams of 2 ranks to 1e-10;
+#   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
+#     top NTK eigenvalue of the same run's step 0;
+#   - a drain (SIGUSR1) and resume equals the uninterrupted run bit for bit
+#     (K_0 of the kernel change comes back from the checkpoint).
+# Skips (77) without h5py or torch.
+. "$(dirname "$0")/lib.sh"
+"$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
+sweep=$DS_SRC/tests/sweeps/cnn_diag.yaml
+DUMP=$DS_BUILD/tests/cnn_sweep_dump
+
+said() { [ "$1" = 2 ] && grep -qF -- "$2" "$T/err"; }
+refuses() { # refuses WHAT MESSAGE --set ...: plan exits 2 and says MESSAGE
+  local what=$1 msg=$2; shift 2
+  local rc; rc=$(code "$DYNSWEEP" plan "$sweep" "$@")
+  said "$rc" "$msg" || cat "$T/err" >&2
+  check "plan refuses $what (exit $rc): $msg" said "$rc" "$msg"
+}
+rc=$(code "$DYNSWEEP" plan "$sweep")
+check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
+refuses "the Hessian" "record.spectra.hessian: not supported with model.type cnn (yet): the Hessian of a CNN needs R-operator HVPs" \
+  --set record.spectra.hessian.every=10
+refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet)" \
+  --set record.spectra.hessian_full.every=10
+refuses "the escape proxy" "record.spectra.escape: not supported with model.type cnn" \
+  --set record.spectra.escape.every=10
+refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
+  --set record.spectra.activations.every=10
+
+drun 1 "$sweep" -o "$T/a.h5" -q
+check "the store's diagnostics equal PyTorch float64's replay to 1e-10" \
+  "$PY" "$DS_SRC/tests/cnn_diag_sweep.py" "$DUMP" "$sweep" "$T/a.h5"
+sed 's/^optimizer: {type: gd, lr: 0.5}$/optimizer: {type: gd, lr: 0.51}/' "$sweep" >"$T/other.yaml"
+grep -q 'lr: 0.51' "$T/other.yaml" || bad "other.yaml: sed changed nothing"
+check "... and fails against another learning rate's replay" bash -c \
+  "! '$PY' '$DS_SRC/tests/cnn_diag_sweep.py' '$DUMP' '$T/other.yaml' '$T/a.h5' >/dev/null"
+drun 2 "$sweep" -o "$T/b.h5" -q
+check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
+# teams of 2 ranks (replicated CNN; K's eigenproblem and the SVDs on the team's
+# ScaLAPACK grid): equal to round-off, as the MLPs' teams (tests/teams.sh)
+drun 3 "$sweep" -o "$T/t.h5" -q --set train.ranks_per_point=2
+check "teams of 2 ranks: every series equal to 1e-10" "$PY" "$DS_SRC/tests/teams_compare.py" "$T/a.h5" "$T/t.h5"
+
+drun 1 "$sweep" -o "$T/lam.h5" -q --set optimizer.lr_units=lambda0
+check "lr_units lambda0: eta * lambda_0 = lr for both points" "$PY" - "$T/lam.h5" <<'PYEOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "python"))
+import h5py
+from dynsweep.store import read_points
+pts = read_points(h5py.File(sys.argv[1], "r"))
+ok = len(pts) == 2
+for pid, ser in pts.items():
+    s = {x[0]: x for x in ser}
+    eta, lam = float(s["eta"][4][0]), float(s["ntk/top"][4][0][0])
+    err = abs(eta * lam - 0.5) / 0.5
+    print(f"point {pid}: eta {eta:.6g}, lambda_0 {lam:.6g}, |eta lambda_0 - 0.5|/0.5 = {err:.1e}")
+    ok = ok and int(s["ntk/top"][3][0]) == 0 and err <= 1e-12
+sys.exit(0 if ok else 1)
+PYEOF
+
+# ---- drain and resume: K_0 (kernel_change) and the batcher come back ----------
+long=$T/long.yaml
+sed -e 's/^train: {steps: 20}$/train: {steps: 20000}/' -e 's/^  every: 5$/  every: 500/' \
+    -e 's/^    ntk: {every: 5}$/    ntk: {every: 500}/' -e 's/^    batch_ntk: {every: 5}$/    batch_ntk: {every: 500}/' \
+    -e 's/^    layers: {every: 10}$/    layers: {every: 1000}/' -e 's/^    agop: {every: 10}$/    agop: {every: 1000}/' \
+    -e 's/^optimizer: {type: gd, lr: 0.5}$/optimizer: {type: gd, lr: 0.05}/' "$sweep" >"$long"
+[ "$(grep -cE 'steps: 20000|every: 500}|every: 1000}|^  every: 500$|lr: 0.05' "$long")" = 7 ] ||
+  bad "long.yaml: sed did not change all 7 lines"
+drun 1 "$long" -o "$T/lref.h5" -q
+start_bg "$T/l1.log" -n 1 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.1
+while bg_running && [ ! -e "$T/l.h5.journal" ]; do sleep 0.01; done
+sleep 0.5
+kill -USR1 "$SID" || cat "$T/l1.log" >&2
+wait_bg
+check "drain: exit 3 (got $RC)" test "$RC" -eq 3
+drun 1 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
+check "resume continues from a checkpoint" grep -q "from a checkpoint" "$T/l2.log"
+check "resumed CNN sweep with NTK records equals the uninterrupted run bit for bit" \
+  same_points "$T/lref.h5" "$T/l.h5"
+report
