@@ -86,7 +86,8 @@ def plan(cfg, layers):
             c, h, w = c * h * w, 1, 1
         elif k == DENSE:
             din = c * h * w
-            L["params"] += [("D", (L["cout"], din), din)]
+            # the readout (last) column-major, hidden dense layers row-major (cnn.h)
+            L["params"] += [("R" if L is not layers[-1] else "D", (L["cout"], din), din)]
             if not L["nobias"]:
                 L["params"] += [("b", (L["cout"],), din)]
             c, h, w = L["cout"], 1, 1

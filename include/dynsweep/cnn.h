@@ -104,8 +104,11 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  *                     sample id, layer, unit) (ds_cnn_dropout); off (the
  *                     identity) unless turned on.
  * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
- * s row-major, then b; dense: W rows x cols column-major, then b; resblock:
- * conv1, conv2, then the shortcut conv if any), then the readout's W, b. */
+ * s row-major, then b; hidden dense: W units x d_in row-major (PyTorch's
+ * Linear.weight), then b; resblock: conv1, conv2, then the shortcut conv if
+ * any), then the readout's W (dout x d_in column-major, as ds_cnn_spec's
+ * nets) and b. So every weight matrix but the last (the readout) is stored
+ * row-major, the last column-major (ds_cnn_weight's callers rely on it). */
 enum {
   DS_LAYER_CONV = 0, DS_LAYER_RELU, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL, DS_LAYER_GAP, DS_LAYER_FLATTEN,
   DS_LAYER_DENSE, DS_LAYER_RESBLOCK, DS_LAYER_DROPOUT, DS_LAYER_NKINDS
@@ -239,9 +242,9 @@ void ds_cnn_backward(ds_cnn *m, const double *theta, const double *X, int n, con
 void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
                        const double *dF, double *dX);
 /* The net's weight matrices, for layer spectra: i = 0 .. ds_cnn_nweights - 1
- * in theta order (each conv kernel as C_out x C_in s^2, then the readout as
- * dout x d_in); *off: where it starts in theta. The singular values do not
- * depend on the storage order, so none is given. */
+ * in theta order (each conv kernel as C_out x C_in s^2, each hidden dense
+ * layer as units x d_in, all row-major; then the readout as dout x d_in,
+ * column-major); *off: where it starts in theta. */
 int ds_cnn_nweights(const ds_cnn *m);
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */

@@ -27,6 +27,7 @@ typedef struct {
   int cin, hin, win, cout, hout, wout; /* input and output maps */
   size_t din, dout;                    /* per sample */
   int nconv, shortcut;                 /* convs (conv 1, resblock 2-3); resblock: conv shortcut */
+  int rowmajor;                        /* dense: W row-major (hidden), column-major (readout) */
   ds_conv_geom g[3];                   /* conv: g[0]; resblock: conv1, conv2, shortcut */
   ds_pool_geom pg;
   size_t off_w[3], off_b[3];
@@ -250,6 +251,7 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   m->beta = param == DS_PARAM_NTK ? beta : 1.0;
   for (int l = 0; l < nlayers; l++) m->ly[l].L = layers[l];
   m->ly[nlayers].L = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout}; /* the readout */
+  for (int l = 0; l < nlayers; l++) m->ly[l].rowmajor = layers[l].kind == DS_LAYER_DENSE;
   int c = c0, h = h0, w = w0;
   size_t off = 0, maxcol = 1, maxact = (size_t)m->din;
   for (int l = 0; l < m->nl; l++) {
@@ -377,13 +379,14 @@ static void relu(double *y, const double *x, size_t count) {
   for (size_t i = 0; i < count; i++) y[i] = x[i] > 0.0 ? x[i] : 0.0;
 }
 
-/* F (rows x n) = alpha W x + beta b (b NULL: none), W rows x cols column-major */
+/* F (rows x n) = alpha W x + beta b (b NULL: none), W rows x cols column-major
+ * (rm: row-major, i.e. the column-major cols x rows W^T) */
 static void dense_forward(double *F, const double *W, const double *b, const double *x, int rows,
-                          int cols, int n, double alpha, double beta) {
+                          int cols, int n, double alpha, double beta, int rm) {
   for (int i = 0; i < n; i++)
     for (int k = 0; k < rows; k++) F[(size_t)i * rows + k] = b ? beta * b[k] : 0.0;
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, n, cols, alpha, W, rows, x, cols,
-              1.0, F, rows);
+  cblas_dgemm(CblasColMajor, rm ? CblasTrans : CblasNoTrans, CblasNoTrans, rows, n, cols, alpha,
+              W, rm ? cols : rows, x, cols, 1.0, F, rows);
 }
 
 static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x, int n) {
@@ -412,7 +415,7 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
     break;
   case DS_LAYER_DENSE:
     dense_forward(y->out, theta + y->off_w[0], y->L.nobias ? NULL : theta + y->off_b[0], x,
-                  y->cout, (int)y->din, n, y->alpha[0], m->beta);
+                  y->cout, (int)y->din, n, y->alpha[0], m->beta, y->rowmajor);
     break;
   case DS_LAYER_DROPOUT:
     if (!m->drop_on || y->L.p == 0.0) {
@@ -512,8 +515,12 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
   case DS_LAYER_DENSE: { /* dW = alpha dy x^T, db = beta dy 1, dx = alpha W^T dy */
     const int rows = y->cout, cols = (int)y->din;
     if (grad) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, y->alpha[0], dy, rows,
-                  x, cols, 0.0, gw, rows);
+      if (y->rowmajor) /* dW^T = alpha x dy^T, column-major cols x rows */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, y->alpha[0], x, cols,
+                    dy, rows, 0.0, gw, cols);
+      else
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, y->alpha[0], dy, rows,
+                    x, cols, 0.0, gw, rows);
       for (int k = 0; k < rows && !y->L.nobias; k++) {
         double sum = 0.0;
         for (int i = 0; i < n; i++) sum += dy[(size_t)i * rows + k];
@@ -521,8 +528,9 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
       }
     }
     if (dx)
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, cols, n, rows, y->alpha[0],
-                  theta + y->off_w[0], rows, dy, rows, 0.0, dx, cols);
+      cblas_dgemm(CblasColMajor, y->rowmajor ? CblasNoTrans : CblasTrans, CblasNoTrans, cols, n,
+                  rows, y->alpha[0], theta + y->off_w[0], y->rowmajor ? cols : rows, dy, rows,
+                  0.0, dx, cols);
     break;
   }
   case DS_LAYER_RESBLOCK: {
