@@ -1,5 +1,5 @@
 /* cnn.h -- convolutional nets (issue 26, first vertical slice): 2-D
- * convolutions as per-sample GEMMs on im2col patches (OpenBLAS DGEMM),
+ * convolutions as GEMMs on im2col patches of blocks of samples (OpenBLAS DGEMM),
  * ReLU, global average pooling or flatten, and a dense readout.
  *
  * Data layout: as the MLPs, one column per sample; an image column holds its
@@ -54,7 +54,8 @@ typedef struct {
 int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, int stride,
                      int same);
 
-/* The layer (one sample per column; col: scratch of ho wo cin s s doubles):
+/* The layer (one sample per column; col: scratch of ds_conv_col_size(g, n)
+ * doubles, ho wo cin s s when n = 1):
  *   forward:  Z (cout ho wo x n) = conv(W, A) alpha + beta b   (b NULL: none)
  *   backward: dW (+)= alpha sum_i U_i^T dZ_i, db (+)= beta sum dZ (NULL:
  *             skipped; accumulate = 1 adds to them), dA = alpha col2im(dZ W^T)
