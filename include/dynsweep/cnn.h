@@ -55,7 +55,7 @@ int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, in
                      int same);
 
 /* The layer (one sample per column; col: scratch of ds_conv_col_size(g, n)
- * doubles, ho wo cin s s when n = 1):
+ * doubles):
  *   forward:  Z (cout ho wo x n) = conv(W, A) alpha + beta b   (b NULL: none)
  *   backward: dW (+)= alpha sum_i U_i^T dZ_i, db (+)= beta sum dZ (NULL:
  *             skipped; accumulate = 1 adds to them), dA = alpha col2im(dZ W^T)

@@ -8,9 +8,11 @@
  * one DGEMM, Zb = alpha U W ((nb P) x cout), scattered to each sample's CHW
  * column (Z_i[k P + pos] = Zb[k nb P + i P + pos] + beta b[k]). Backward:
  * the block's dZ gathered the same way into dZb, dW += alpha U^T dZb (one
- * DGEMM, inner dimension nb P), dU = alpha dZb W^T (one DGEMM, into U's
- * space) and col2im(dU) -> dA per sample. U is recomputed in the backward
- * pass (storing it for all samples would take n P K doubles).
+ * DGEMM, inner dimension nb P) and, at stride 1, dA as the convolution of
+ * dZ with the flipped kernel (one DGEMM on im2col of dZ, see flipped()); at
+ * larger strides dU = alpha dZb W^T (one DGEMM, into U's space) and
+ * col2im(dU) -> dA per sample. U is recomputed in the backward pass (storing
+ * it for all samples would take n P K doubles).
  *
  * nb depends on the layer's shape only (a block of U and dZb within
  * CONV_BUDGET doubles), never on n: the blocks, hence dW's sums over
@@ -22,8 +24,8 @@
 
 #include "dynsweep/cnn.h"
 
-/* doubles of one block's U and dZb: 2^20 (8 MB, within the last-level
- * cache; one sample if a sample alone is larger) */
+/* doubles of one block's regions 1 and 2 (below): 2^20 (8 MB, within the
+ * last-level cache; one sample if a sample alone is larger) */
 #define CONV_BUDGET ((size_t)1 << 20)
 
 int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, int stride,
@@ -37,20 +39,33 @@ int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, in
   return DS_OK;
 }
 
+/* Scratch per sample: region 1 holds U (P K) or, for the input gradient at
+ * stride 1, U' (h w cout s s: im2col of dZ for the flipped kernel, below);
+ * region 2 (blocks of more than one sample) the gathered dZ (P cout) or the
+ * block's Z or dA before the scatter (P cout or h w cin). */
+static size_t region1(const ds_conv_geom *g) {
+  size_t a = (size_t)g->ho * g->wo * g->cin * g->s * g->s;
+  size_t b = g->stride == 1 ? (size_t)g->h * g->w * g->cout * g->s * g->s : 0;
+  return a > b ? a : b;
+}
+static size_t region2(const ds_conv_geom *g) {
+  size_t a = (size_t)g->ho * g->wo * g->cout, b = (size_t)g->h * g->w * g->cin;
+  return a > b ? a : b;
+}
+
 /* samples per block (from the shape alone) */
 static int conv_block(const ds_conv_geom *g) {
-  size_t per = (size_t)g->ho * g->wo * ((size_t)g->cin * g->s * g->s + g->cout);
-  size_t nb = CONV_BUDGET / per;
+  size_t nb = CONV_BUDGET / (region1(g) + region2(g));
   return nb < 1 ? 1 : nb > 4096 ? 4096 : (int)nb;
 }
 
+/* nb samples' regions 1 and 2, then the flipped kernel (K cout) */
 size_t ds_conv_col_size(const ds_conv_geom *g, int n) {
   int nb = conv_block(g);
   if (n < 1) n = 1;
   if (n < nb) nb = n;
-  size_t K = (size_t)g->cin * g->s * g->s;
-  /* one sample: U alone (the GEMMs read and write Z and dZ in place) */
-  return (size_t)nb * g->ho * g->wo * (nb == 1 ? K : K + g->cout);
+  return (size_t)nb * region1(g) + (nb > 1 ? (size_t)nb * region2(g) : 0) +
+         (size_t)g->cin * g->s * g->s * g->cout;
 }
 
 /* output columns j with t j + q - pad in [0, w): [*lo, *hi) */
@@ -156,45 +171,78 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
   }
 }
 
+/* The input gradient at stride 1 is a convolution too: dA_i[o, y, x] = alpha
+ * sum_{k, p, q} W[k, o, p, q] dZ_i[k, y + pad - p, x + pad - q] is the layer
+ * of this file with cout -> cin channels on the ho x wo maps dZ_i, the kernel
+ * Wf[o, k, s-1-p, s-1-q] = W[k, o, p, q] and padding s - 1 - pad (its output
+ * is h x w). One DGEMM with inner dimension cout s s writes it, where
+ * dZ W^T and col2im would write P K doubles and add them back. */
+static void flipped(ds_conv_geom *f, double *Wf, const double *W, const ds_conv_geom *g) {
+  const int s = g->s, K = g->cin * s * s, Kf = g->cout * s * s;
+  *f = (ds_conv_geom){.cin = g->cout, .h = g->ho, .w = g->wo, .cout = g->cin, .s = s,
+                      .stride = 1, .pad = s - 1 - g->pad, .ho = g->h, .wo = g->w};
+  /* Wf as the column-major Kf x cin matrix of the forward pass: Wf[(k s + p') s + q' + Kf o] */
+  for (int k = 0; k < g->cout; k++)
+    for (int o = 0; o < g->cin; o++)
+      for (int p = 0; p < s; p++)
+        for (int q = 0; q < s; q++)
+          Wf[(size_t)o * Kf + (k * s + s - 1 - p) * s + s - 1 - q] =
+              W[(size_t)k * K + (o * s + p) * s + q];
+}
+
 void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
                       const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
                       int accumulate, double *col) {
-  const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout;
-  const size_t din = (size_t)g->cin * g->h * g->w, dout = (size_t)cout * P;
+  const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout, cin = g->cin;
+  const int HW = g->h * g->w, Kf = cout * g->s * g->s;
+  const size_t din = (size_t)cin * HW, dout = (size_t)cout * P;
   if (!accumulate) {
     if (dW) memset(dW, 0, (size_t)K * cout * sizeof *dW);
     if (db) memset(db, 0, (size_t)cout * sizeof *db);
   }
-  if (db)
-    for (int i = 0; i < n; i++) {
-      const double *dz = dZ + i * dout;
-      for (int k = 0; k < cout; k++) {
-        double sum = 0.0;
-        for (int p = 0; p < P; p++) sum += dz[(size_t)k * P + p];
-        db[k] += beta * sum;
-      }
-    }
-  if (!dW && !dA) return;
-  const int nbmax = conv_block(g);
+  const int nbmax = conv_block(g), flip = dA && g->stride == 1;
+  const int nball = n < nbmax ? n : nbmax;
+  double *Wf = col + (size_t)nball * region1(g) + (nball > 1 ? (size_t)nball * region2(g) : 0);
+  ds_conv_geom gf;
+  if (flip) flipped(&gf, Wf, W, g);
   for (int i0 = 0; i0 < n; i0 += nbmax) {
     const int nb = n - i0 < nbmax ? n - i0 : nbmax;
     const size_t ld = (size_t)nb * P;
-    double *U = col;
+    double *U = col, *R2 = col + (size_t)nb * region1(g);
     const double *dZb = dZ + i0 * dout;
-    if (nb > 1) { /* gather: dZb[k ld + i P + pos] = dZ_i[k P + pos] */
-      double *d = col + ld * K;
+    if (db) /* per sample, in sample order: the sums of one sample a call */
+      for (int i = i0; i < i0 + nb; i++) {
+        const double *dz = dZ + i * dout;
+        for (int k = 0; k < cout; k++) {
+          double sum = 0.0;
+          for (int p = 0; p < P; p++) sum += dz[(size_t)k * P + p];
+          db[k] += beta * sum;
+        }
+      }
+    if (nb > 1 && (dW || (dA && !flip))) { /* gather: dZb[k ld + i P + pos] = dZ_i[k P + pos] */
       for (int i = 0; i < nb; i++)
         for (int k = 0; k < cout; k++)
-          memcpy(d + (size_t)k * ld + (size_t)i * P, dZb + i * dout + (size_t)k * P,
-                 (size_t)P * sizeof *d);
-      dZb = d;
+          memcpy(R2 + (size_t)k * ld + (size_t)i * P, dZb + i * dout + (size_t)k * P,
+                 (size_t)P * sizeof *R2);
+      dZb = R2;
     }
     if (dW) {
       im2col(U, ld, A + i0 * din, nb, g);
       cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, K, cout, (int)ld, alpha, U, (int)ld,
                   dZb, (int)ld, 1.0, dW, K);
     }
-    if (dA) {
+    if (dA && flip) {
+      const size_t ldf = (size_t)nb * HW;
+      double *dAb = nb == 1 ? dA + i0 * din : R2;
+      im2col(U, ldf, dZ + i0 * dout, nb, &gf);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)ldf, cin, Kf, alpha, U,
+                  (int)ldf, Wf, Kf, 0.0, dAb, (int)ldf);
+      if (nb > 1)
+        for (int i = 0; i < nb; i++)
+          for (int o = 0; o < cin; o++)
+            memcpy(dA + (i0 + i) * din + (size_t)o * HW, dAb + (size_t)o * ldf + (size_t)i * HW,
+                   (size_t)HW * sizeof *dAb);
+    } else if (dA) {
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)ld, K, cout, alpha, dZb,
                   (int)ld, W, K, 0.0, U, (int)ld);
       col2im(dA + i0 * din, U, ld, nb, g);
