@@ -11,9 +11,10 @@
 # repeats are printed. % DGEMM is against the best DGEMM rate of the same
 # dynsweep-bench-cnn process. --base BIN also runs another build's
 # dynsweep-bench-cnn in each repeat (e.g. one built from the commit before a
-# change: "before" figures in the same run). --csv FILE appends rows in
-# bench/results.csv's format. Defaults: R = 3, K = 2, all cases of
-# bench/cnn_bench.c. Both sides: OPENBLAS_NUM_THREADS=1 and the same
+# change: "before" figures in the same run). --csv FILE writes the medians
+# in bench/results.csv's columns (bench/cnn_results.csv holds the committed
+# run; bench/run.sh rewrites results.csv, so the CNN rows live apart).
+# Defaults: R = 3, K = 2, all cases of bench/cnn_bench.c. Both sides: OPENBLAS_NUM_THREADS=1 and the same
 # OPENBLAS_CORETYPE (the user's, else the one dynsweep picks for this CPU).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -94,7 +95,9 @@ for n in names:
                  ("cnn", "frac_dgemm_before", n, med(bf), "", "", "", "", "fraction")]
     print(line)
 if csv:
-    with open(csv, "a") as fh:
+    with open(csv, "w") as fh:
+        fh.write("section,metric,case,dynsweep,torch,ratio,target,met,unit\n")
+        fh.write(f"env,repeats,cnn.sh,{R},,,,,\n")
         fh.write(f"env,openblas_kernel,cnn.sh,{kern},,,,,\n")
         fh.write("env,dgemm_gflops,cnn.sh median,%.4g,%.4g,,,,GFLOP/s\n" % (
             statistics.median([x[0][0] for x in reps]), statistics.median([x[1][0] for x in reps])))
