@@ -14,8 +14,9 @@
 # change: "before" figures in the same run). --csv FILE writes the medians
 # in bench/results.csv's columns (bench/cnn_results.csv holds the committed
 # run; bench/run.sh rewrites results.csv, so the CNN rows live apart).
-# Defaults: R = 3, K = 2, all cases of bench/cnn_bench.c. Both sides: OPENBLAS_NUM_THREADS=1 and the same
-# OPENBLAS_CORETYPE (the user's, else the one dynsweep picks for this CPU).
+# Defaults: R = 3, K = 2, all cases of bench/cnn_bench.c. Both sides:
+# OPENBLAS_NUM_THREADS=1 and the same OPENBLAS_CORETYPE (the user's, else
+# the one dynsweep picks for this CPU).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 R=3 K=2 BUILD=$ROOT/build BASE="" CSV="" CASES=()
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     --base) BASE=$2; shift 2 ;;
     --csv) CSV=$2; shift 2 ;;
     --case) CASES+=(--case "$2"); shift 2 ;;
-    *) sed -n '2,18p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1

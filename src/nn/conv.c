@@ -8,7 +8,8 @@
  * one DGEMM, Zb = alpha U W ((nb P) x cout), scattered to each sample's CHW
  * column (Z_i[k P + pos] = Zb[k nb P + i P + pos] + beta b[k]). Backward:
  * the block's dZ gathered the same way into dZb, dW += alpha U^T dZb (one
- * DGEMM, inner dimension nb P) and, at stride 1, dA as the convolution of
+ * DGEMM, inner dimension nb P) and, at stride 1 (cout not much above cin),
+ * dA as the convolution of
  * dZ with the flipped kernel (one DGEMM on im2col of dZ, see flipped()); at
  * larger strides dU = alpha dZb W^T (one DGEMM, into U's space) and
  * col2im(dU) -> dA per sample. U is recomputed in the backward pass (storing
@@ -43,9 +44,10 @@ int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, in
  * stride 1, U' (h w cout s s: im2col of dZ for the flipped kernel, below);
  * region 2 (blocks of more than one sample) the gathered dZ (P cout) or the
  * block's Z or dA before the scatter (P cout or h w cin). */
+static int use_flip(const ds_conv_geom *g);
 static size_t region1(const ds_conv_geom *g) {
   size_t a = (size_t)g->ho * g->wo * g->cin * g->s * g->s;
-  size_t b = g->stride == 1 ? (size_t)g->h * g->w * g->cout * g->s * g->s : 0;
+  size_t b = use_flip(g) ? (size_t)g->h * g->w * g->cout * g->s * g->s : 0;
   return a > b ? a : b;
 }
 static size_t region2(const ds_conv_geom *g) {
@@ -59,13 +61,13 @@ static int conv_block(const ds_conv_geom *g) {
   return nb < 1 ? 1 : nb > 4096 ? 4096 : (int)nb;
 }
 
-/* nb samples' regions 1 and 2, then the flipped kernel (K cout) */
+/* nb samples' regions 1 and 2, then the flipped kernel (K cout) if used */
 size_t ds_conv_col_size(const ds_conv_geom *g, int n) {
   int nb = conv_block(g);
   if (n < 1) n = 1;
   if (n < nb) nb = n;
   return (size_t)nb * region1(g) + (nb > 1 ? (size_t)nb * region2(g) : 0) +
-         (size_t)g->cin * g->s * g->s * g->cout;
+         (use_flip(g) ? (size_t)g->cin * g->s * g->s * g->cout : 0);
 }
 
 /* output columns j with t j + q - pad in [0, w): [*lo, *hi) */
@@ -176,7 +178,15 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
  * of this file with cout -> cin channels on the ho x wo maps dZ_i, the kernel
  * Wf[o, k, s-1-p, s-1-q] = W[k, o, p, q] and padding s - 1 - pad (its output
  * is h x w). One DGEMM with inner dimension cout s s writes it, where
- * dZ W^T and col2im would write P K doubles and add them back. */
+ * dZ W^T and col2im would write P K doubles and add them back. Used where its
+ * patches (h w cout s s) are at most twice U (P cin s s): not for a first
+ * layer of 1 or 3 channels, where dZ W^T (inner dimension cout) and col2im
+ * are cheaper and the flipped GEMM would have cin columns only. */
+static int use_flip(const ds_conv_geom *g) {
+  return g->stride == 1 &&
+         (size_t)g->h * g->w * g->cout <= 2 * (size_t)g->ho * g->wo * g->cin;
+}
+
 static void flipped(ds_conv_geom *f, double *Wf, const double *W, const ds_conv_geom *g) {
   const int s = g->s, K = g->cin * s * s, Kf = g->cout * s * s;
   *f = (ds_conv_geom){.cin = g->cout, .h = g->ho, .w = g->wo, .cout = g->cin, .s = s,
@@ -200,7 +210,7 @@ void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, cons
     if (dW) memset(dW, 0, (size_t)K * cout * sizeof *dW);
     if (db) memset(db, 0, (size_t)cout * sizeof *db);
   }
-  const int nbmax = conv_block(g), flip = dA && g->stride == 1;
+  const int nbmax = conv_block(g), flip = dA && use_flip(g);
   const int nball = n < nbmax ? n : nbmax;
   double *Wf = col + (size_t)nball * region1(g) + (nball > 1 ? (size_t)nball * region2(g) : 0);
   ds_conv_geom gf;
