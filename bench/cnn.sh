@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --base) BASE=$2; shift 2 ;;
     --csv) CSV=$2; shift 2 ;;
     --case) CASES+=(--case "$2"); shift 2 ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
   esac
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
