@@ -210,6 +210,7 @@ void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, cons
     if (dW) memset(dW, 0, (size_t)K * cout * sizeof *dW);
     if (db) memset(db, 0, (size_t)cout * sizeof *db);
   }
+  if (n < 1) return;
   const int nbmax = conv_block(g), flip = dA && use_flip(g);
   const int nball = n < nbmax ? n : nbmax;
   double *Wf = col + (size_t)nball * region1(g) + (nball > 1 ? (size_t)nball * region2(g) : 0);
