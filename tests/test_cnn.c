@@ -70,7 +70,8 @@ static double layer_fd(int cin, int h, int w, int cout, int s, int t, int same, 
   ds_rng r;
   ds_rng_init(&r, 7, (uint64_t)(cin * 1000 + s * 10 + t), 0, 0);
   double *A = malloc(din * n * 8), *W = malloc(K * cout * 8), *b = malloc(cout * 8);
-  double *R = malloc(dz * n * 8), *Z = malloc(dz * n * 8), *col = malloc(K * g.ho * g.wo * 8);
+  double *R = malloc(dz * n * 8), *Z = malloc(dz * n * 8), 
+         *col = malloc(ds_conv_col_size(&g, n) * 8);
   double *dA = malloc(din * n * 8), *dW = malloc(K * cout * 8), *db = malloc(cout * 8);
   randn(A, din * n, &r), randn(W, K * cout, &r), randn(b, cout, &r), randn(R, dz * n, &r);
   double alpha = 1.0 / sqrt((double)K), beta = 0.7;
@@ -96,23 +97,71 @@ static double layer_fd(int cin, int h, int w, int cout, int s, int t, int same, 
   return err;
 }
 
+/* conv.c computes blocks of samples with one GEMM each (the block size from
+ * the layer's shape): n samples in one call, several blocks and a partial
+ * last one, against one sample a call. Z and dA agree to round-off (each
+ * entry is the same sum), dW and db to the round-off of another order of the
+ * sum over samples; a second call with the same n gives the same bits.
+ * Returns the max error relative to each output's largest entry. */
+static double layer_blocks(int cin, int h, int w, int cout, int s, int t, int same, int n) {
+  ds_conv_geom g;
+  CHECK(ds_conv_geom_set(&g, cin, h, w, cout, s, t, same) == DS_OK, "geometry");
+  size_t din = (size_t)cin * h * w, dz = (size_t)cout * g.ho * g.wo, K = (size_t)cin * s * s;
+  ds_rng r;
+  ds_rng_init(&r, 11, (uint64_t)(cin * 1000 + s * 10 + t), 0, 0);
+  double *A = malloc(din * n * 8), *W = malloc(K * cout * 8), *b = malloc(cout * 8);
+  double *R = malloc(dz * n * 8), *Z = malloc(dz * n * 8), *Z1 = malloc(dz * n * 8);
+  double *col = malloc(ds_conv_col_size(&g, n) * 8), *col1 = malloc(ds_conv_col_size(&g, 1) * 8);
+  double *dA = malloc(din * n * 8), *dA1 = malloc(din * n * 8), *dW = malloc(K * cout * 8),
+         *dW1 = malloc(K * cout * 8), *dW2 = malloc(K * cout * 8), *db = malloc(cout * 8),
+         *db1 = malloc(cout * 8);
+  CHECK(ds_conv_col_size(&g, n) == ds_conv_col_size(&g, n - 1) &&
+            ds_conv_col_size(&g, 2) > ds_conv_col_size(&g, 1),
+        "blocks of 2 .. n - 1 samples");
+  randn(A, din * n, &r), randn(W, K * cout, &r), randn(b, cout, &r), randn(R, dz * n, &r);
+  double alpha = 1.0 / sqrt((double)K), beta = 0.7;
+  ds_conv_forward(Z, W, b, A, &g, n, alpha, beta, col);
+  ds_conv_backward(dA, dW, db, R, W, A, &g, n, alpha, beta, 0, col);
+  for (int i = 0; i < n; i++) {
+    ds_conv_forward(Z1 + i * dz, W, b, A + i * din, &g, 1, alpha, beta, col1);
+    ds_conv_backward(dA1 + i * din, dW1, db1, R + i * dz, W, A + i * din, &g, 1, alpha, beta,
+                     i > 0, col1);
+  }
+  double err = 0.0;
+  double *x[4] = {Z, dA, dW, db}, *y[4] = {Z1, dA1, dW1, db1};
+  size_t cnt[4] = {dz * n, din * n, K * cout, (size_t)cout};
+  for (int v = 0; v < 4; v++) {
+    double m = 0.0, e = 0.0;
+    for (size_t j = 0; j < cnt[v]; j++) m = fmax(m, fabs(y[v][j]));
+    for (size_t j = 0; j < cnt[v]; j++) e = fmax(e, fabs(x[v][j] - y[v][j]));
+    err = fmax(err, e / m);
+  }
+  ds_conv_backward(NULL, dW2, NULL, R, W, A, &g, n, alpha, beta, 0, col);
+  CHECK(!memcmp(dW, dW2, K * cout * 8), "dW: the same bits for the same n");
+  free(A), free(W), free(b), free(R), free(Z), free(Z1), free(col), free(col1), free(dA),
+      free(dA1), free(dW), free(dW1), free(dW2), free(db), free(db1);
+  return err;
+}
+
 /* A known answer: a 3x3 'same' conv of a 1-channel 3x3 image with the kernel
  * [[0,0,0],[0,0,1],[0,0,0]] shifts it left (x+1), zero at the right edge. */
 static void layer_known(void) {
   ds_conv_geom g;
   ds_conv_geom_set(&g, 1, 3, 3, 1, 3, 1, 1);
   double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, W[9] = {0, 0, 0, 0, 0, 1, 0, 0, 0}, b = 0.5;
-  double Z[9], col[81], want[9] = {2.5, 3.5, 0.5, 5.5, 6.5, 0.5, 8.5, 9.5, 0.5};
+  double Z[9], col[128], want[9] = {2.5, 3.5, 0.5, 5.5, 6.5, 0.5, 8.5, 9.5, 0.5};
+  CHECK(ds_conv_col_size(&g, 1) <= 128, "scratch");
   ds_conv_forward(Z, W, &b, A, &g, 1, 1.0, 1.0, col);
   int ok = 1;
   for (int i = 0; i < 9; i++) ok &= Z[i] == want[i];
   CHECK(ok, "shift kernel: Z = %g %g %g / %g %g %g / %g %g %g", Z[0], Z[1], Z[2], Z[3], Z[4],
         Z[5], Z[6], Z[7], Z[8]);
   /* stride 2 valid 2x2 of a 1x4x4 image with all-ones kernel: 2x2 block sums */
-  double A4[16], W4[4] = {1, 1, 1, 1}, Z4[4], col4[16];
+  double A4[16], W4[4] = {1, 1, 1, 1}, Z4[4], col4[128];
   for (int i = 0; i < 16; i++) A4[i] = i;
   ds_conv_geom_set(&g, 1, 4, 4, 1, 2, 2, 0);
   CHECK(g.ho == 2 && g.wo == 2, "valid stride 2 output %dx%d", g.ho, g.wo);
+  CHECK(ds_conv_col_size(&g, 1) <= 128, "scratch");
   ds_conv_forward(Z4, W4, NULL, A4, &g, 1, 1.0, 1.0, col4);
   CHECK(Z4[0] == 10 && Z4[1] == 18 && Z4[2] == 42 && Z4[3] == 50, "block sums %g %g %g %g",
         Z4[0], Z4[1], Z4[2], Z4[3]);
@@ -560,6 +609,20 @@ int main(int argc, char **argv) {
     printf("conv layer %zu (cin %d %dx%d cout %d s %d t %d %s): max rel FD error %.2e\n", i,
            c[0], c[1], c[2], c[3], c[4], c[5], c[6] ? "same" : "valid", e);
     CHECK(e < 1e-8, "layer %zu FD error %.3e", i, e);
+  }
+  /* cin h w cout s t same n: blocks of 12 (29 = 12 + 12 + 5), 16 (50 = 3 x 16 + 2),
+   * 25 (31 = 25 + 6), 32 (40 = 32 + 8), 44 (50 = 44 + 6) samples (conv.c's 2^20-double
+   * budget); the input gradient by the flipped kernel in 0, 2, 3, by col2im in 1, 4 */
+  static const int blocks[][8] = {{32, 16, 16, 32, 3, 1, 1, 29}, {40, 23, 23, 24, 3, 2, 0, 50},
+                                  {40, 12, 12, 24, 3, 1, 0, 31}, {16, 20, 20, 16, 2, 1, 1, 40},
+                                  {3, 20, 20, 32, 3, 1, 1, 50}};
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+    const int *c = blocks[i];
+    double e = layer_blocks(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    printf("conv blocks %zu (cin %d %dx%d cout %d s %d t %d %s, n %d): max rel diff to one "
+           "sample a call %.2e\n", i, c[0], c[1], c[2], c[3], c[4], c[5], c[6] ? "same" : "valid",
+           c[7], e);
+    CHECK(e < 1e-13, "blocks %zu: %.3e", i, e);
   }
   for (int k = 0; k < NSPECS; k++) {
     double e = net_fd(k);

@@ -1,7 +1,8 @@
-/* cnn.h -- convolutional nets (issue 26): 2-D convolutions as per-sample
- * GEMMs on im2col patches (OpenBLAS DGEMM), ReLU, pooling, residual blocks,
- * dense layers and dropout, as a list of layers (ds_cnn_create_layers,
- * below) or the fixed stack of a ds_cnn_spec (ds_cnn_create).
+/* cnn.h -- convolutional nets (issue 26): 2-D convolutions as GEMMs on
+ * im2col patches of blocks of samples (OpenBLAS DGEMM), ReLU, pooling,
+ * residual blocks, dense layers and dropout, as a list of layers
+ * (ds_cnn_create_layers, below) or the fixed stack of a ds_cnn_spec
+ * (ds_cnn_create).
  *
  * Data layout: as the MLPs, one column per sample; an image column holds its
  * features in CHW order (c H W + r W + x). X (C0 H0 W0 x n), F (dout x n).
@@ -56,7 +57,8 @@ typedef struct {
 int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, int stride,
                      int same);
 
-/* The layer (one sample per column; col: scratch of ho wo cin s s doubles):
+/* The layer (one sample per column; col: scratch of ds_conv_col_size(g, n)
+ * doubles):
  *   forward:  Z (cout ho wo x n) = conv(W, A) alpha + beta b   (b NULL: none)
  *   backward: dW (+)= alpha sum_i U_i^T dZ_i, db (+)= beta sum dZ (NULL:
  *             skipped; accumulate = 1 adds to them), dA = alpha col2im(dZ W^T)

@@ -1,17 +1,33 @@
 /* conv.c -- the 2-D convolution layer and global average pooling (cnn.h).
  *
- * One sample at a time: im2col writes the sample's patches as U (P x K,
- * column-major, P = ho wo output positions, K = cin s s patch entries in
- * PyTorch's (o, p, q) order), so that with W (cout x K row-major) viewed as a
- * column-major K x cout matrix the output Z_i (cout x P in CHW order) is the
- * column-major P x cout matrix alpha U W: one DGEMM. Backward: dW = alpha
- * U^T dZ_i (accumulated over samples), dU = alpha dZ_i W^T, col2im(dU) -> dA.
- * U is recomputed in the backward pass (storing it for all samples would take
- * n P K doubles). */
+ * Samples in blocks of nb (issue 26): im2col writes the patches of a block
+ * as U ((nb P) x K, column-major, ld nb P; row i P + pos is sample i's output
+ * position pos = (r, c) of P = ho wo, column k = (o s + p) s + q one of
+ * K = cin s s patch entries in PyTorch's (o, p, q) order). With W (cout x K
+ * row-major) viewed as a column-major K x cout matrix, the block's output is
+ * one DGEMM, Zb = alpha U W ((nb P) x cout), scattered to each sample's CHW
+ * column (Z_i[k P + pos] = Zb[k nb P + i P + pos] + beta b[k]). Backward:
+ * the block's dZ gathered the same way into dZb, dW += alpha U^T dZb (one
+ * DGEMM, inner dimension nb P) and, at stride 1 (cout not much above cin),
+ * dA as the convolution of
+ * dZ with the flipped kernel (one DGEMM on im2col of dZ, see flipped()); at
+ * larger strides dU = alpha dZb W^T (one DGEMM, into U's space) and
+ * col2im(dU) -> dA per sample. U is recomputed in the backward pass (storing
+ * it for all samples would take n P K doubles).
+ *
+ * nb depends on the layer's shape only (a block of U and dZb within
+ * CONV_BUDGET doubles), never on n: the blocks, hence dW's sums over
+ * samples, are the same for every call of the same n, and every per-sample
+ * output (Z, dA) does not depend on the block at all. db is summed per
+ * sample in sample order as before. */
 #include <cblas.h>
 #include <string.h>
 
 #include "dynsweep/cnn.h"
+
+/* doubles of one block's regions 1 and 2 (below): 2^20 (8 MB, within the
+ * last-level cache; one sample if a sample alone is larger) */
+#define CONV_BUDGET ((size_t)1 << 20)
 
 int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, int stride,
                      int same) {
@@ -24,98 +40,223 @@ int ds_conv_geom_set(ds_conv_geom *g, int cin, int h, int w, int cout, int s, in
   return DS_OK;
 }
 
+/* Scratch per sample: region 1 holds U (P K) or, for the input gradient at
+ * stride 1, U' (h w cout s s: im2col of dZ for the flipped kernel, below);
+ * region 2 (blocks of more than one sample) the gathered dZ (P cout) or the
+ * block's Z or dA before the scatter (P cout or h w cin). */
+static int use_flip(const ds_conv_geom *g);
+static size_t region1(const ds_conv_geom *g) {
+  size_t a = (size_t)g->ho * g->wo * g->cin * g->s * g->s;
+  size_t b = use_flip(g) ? (size_t)g->h * g->w * g->cout * g->s * g->s : 0;
+  return a > b ? a : b;
+}
+static size_t region2(const ds_conv_geom *g) {
+  size_t a = (size_t)g->ho * g->wo * g->cout, b = (size_t)g->h * g->w * g->cin;
+  return a > b ? a : b;
+}
+
+/* samples per block (from the shape alone) */
+static int conv_block(const ds_conv_geom *g) {
+  size_t nb = CONV_BUDGET / (region1(g) + region2(g));
+  return nb < 1 ? 1 : nb > 4096 ? 4096 : (int)nb;
+}
+
+/* nb samples' regions 1 and 2, then the flipped kernel (K cout) if used */
 size_t ds_conv_col_size(const ds_conv_geom *g, int n) {
-  (void)n; /* one sample at a time */
-  return (size_t)g->ho * g->wo * g->cin * g->s * g->s;
+  int nb = conv_block(g);
+  if (n < 1) n = 1;
+  if (n < nb) nb = n;
+  return (size_t)nb * region1(g) + (nb > 1 ? (size_t)nb * region2(g) : 0) +
+         (use_flip(g) ? (size_t)g->cin * g->s * g->s * g->cout : 0);
 }
 
-/* U[pos + k P] = A[o, t i + p - pi, t j + q - pi] (0 outside), k = (o s + p) s + q */
-static void im2col(double *U, const double *A, const ds_conv_geom *g) {
-  const int P = g->ho * g->wo, s = g->s, t = g->stride;
+/* output columns j with t j + q - pad in [0, w): [*lo, *hi) */
+static void valid_range(int t, int q, int pad, int w, int wo, int *lo, int *hi) {
+  int d = pad - q; /* need t j >= d and t j <= w - 1 + d */
+  int a = d <= 0 ? 0 : (d + t - 1) / t;
+  int b = w - 1 + d < 0 ? -1 : (w - 1 + d) / t;
+  if (a > wo) a = wo;
+  if (b + 1 < a) b = a - 1;
+  if (b + 1 > wo) b = wo - 1;
+  *lo = a, *hi = b + 1;
+}
+
+/* U[i P + pos + k ld] = A_i[o, t r + p - pad, t c + q - pad] (0 outside), k = (o s + p) s + q,
+ * pos = r wo + c, for the nb samples of A (one column of din each) */
+static void im2col(double *U, size_t ld, const double *A, int nb, const ds_conv_geom *g) {
+  const int P = g->ho * g->wo, s = g->s, t = g->stride, wo = g->wo, w = g->w;
+  const size_t din = (size_t)g->cin * g->h * g->w, plane = (size_t)g->h * g->w;
   for (int o = 0; o < g->cin; o++)
-    for (int p = 0; p < s; p++)
+    for (int p = 0; p < s; p++) {
+      int rlo, rhi; /* rows r with t r + p - pad in [0, h) */
+      valid_range(t, p, g->pad, g->h, g->ho, &rlo, &rhi);
       for (int q = 0; q < s; q++) {
-        double *u = U + (size_t)((o * s + p) * s + q) * P;
-        const double *a = A + (size_t)o * g->h * g->w;
-        for (int i = 0; i < g->ho; i++) {
-          int y = t * i + p - g->pad;
-          double *ui = u + (size_t)i * g->wo;
-          if (y < 0 || y >= g->h) {
-            memset(ui, 0, (size_t)g->wo * sizeof *ui);
-            continue;
+        int clo, chi;
+        valid_range(t, q, g->pad, w, wo, &clo, &chi);
+        double *u0 = U + (size_t)((o * s + p) * s + q) * ld;
+        for (int i = 0; i < nb; i++) {
+          double *u = u0 + (size_t)i * P;
+          const double *a = A + i * din + o * plane;
+          if (rlo > 0) memset(u, 0, (size_t)rlo * wo * sizeof *u);
+          for (int r = rlo; r < rhi; r++) {
+            double *ur = u + (size_t)r * wo;
+            const double *ar = a + (size_t)(t * r + p - g->pad) * w + (q - g->pad);
+            for (int c = 0; c < clo; c++) ur[c] = 0.0;
+            if (t == 1)
+              memcpy(ur + clo, ar + clo, (size_t)(chi - clo) * sizeof *ur);
+            else
+              for (int c = clo; c < chi; c++) ur[c] = ar[(size_t)t * c];
+            for (int c = chi; c < wo; c++) ur[c] = 0.0;
           }
-          for (int j = 0; j < g->wo; j++) {
-            int x = t * j + q - g->pad;
-            ui[j] = (x >= 0 && x < g->w) ? a[(size_t)y * g->w + x] : 0.0;
+          if (rhi < g->ho) memset(u + (size_t)rhi * wo, 0, (size_t)(g->ho - rhi) * wo * sizeof *u);
+        }
+      }
+    }
+}
+
+/* dA_i[o, y, x] += dU[i P + pos + k ld] (the adjoint of im2col), for nb samples; each dA
+ * entry adds its terms in (p, q) order */
+static void col2im(double *dA, const double *dU, size_t ld, int nb, const ds_conv_geom *g) {
+  const int P = g->ho * g->wo, s = g->s, t = g->stride, wo = g->wo, w = g->w;
+  const size_t din = (size_t)g->cin * g->h * g->w, plane = (size_t)g->h * g->w;
+  for (int i = 0; i < nb; i++) {
+    memset(dA + i * din, 0, din * sizeof *dA);
+    for (int o = 0; o < g->cin; o++)
+      for (int p = 0; p < s; p++) {
+        int rlo, rhi;
+        valid_range(t, p, g->pad, g->h, g->ho, &rlo, &rhi);
+        for (int q = 0; q < s; q++) {
+          int clo, chi;
+          valid_range(t, q, g->pad, w, wo, &clo, &chi);
+          const double *u = dU + (size_t)((o * s + p) * s + q) * ld + (size_t)i * P;
+          double *a = dA + i * din + o * plane;
+          for (int r = rlo; r < rhi; r++) {
+            const double *ur = u + (size_t)r * wo;
+            double *ar = a + (size_t)(t * r + p - g->pad) * w + (q - g->pad);
+            if (t == 1)
+              for (int c = clo; c < chi; c++) ar[c] += ur[c];
+            else
+              for (int c = clo; c < chi; c++) ar[(size_t)t * c] += ur[c];
           }
         }
       }
-}
-
-/* dA[o, y, x] += dU[pos + k P] (the adjoint of im2col) */
-static void col2im(double *dA, const double *dU, const ds_conv_geom *g) {
-  const int P = g->ho * g->wo, s = g->s, t = g->stride;
-  for (int o = 0; o < g->cin; o++)
-    for (int p = 0; p < s; p++)
-      for (int q = 0; q < s; q++) {
-        const double *u = dU + (size_t)((o * s + p) * s + q) * P;
-        double *a = dA + (size_t)o * g->h * g->w;
-        for (int i = 0; i < g->ho; i++) {
-          int y = t * i + p - g->pad;
-          if (y < 0 || y >= g->h) continue;
-          for (int j = 0; j < g->wo; j++) {
-            int x = t * j + q - g->pad;
-            if (x >= 0 && x < g->w) a[(size_t)y * g->w + x] += u[(size_t)i * g->wo + j];
-          }
-        }
-      }
+  }
 }
 
 void ds_conv_forward(double *Z, const double *W, const double *b, const double *A,
                      const ds_conv_geom *g, int n, double alpha, double beta, double *col) {
-  const int P = g->ho * g->wo, K = g->cin * g->s * g->s;
-  const size_t din = (size_t)g->cin * g->h * g->w, dout = (size_t)g->cout * P;
-  for (int i = 0; i < n; i++) {
-    double *z = Z + i * dout;
-    im2col(col, A + i * din, g);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, P, g->cout, K, alpha, col, P, W, K,
-                0.0, z, P);
-    if (b)
-      for (int k = 0; k < g->cout; k++) {
-        double bk = beta * b[k];
-        for (int p = 0; p < P; p++) z[(size_t)k * P + p] += bk;
+  const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout;
+  const size_t din = (size_t)g->cin * g->h * g->w, dout = (size_t)cout * P;
+  const int nbmax = conv_block(g);
+  for (int i0 = 0; i0 < n; i0 += nbmax) {
+    const int nb = n - i0 < nbmax ? n - i0 : nbmax;
+    const size_t ld = (size_t)nb * P;
+    double *U = col, *Zb = nb == 1 ? Z + i0 * dout : col + ld * K;
+    im2col(U, ld, A + i0 * din, nb, g);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)ld, cout, K, alpha, U, (int)ld,
+                W, K, 0.0, Zb, (int)ld);
+    for (int i = 0; i < nb; i++) {
+      double *z = Z + (i0 + i) * dout;
+      for (int k = 0; k < cout; k++) {
+        const double *zb = Zb + (size_t)k * ld + (size_t)i * P;
+        double *zk = z + (size_t)k * P, bk = b ? beta * b[k] : 0.0;
+        if (nb == 1) {
+          if (b)
+            for (int p = 0; p < P; p++) zk[p] += bk;
+        } else if (b) {
+          for (int p = 0; p < P; p++) zk[p] = zb[p] + bk;
+        } else {
+          memcpy(zk, zb, (size_t)P * sizeof *zk);
+        }
       }
+    }
   }
+}
+
+/* The input gradient at stride 1 is a convolution too: dA_i[o, y, x] = alpha
+ * sum_{k, p, q} W[k, o, p, q] dZ_i[k, y + pad - p, x + pad - q] is the layer
+ * of this file with cout -> cin channels on the ho x wo maps dZ_i, the kernel
+ * Wf[o, k, s-1-p, s-1-q] = W[k, o, p, q] and padding s - 1 - pad (its output
+ * is h x w). One DGEMM with inner dimension cout s s writes it, where
+ * dZ W^T and col2im would write P K doubles and add them back. Used where its
+ * patches (h w cout s s) are at most twice U (P cin s s): not for a first
+ * layer of 1 or 3 channels, where dZ W^T (inner dimension cout) and col2im
+ * are cheaper and the flipped GEMM would have cin columns only. */
+static int use_flip(const ds_conv_geom *g) {
+  return g->stride == 1 &&
+         (size_t)g->h * g->w * g->cout <= 2 * (size_t)g->ho * g->wo * g->cin;
+}
+
+static void flipped(ds_conv_geom *f, double *Wf, const double *W, const ds_conv_geom *g) {
+  const int s = g->s, K = g->cin * s * s, Kf = g->cout * s * s;
+  *f = (ds_conv_geom){.cin = g->cout, .h = g->ho, .w = g->wo, .cout = g->cin, .s = s,
+                      .stride = 1, .pad = s - 1 - g->pad, .ho = g->h, .wo = g->w};
+  /* Wf as the column-major Kf x cin matrix of the forward pass: Wf[(k s + p') s + q' + Kf o] */
+  for (int k = 0; k < g->cout; k++)
+    for (int o = 0; o < g->cin; o++)
+      for (int p = 0; p < s; p++)
+        for (int q = 0; q < s; q++)
+          Wf[(size_t)o * Kf + (k * s + s - 1 - p) * s + s - 1 - q] =
+              W[(size_t)k * K + (o * s + p) * s + q];
 }
 
 void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
                       const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
                       int accumulate, double *col) {
-  const int P = g->ho * g->wo, K = g->cin * g->s * g->s;
-  const size_t din = (size_t)g->cin * g->h * g->w, dout = (size_t)g->cout * P;
+  const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout, cin = g->cin;
+  const int HW = g->h * g->w, Kf = cout * g->s * g->s;
+  const size_t din = (size_t)cin * HW, dout = (size_t)cout * P;
   if (!accumulate) {
-    if (dW) memset(dW, 0, (size_t)K * g->cout * sizeof *dW);
-    if (db) memset(db, 0, (size_t)g->cout * sizeof *db);
+    if (dW) memset(dW, 0, (size_t)K * cout * sizeof *dW);
+    if (db) memset(db, 0, (size_t)cout * sizeof *db);
   }
-  for (int i = 0; i < n; i++) {
-    const double *dz = dZ + i * dout;
-    if (dW) {
-      im2col(col, A + i * din, g);
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, K, g->cout, P, alpha, col, P, dz, P,
-                  1.0, dW, K);
-    }
-    if (db)
-      for (int k = 0; k < g->cout; k++) {
-        double sum = 0.0;
-        for (int p = 0; p < P; p++) sum += dz[(size_t)k * P + p];
-        db[k] += beta * sum;
+  if (n < 1) return;
+  const int nbmax = conv_block(g), flip = dA && use_flip(g);
+  const int nball = n < nbmax ? n : nbmax;
+  double *Wf = col + (size_t)nball * region1(g) + (nball > 1 ? (size_t)nball * region2(g) : 0);
+  ds_conv_geom gf;
+  if (flip) flipped(&gf, Wf, W, g);
+  for (int i0 = 0; i0 < n; i0 += nbmax) {
+    const int nb = n - i0 < nbmax ? n - i0 : nbmax;
+    const size_t ld = (size_t)nb * P;
+    double *U = col, *R2 = col + (size_t)nb * region1(g);
+    const double *dZb = dZ + i0 * dout;
+    if (db) /* per sample, in sample order: the sums of one sample a call */
+      for (int i = i0; i < i0 + nb; i++) {
+        const double *dz = dZ + i * dout;
+        for (int k = 0; k < cout; k++) {
+          double sum = 0.0;
+          for (int p = 0; p < P; p++) sum += dz[(size_t)k * P + p];
+          db[k] += beta * sum;
+        }
       }
-    if (dA) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, P, K, g->cout, alpha, dz, P, W, K,
-                  0.0, col, P);
-      double *da = dA + i * din;
-      memset(da, 0, din * sizeof *da);
-      col2im(da, col, g);
+    if (nb > 1 && (dW || (dA && !flip))) { /* gather: dZb[k ld + i P + pos] = dZ_i[k P + pos] */
+      for (int i = 0; i < nb; i++)
+        for (int k = 0; k < cout; k++)
+          memcpy(R2 + (size_t)k * ld + (size_t)i * P, dZb + i * dout + (size_t)k * P,
+                 (size_t)P * sizeof *R2);
+      dZb = R2;
+    }
+    if (dW) {
+      im2col(U, ld, A + i0 * din, nb, g);
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, K, cout, (int)ld, alpha, U, (int)ld,
+                  dZb, (int)ld, 1.0, dW, K);
+    }
+    if (dA && flip) {
+      const size_t ldf = (size_t)nb * HW;
+      double *dAb = nb == 1 ? dA + i0 * din : R2;
+      im2col(U, ldf, dZ + i0 * dout, nb, &gf);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)ldf, cin, Kf, alpha, U,
+                  (int)ldf, Wf, Kf, 0.0, dAb, (int)ldf);
+      if (nb > 1)
+        for (int i = 0; i < nb; i++)
+          for (int o = 0; o < cin; o++)
+            memcpy(dA + (i0 + i) * din + (size_t)o * HW, dAb + (size_t)o * ldf + (size_t)i * HW,
+                   (size_t)HW * sizeof *dAb);
+    } else if (dA) {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)ld, K, cout, alpha, dZb,
+                  (int)ld, W, K, 0.0, U, (int)ld);
+      col2im(dA + i0 * din, U, ld, nb, g);
     }
   }
 }
