@@ -202,7 +202,8 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
  * sample keeps (layer outputs but flatten's, gap's and the readout's; a
  * resblock's internals, and with resblocks two maps of backward scratch);
  * big: the largest layer output (not the readout's);
- * col: the largest im2col patch matrix (ho wo C_in s^2). */
+ * col: the largest conv scratch (ds_conv_col_size of a full block of
+ * samples: up to 8 MB of patches, and a flipped kernel). */
 typedef struct {
   double params, macs, acts, big, col;
 } ds_cnn_cost;

@@ -201,7 +201,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
       double P = (double)g->ho * g->wo;
       z.params += (double)g->cout * g->cin * g->s * g->s + g->cout;
       z.macs += g->cout * P * g->cin * g->s * g->s;
-      z.col = fmax(z.col, P * g->cin * g->s * g->s);
+      z.col = fmax(z.col, (double)ds_conv_col_size(g, INT_MAX)); /* a full block */
     }
     int kind = y.L.kind;
     if (kind == DS_LAYER_DENSE) {
