@@ -43,7 +43,8 @@ span_ms=$(( ref_ms > 1200 ? ref_ms : 1200 ))
 kills=0 round=0 badkill=0 dumps=0 lists=0 deeps=0 completes=0 midpub=0 replays=0 ckres=0
 segkills=0 segmid=0 mergemid=0 segrounds=0 merged=0 summid=0 blkmid=0 aimkills=0 aimsum=0
 seg_files() { "$PY" "$DS_SRC/tests/seg_files.py" "$1"; }
-# the checks after each kill (store_check.py, seg_files.py) are answered by one
+# the checks after each kill (store_check.py, seg_files.py) and each round
+# (store_diff.py) are answered by one
 # Python process for the whole test (tests/store_checkd.py): a start-up of
 # Python with h5py and numpy cost more than the check itself, twice a kill
 if [ "$HAVE_H5PY" = 1 ]; then
@@ -63,6 +64,7 @@ if [ "$HAVE_H5PY" = 1 ]; then
   }
   deep_check() { chk check "$@"; }
   seg_files() { chk seg "$1"; }
+  same_points() { chk diff "$1" "$2"; }
 fi
 # at least KILLS kills, and on (at most 2 x KILLS) until one has landed in
 # a format-5 publish (a segment written or merged, not yet listed). Which

@@ -1,13 +1,14 @@
-"""store_checkd.py -- tests/store_check.py and tests/seg_files.py in one
-long-lived process, for tests/durability.sh: it checks the store after each
-of its 50+ kills, and two Python start-ups (h5py, numpy) a kill cost more
-than the checks themselves. Reads requests from stdin, one a line, the
+"""store_checkd.py -- tests/store_check.py, tests/seg_files.py and
+tests/store_diff.py in one long-lived process, for tests/durability.sh: it
+checks the store after each of its 50+ kills, and two Python start-ups (h5py,
+numpy) a kill cost more than the checks themselves. Reads requests from stdin, one a line, the
 arguments separated by tabs:
   check STORE [REFERENCE]   what `store_check.py STORE [REFERENCE]` does
   seg STORE                 what `seg_files.py STORE` does
+  diff A B [OPTIONS]        what `store_diff.py A B [OPTIONS]` does
 and answers each with that script's output (stdout and stderr; a traceback
 if it raised) and then a line "=rc N", N its exit code. Every request opens
-the files anew (store_check/seg_files open and close them per call)."""
+the files anew (the scripts open and close them per call)."""
 import contextlib
 import io
 import os
@@ -17,8 +18,9 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import seg_files  # noqa: E402
 import store_check  # noqa: E402
+import store_diff  # noqa: E402
 
-MODS = {"check": store_check, "seg": seg_files}
+MODS = {"check": store_check, "seg": seg_files, "diff": store_diff}
 
 
 def serve():
