@@ -43,6 +43,29 @@ span_ms=$(( ref_ms > 1200 ? ref_ms : 1200 ))
 kills=0 round=0 badkill=0 dumps=0 lists=0 deeps=0 completes=0 midpub=0 replays=0 ckres=0
 segkills=0 segmid=0 mergemid=0 segrounds=0 merged=0 summid=0 blkmid=0 aimkills=0 aimsum=0
 seg_files() { "$PY" "$DS_SRC/tests/seg_files.py" "$1"; }
+# the checks after each kill (store_check.py, seg_files.py) and each round
+# (store_diff.py) are answered by one
+# Python process for the whole test (tests/store_checkd.py): a start-up of
+# Python with h5py and numpy cost more than the check itself, twice a kill
+if [ "$HAVE_H5PY" = 1 ]; then
+  mkfifo "$T/chk.in" "$T/chk.out"
+  "$PY" "$DS_SRC/tests/store_checkd.py" <"$T/chk.in" >"$T/chk.out" 2>&1 &
+  exec 7>"$T/chk.in" 8<"$T/chk.out"
+  # chk REQUEST ARGS...: its output; its exit code (1 if the checker is gone).
+  # The whole answer is read before any of it is printed, so a caller that
+  # stops reading early (read < <(seg_files ...)) leaves nothing behind
+  chk() {
+    local l out=
+    (IFS=$'\t'; printf '%s\n' "$*") >&7 || return 1
+    while IFS= read -r l <&8; do
+      case $l in "=rc "*) printf '%s' "$out"; return "${l#=rc }" ;; *) out+="$l"$'\n' ;; esac
+    done
+    echo "store_checkd.py ended" >&2; return 1
+  }
+  deep_check() { chk check "$@"; }
+  seg_files() { chk seg "$1"; }
+  same_points() { chk diff "$1" "$2"; }
+fi
 # at least KILLS kills, and on (at most 2 x KILLS) until one has landed in
 # a format-5 publish (a segment written or merged, not yet listed). Which
 # phase a kill hits is timing: a merge of these small segments takes a few

@@ -8,14 +8,16 @@
 # Drain: SIGUSR1 to mpirun stops the run within 30 s with exit 3; the run
 # resumes. Mid-trajectory resume is checked when the worker checkpoints.
 . "$(dirname "$0")/lib.sh"
-# durability.yaml with 40000 steps (records every 250): ~5 s on -n 3, so the
-# drains below (SIGUSR1 once 4 points finished) reach the run with most of it
-# left on any machine; at 1500 steps an idle machine finished all 36 points
-# (< 1 s) before the signal arrived
+# durability.yaml with 20000 steps (records every 250): ~2.5 s on -n 3 (~5 s
+# on -n 2), so the drains below (SIGUSR1 once 4 points finished, of 36) reach
+# the run with most of it left on any machine; at 1500 steps an idle machine
+# finished all 36 points (< 1 s) before the signal arrived. (40000 steps until
+# 2026-11: every full run of this sweep -- the reference, the drained and
+# resumed runs, the extension -- cost twice as much for the same checks.)
 sweep=$T/resume.yaml
-sed -e 's/^  steps: 1500$/  steps: 40000/' -e 's/^  every: 10$/  every: 250/' \
+sed -e 's/^  steps: 1500$/  steps: 20000/' -e 's/^  every: 10$/  every: 250/' \
   "$DS_SRC/tests/sweeps/durability.yaml" >"$sweep"
-grep -q '^  steps: 40000$' "$sweep" && grep -q '^  every: 250$' "$sweep" || bad "resume.yaml: sed changed nothing"
+grep -q '^  steps: 20000$' "$sweep" && grep -q '^  every: 250$' "$sweep" || bad "resume.yaml: sed changed nothing"
 long_sweep
 long=$T/long.yaml
 npts=36
@@ -88,7 +90,7 @@ refuse() { # refuse NAME SED-EXPR EXPECTED-MESSAGE-PART
   check "$1: clear message" grep -q "made by a different sweep than .*$1.yaml: .*$3" "$T/err"
   check "$1: store untouched, no journal" bash -c "test '$(sum_of "$T/d.h5")' = '$before' && test ! -e '$T/d.h5.journal'"
 }
-refuse steps 's/^  steps: 40000/  steps: 39000/' "train.steps 40000 -> 39000 changed"
+refuse steps 's/^  steps: 20000/  steps: 19000/' "train.steps 20000 -> 19000 changed"
 refuse seed 's/^seed: 11/seed: 12/' "seed 11 in the store, 12 in the sweep file"
 refuse lrgone 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 2.5]/' "grid value 0.05.* of axis lr .* is gone"
 refuse newaxis 's/^  replicas: 1/  init_scale: [1.0]\n  replicas: 1/' "grid axes differ"
@@ -96,7 +98,13 @@ refuse data 's/^  noise: 0.01/  noise: 0.02/' "data.noise 0.01 -> 0.02 changed"
 
 # ---- extension: a new learning rate (in the middle of the list) ----------------
 sed -e 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.01, 0.02, 0.05, 2.5]/' "$sweep" >"$T/ext.yaml"
-drun 2 "$T/ext.yaml" -o "$T/extref.h5" -q
+# the uninterrupted run of the extended sweep: its 36 old points are ref.h5's
+# (a point's trajectory depends on its grid values, not its id or the other
+# points: the comparisons below match by grid values), so only the 12 new
+# points (lr 0.02) are run again, as a sweep of their own
+sed -e 's/^  lr: \[0.01, 0.05, 2.5\]/  lr: [0.02]/' "$sweep" >"$T/new.yaml"
+cmp -s "$sweep" "$T/new.yaml" && bad "new.yaml: sed changed nothing"
+drun 2 "$T/new.yaml" -o "$T/newref.h5" -q
 # extend a drained store (some old points unfinished) and finish it
 start_bg "$T/e1.log" -n 2 "$DYNSWEEP" run "$sweep" -o "$T/e.h5" -q
 signal_when "$T/e.h5" '[ "$fin" -ge 4 ]' || true
@@ -112,20 +120,28 @@ check "extended store has 48 points" bash -c "'$DYNSWEEP' ls '$T/e.h5' | grep -q
 check "ls of the extended store shows lr 0.02 for the new points" \
   bash -c "'$DYNSWEEP' ls '$T/e.h5' | awk '\$1 >= 36 && \$1 <= 47 && \$6 == 0.02' | wc -l | grep -qx 12"
 if [ "$HAVE_H5PY" = 1 ]; then
+  # the reference of the extended sweep = ref.h5 (the 36 old points) + newref.h5
+  # (the 12 new ones): 48 distinct grid points, each an uninterrupted run's
   check "extended store equals an uninterrupted run of the extended sweep (matched by grid values)" \
-    "$PY" - "$T/e.h5" "$T/extref.h5" <<'PYEOF'
+    "$PY" - "$T/e.h5" "$T/ref.h5" "$T/newref.h5" <<'PYEOF'
 import os, sys, h5py
 sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "tools"))
 from dynsweep_store import read_points
-a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
-pa, pb = read_points(a), read_points(b)
+a, b0, b1 = (h5py.File(p, "r") for p in sys.argv[1:4])
+pa = read_points(a)
 def key(f):
     s, v = f["summary"][...], f["grid/axis_values"][...]
     return {(v[i].tobytes(), int(s["replica"][i])): int(s["id"][i]) for i in range(len(s))}
-ka, kb = key(a), key(b)
+ka = key(a)
+kb = {}  # grid key -> (reference file, its points, id there)
+for f in (b0, b1):
+    pf = read_points(f)
+    for k, i in key(f).items():
+        assert k not in kb, "a grid point in both references"
+        kb[k] = (f, pf, i)
 assert set(ka) == set(kb) and len(ka) == 48, (len(ka), len(kb))
 for k, ia in ka.items():
-    ib = kb[k]
+    b, pb, ib = kb[k]
     ga, gb = pa[ia], pb[ib]
     assert [x[:3] for x in ga] == [x[:3] for x in gb], (ia, ib)
     for xa, xb in zip(ga, gb):
