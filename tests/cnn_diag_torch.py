@@ -21,7 +21,6 @@ Usage: cnn_diag_torch.py TEST_CNN_DIAG_BINARY  (exit 0 ok, 1 mismatch, 77 skip)
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -29,7 +28,7 @@ try:
     import numpy as np
     import torch
     from functorch import jacrev, vmap
-    from cnn_torch import layout, unpack, forward, read_header
+    from cnn_torch import layout, unpack, forward, read_header, replay_all
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
     sys.exit(77)
@@ -100,17 +99,7 @@ def check(binary, c, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    torch.set_num_threads(1)
-    binary = sys.argv[1]
-    count = int(subprocess.run([binary, "--count"], check=True, capture_output=True,
-                               text=True).stdout)
-    with tempfile.TemporaryDirectory() as tmp:
-        ok = all([check(binary, c, tmp) for c in range(count)])
-    print("cnn_diag_torch:", "ok" if ok else "MISMATCH")
-    return 0 if ok else 1
+    return replay_all("cnn_diag_torch", __doc__, "--count", check)
 
 
 if __name__ == "__main__":

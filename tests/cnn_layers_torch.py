@@ -21,12 +21,13 @@ Usage: cnn_layers_torch.py TEST_CNN_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
 import os
 import subprocess
 import sys
-import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import numpy as np
     import torch
     import torch.nn.functional as Fn
+    from cnn_torch import replay_all
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
     sys.exit(77)
@@ -214,17 +215,7 @@ def check(binary, k, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    torch.set_num_threads(1)
-    binary = sys.argv[1]
-    count = int(subprocess.run([binary, "--count-layers"], check=True, capture_output=True,
-                               text=True).stdout)
-    with tempfile.TemporaryDirectory() as tmp:
-        ok = all([check(binary, k, tmp) for k in range(count)])
-    print("cnn_layers_torch:", "ok" if ok else "MISMATCH")
-    return 0 if ok else 1
+    return replay_all("cnn_layers_torch", __doc__, "--count-layers", check)
 
 
 if __name__ == "__main__":

@@ -146,18 +146,25 @@ def check(binary, k, tmp):
     return ok
 
 
-def main():
+def replay_all(name, doc, count_flag, check):
+    """The replay scripts' main (this one's, cnn_layers_torch's, cnn_diag_torch's):
+    argv[1] is the C binary; `binary count_flag` prints how many cases it
+    dumps; check(binary, k, tmpdir) replays case k. Exit 0 ok, 1 mismatch."""
     if len(sys.argv) != 2:
-        print(__doc__)
+        print(doc)
         return 2
     torch.set_num_threads(1)
     binary = sys.argv[1]
-    count = int(subprocess.run([binary, "--count"], check=True, capture_output=True,
+    count = int(subprocess.run([binary, count_flag], check=True, capture_output=True,
                                text=True).stdout)
     with tempfile.TemporaryDirectory() as tmp:
         ok = all([check(binary, k, tmp) for k in range(count)])
-    print("cnn_torch:", "ok" if ok else "MISMATCH")
+    print(f"{name}:", "ok" if ok else "MISMATCH")
     return 0 if ok else 1
+
+
+def main():
+    return replay_all("cnn_torch", __doc__, "--count", check)
 
 
 if __name__ == "__main__":
