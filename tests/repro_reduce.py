@@ -46,7 +46,7 @@ REDUCED = {
         "003_cnn_catapult": {"set": {"model.width": 8, "train.steps": 25}, "grid": {"lr": [64, 512]}},
         "003_cnn_repeated": {"set": {"model.width": 8, "train.steps": 80},
                              "grid": {"optimizer.schedule": ["piecewise"]}},
-        "003_cnn_sgd": {"set": {"model.width": 8, "train.steps": 100}, "grid": {"replicas": 2}},
+        "003_cnn_sgd": {"set": {"model.width": 8, "train.steps": 60}, "grid": {"replicas": 2}},
     },
     "004": {
         "004_saddles": {"set": {"train.steps": 2500}, "grid": {"depth": [6], "init_scale": [0.1, 0.2]}},
