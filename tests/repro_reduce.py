@@ -41,6 +41,13 @@ REDUCED = {
         "003_sgd_batch": {"set": {"train.steps": 1200, "record.spectra.ntk.every": 100},
                           "grid": {"optimizer.batch_size": [5, 100]}},
     },
+    # the 5-layer CNN with 8 channels instead of 16 (a quarter of the work), fewer steps
+    "003_cnn": {
+        "003_cnn_catapult": {"set": {"model.width": 8, "train.steps": 25}, "grid": {"lr": [64, 512]}},
+        "003_cnn_repeated": {"set": {"model.width": 8, "train.steps": 80},
+                             "grid": {"optimizer.schedule": ["piecewise"]}},
+        "003_cnn_sgd": {"set": {"model.width": 8, "train.steps": 60}, "grid": {"replicas": 2}},
+    },
     "004": {
         "004_saddles": {"set": {"train.steps": 2500}, "grid": {"depth": [6], "init_scale": [0.1, 0.2]}},
     },

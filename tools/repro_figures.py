@@ -5,7 +5,7 @@
     tools/repro_figures.py fig   STUDY --dir STORES [--out docs/repro/fig]
     tools/repro_figures.py check STUDY --dir STORES [--reduced]
 
-STUDY is 000, 001, 002, 003 or 004. STORES is a directory holding the stores
+STUDY is 000, 001, 002, 003, 003_cnn (the 5-layer CNN on Fashion-MNIST) or 004. STORES is a directory holding the stores
 of that study, named after the sweep files (003_catapult.h5, 003_catapult_relu.h5,
 ...); a store that is missing is skipped (check: fails if a required one is).
 `check` prints the numbers it tested, one line each, and exits 1 if a
@@ -424,6 +424,274 @@ def study_003_sgd(st, ck, fig_out=None):
         plt.close(fig)
 
 
+# ---------------------------------------------------------------- 003 CNN catapults
+def cnn_runs(st):
+    """per point of a 003_cnn store: params, status, loss, eta (absolute lr at step 0), lr series,
+    critical lr, ||K||_2 (top NTK eigenvalue), loss split, batch critical lr"""
+    t = st.table()
+    out = []
+    for i in t["id"]:
+        i = int(i)
+        ps = st.point_series(i)
+        r = dict(id=i, p=st.params(i), status=int(t["status"][i]))
+        s, loss = ps["loss"]
+        r["s"], r["loss"] = np.asarray(s), np.asarray(loss, dtype=float).ravel()
+        r["eta"] = float(np.ravel(ps["eta"][1])[0])
+        if "ntk/top" in ps:
+            sk, top = ps["ntk/top"]
+            r["sk"], r["K2"] = np.asarray(sk), np.asarray(top, dtype=float).reshape(len(sk), -1)[:, 0]
+            r["crit"] = np.ravel(ps["ntk/critical_lr"][1])
+        if "ntk/loss_top" in ps:
+            r["le"], r["gt"] = np.ravel(ps["ntk/loss_top"][1]), np.ravel(ps["ntk/loss_rest"][1])
+        if "lr" in ps:
+            r["sl"], r["lr"] = np.asarray(ps["lr"][0]), np.ravel(ps["lr"][1])
+        if "ntk/batch_critical_lr" in ps:
+            r["sb"], r["bcrit"] = np.asarray(ps["ntk/batch_critical_lr"][0]), np.ravel(ps["ntk/batch_critical_lr"][1])
+        out.append(r)
+    return out
+
+
+def cnn_spike(r, lo=0, hi=None):
+    """the largest loss spike of r in steps [lo, hi): its peak step and height over the loss at lo,
+    eta_crit(t) at its onset (the last record before the rise), the share of L<=s in L at the
+    peak, L>s at the peak over L>s at lo, ||K||_2 at the onset and at the end of [lo, hi)"""
+    s, l = r["s"], r["loss"]
+    hi = int(s[-1]) + 1 if hi is None else hi
+    m = (s >= lo) & (s < hi) & np.isfinite(l)
+    idx = np.nonzero(m)[0]
+    k = idx[np.argmax(l[idx])]
+    j0 = idx[0]
+    on = k  # onset: walk back from the peak while the loss was rising
+    while on > j0 and l[on - 1] < l[on]:
+        on -= 1
+    d = dict(peak_step=int(s[k]), peak=float(l[k] / l[j0]), onset=int(s[on]),
+             crit_onset=float(r["crit"][on]), crit_end=float(r["crit"][idx[-1]]),
+             K2_onset=float(r["K2"][on]), K2_end=float(r["K2"][idx[-1]]),
+             K2_min_after=float(r["K2"][k:idx[-1] + 1].min()))
+    if "le" in r:
+        d["le_share"] = float(r["le"][k] / l[k])
+        d["gt_ratio"] = float(r["gt"][k] / r["gt"][on])
+    return d
+
+
+SGD_RISE = 0.05  # a loss spike: the full training loss rises by more than 5 % in one step
+
+
+def cnn_sgd_match(r, rel=0.0):
+    """loss-increase steps t (full training loss L(t+1) > (1 + rel) L(t)) and whether eta > eta_crit
+    of step t's batch there; also the share of the steps with eta > eta_crit(batch) that raise L"""
+    s, l = r["s"], r["loss"]
+    bc = dict(zip(r["sb"].tolist(), r["bcrit"].tolist()))
+    up = [int(s[j]) for j in range(len(s) - 1)
+          if s[j + 1] == s[j] + 1 and l[j + 1] > (1 + rel) * l[j] and int(s[j]) in bc]
+    match = [t for t in up if r["eta"] > bc[t]]
+    above = [t for t in bc if r["eta"] > bc[t] and t + 1 in set(s.tolist())]
+    rise_after_above = [t for t in above if t in set(up)]
+    return dict(increases=len(up), matched=len(match), frac=len(match) / max(1, len(up)),
+                above=len(above), above_rise=len(rise_after_above), evaluated=len(bc))
+
+
+def study_003_cnn(d, ck, fig_out=None, reduced=False):
+    plt = plt_setup() if fig_out else None
+    # ---- one catapult (Fig. 4.3(b), C.2(b))
+    st = open_store(d, "003_cnn_catapult", True, ck)
+    if st:
+        n = int(st.sweep["data"]["n_train"])
+        runs = sorted(cnn_runs(st), key=lambda r: r["eta"])
+        by = {}
+        for r in runs:
+            ratio = round(r["eta"] / r["crit"][0], 2)
+            by[ratio] = r
+            fin = r["status"] == DONE and bool(np.all(np.isfinite(r["loss"])))
+            ck.fact("cnn GD eta/eta_crit(0) %.2f" % ratio,
+                    dict(eta=round(r["eta"], 3), eta_crit0=round(float(r["crit"][0]), 3),
+                         status="done" if fin else "diverged", loss0=float("%.4g" % r["loss"][0]),
+                         max_over_start=float("%.4g" % (np.nanmax(r["loss"]) / r["loss"][0])),
+                         last=float("%.4g" % r["loss"][-1]), K2_0=round(float(r["K2"][0]), 2),
+                         K2_last=round(float(r["K2"][-1]), 2), eta_crit_last=round(float(r["crit"][-1]), 3),
+                         min_eta_crit=round(float(np.min(r["crit"])), 3)))
+        ratios = sorted(by)
+        cat = by[0.5]
+        sp = cnn_spike(cat)
+        ck.fact("cnn catapult (eta = 0.5 eta_crit(0)): onset step, eta_crit at onset / eta, peak step, "
+                "peak L/L0, L<=5 share at the peak, L>5 peak/onset, ||K||_2 onset -> min after the peak, "
+                "eta_crit at the end / eta",
+                [sp["onset"], round(sp["crit_onset"] / cat["eta"], 3), sp["peak_step"], round(sp["peak"], 3),
+                 round(sp["le_share"], 3), round(sp["gt_ratio"], 3), round(sp["K2_onset"], 1),
+                 round(sp["K2_min_after"], 1), round(sp["crit_end"] / cat["eta"], 3)])
+        ck.ok(cat["crit"][0] > cat["eta"] and sp["crit_onset"] < cat["eta"],
+              "cnn: eta starts below eta_crit(0) (%.2f < %.2f) but the NTK grows until eta > eta_crit(t) (%.2f)"
+              % (cat["eta"], cat["crit"][0], sp["crit_onset"]))
+        ck.ok(sp["peak"] > 1.0 and cat["loss"][-1] < cat["loss"][0] and cat["status"] == DONE,
+              "cnn catapult: the loss rises above its start (%.2fx), then falls below it (%.3g < %.3g)"
+              % (sp["peak"], cat["loss"][-1], cat["loss"][0]))
+        ck.ok(sp["le_share"] > 0.6, "cnn catapult: the spike lives in L<=5 (%.0f %% of L at the peak)"
+              % (100 * sp["le_share"]))
+        ck.ok(sp["gt_ratio"] < 1.2, "cnn catapult: L>5 does not spike (peak/onset %.2f)" % sp["gt_ratio"])
+        ck.ok(sp["K2_min_after"] < 0.5 * sp["K2_onset"],
+              "cnn catapult: ||K||_2 drops (%.1f -> %.1f)" % (sp["K2_onset"], sp["K2_min_after"]))
+        kp = int(np.searchsorted(cat["sk"], sp["peak_step"]))
+        after = cat["crit"][kp:]
+        ck.ok(after.max() > cat["eta"],
+              "cnn catapult: after the peak ||K||_2 drops until eta %.3g < n/lambda_max(K_t) (max %.3g, step %d)"
+              % (cat["eta"], after.max(), int(cat["sk"][kp + int(np.argmax(after))])))
+        ck.fact("cnn catapult: eta_crit(t)/eta at the last step (edge of stability: GD sharpens back to ~1)",
+                round(float(cat["crit"][-1] / cat["eta"]), 3))
+        top = by[ratios[-1]]
+        ck.ok(top["status"] != DONE or not np.isfinite(top["loss"][-1]),
+              "cnn eta = %.1f eta_crit(0): diverges" % ratios[-1])
+        if plt:
+            fig, axs = plt.subplots(1, 3, figsize=(10.5, 2.9))
+            a = axs[0]
+            cm = plt.get_cmap("plasma")
+            for k, q in enumerate(ratios):
+                r = by[q]
+                m = np.isfinite(r["loss"]) & (r["loss"] < 1e3)
+                a.semilogy(r["s"][m], r["loss"][m], color=cm(k / len(ratios)), lw=1,
+                           label=r"$\eta = %.1f\,\eta_{crit}(0)$%s" % (q, "" if r["status"] == DONE else " (diverges)"))
+            a.set_title("5-layer CNN (C=%s), GD: training loss" % st.sweep["model"]["width"])
+            a.set_xlabel("step")
+            a.legend(fontsize=6)
+            a = axs[1]
+            a.semilogy(cat["s"], cat["loss"], "k", lw=1, label="L")
+            a.semilogy(cat["sk"], cat["le"], "tab:orange", lw=1, label=r"$L_{\leq 5}$")
+            a.semilogy(cat["sk"], cat["gt"], "tab:blue", lw=1, label=r"$L_{>5}$")
+            a.axvspan(sp["onset"], sp["peak_step"], color="0.85")
+            a.set_title(r"$\eta = 0.5\,\eta_{crit}(0)$: loss split on top-5 of $K_t$")
+            a.set_xlabel("step")
+            a.legend(fontsize=6)
+            a = axs[2]
+            a.semilogy(cat["sk"], cat["crit"], "k", lw=1, label=r"$\eta_{crit}(t) = n/\lambda_{max}(K_t)$")
+            a.axhline(cat["eta"], color="tab:red", ls="--", lw=0.8, label=r"$\eta$")
+            a.axvspan(sp["onset"], sp["peak_step"], color="0.85")
+            a.set_title(r"the NTK sharpens, the catapult flattens it")
+            a.set_xlabel("step")
+            a.legend(fontsize=6)
+            fig.tight_layout()
+            save(fig, fig_out, "003_cnn_catapult.png")
+            plt.close(fig)
+    # ---- lr raises (Fig. 4.4)
+    st = open_store(d, "003_cnn_repeated", True, ck)
+    if st:
+        runs = cnn_runs(st)
+        sched = [r for r in runs if r["p"].get("optimizer.schedule", "piecewise") == "piecewise"]
+        ctrl = [r for r in runs if r["p"].get("optimizer.schedule") == "constant"]
+        ck.ok(len(sched) == 1, "cnn repeated: the piecewise schedule ran")
+        for r in sched:
+            ch = [int(r["sl"][j]) for j in range(1, len(r["lr"])) if r["lr"][j] > r["lr"][j - 1]]
+            bounds = ch + [int(r["s"][-1]) + 1]
+            rows = []
+            for k, b in enumerate(ch):
+                j = int(np.searchsorted(r["sk"], b))
+                lr_new = float(r["lr"][np.searchsorted(r["sl"], b)])
+                q = cnn_spike(r, b, bounds[k + 1])
+                # eta_crit(t) after the catapult: the median over the second half of the phase
+                # (GD then oscillates at the edge of stability, a period-2 swing of eta_crit(t))
+                half = (r["sk"] >= (b + bounds[k + 1]) / 2) & (r["sk"] < bounds[k + 1])
+                rows.append(dict(step=b, lr=lr_new, crit_before=float(r["crit"][j]), peak=q["peak"],
+                                 le_share=q.get("le_share", float("nan")),
+                                 crit_end=float(np.median(r["crit"][half]))))
+            ck.fact("cnn repeated: lr raises (step, new lr, eta_crit at the raise, peak L/L(step), "
+                    "L<=10 share at the peak, median eta_crit over the phase's second half)",
+                    [(q["step"], round(q["lr"], 3), round(q["crit_before"], 3), round(q["peak"], 2),
+                      round(q["le_share"], 3), round(q["crit_end"], 3)) for q in rows])
+            ck.ok(r["status"] == DONE and r["loss"][-1] < r["loss"][0], "cnn repeated: the schedule converges (%.3g < %.3g)"
+                  % (r["loss"][-1], r["loss"][0]))
+            ck.ok(len(rows) >= 2 and all(q["lr"] > q["crit_before"] for q in rows),
+                  "cnn repeated: every raise lands above eta_crit(t)")
+            ck.ok(all(q["peak"] > 1.5 for q in rows), "cnn repeated: every raise gives a loss spike > 1.5x")
+            ck.ok(all(q["crit_end"] > 1.5 * q["crit_before"] for q in rows),
+                  "cnn repeated: after each catapult eta_crit(t) is > 1.5x its value at the raise")
+            ck.ok(all(q["crit_end"] > 0.8 * q["lr"] for q in rows),
+                  "cnn repeated: after each catapult eta_crit(t) is back near the new lr (> 0.8 eta)")
+            ck.ok(all(rows[k + 1]["crit_end"] > rows[k]["crit_end"] for k in range(len(rows) - 1)),
+                  "cnn repeated: eta_crit after each catapult is higher than after the one before")
+            if plt:
+                fig, axs = plt.subplots(1, 2, figsize=(8, 2.9))
+                axs[0].semilogy(r["s"], r["loss"], "tab:orange", lw=1, label="lr raised")
+                for c in ctrl:
+                    axs[0].semilogy(c["s"], c["loss"], "tab:blue", lw=1, label="constant lr")
+                axs[0].semilogy(r["sk"], r["le"], "tab:orange", ls=":", lw=0.8, label=r"$L_{\leq 10}$ (raised)")
+                for b in ch:
+                    for a in axs:
+                        a.axvline(b, color="0.7", lw=0.5)
+                axs[0].set_title("5-layer CNN, GD: training loss")
+                axs[0].set_xlabel("step")
+                axs[0].legend(fontsize=6)
+                axs[1].semilogy(r["sl"], r["lr"], "k", lw=1, label=r"$\eta$")
+                axs[1].semilogy(r["sk"], r["crit"], "tab:orange", lw=1, label=r"$\eta_{crit}(t)$ (raised)")
+                for c in ctrl:
+                    axs[1].semilogy(c["sk"], c["crit"], "tab:blue", lw=0.8, label=r"$\eta_{crit}(t)$ (constant)")
+                axs[1].set_title(r"each catapult raises $\eta_{crit}(t) = n/\lambda_{max}(K_t)$")
+                axs[1].set_xlabel("step")
+                axs[1].legend(fontsize=6)
+                fig.tight_layout()
+                save(fig, fig_out, "003_cnn_repeated.png")
+                plt.close(fig)
+    # ---- SGD (Table 4.2)
+    st = open_store(d, "003_cnn_sgd", True, ck)
+    if st:
+        runs = cnn_runs(st)
+        fr, fa = [], []
+        for r in runs:
+            m0, m = cnn_sgd_match(r), cnn_sgd_match(r, SGD_RISE)
+            fa.append(m0["frac"])
+            fr.append(m["frac"])
+            for mm, what in ((m0, "every loss increase"), (m, "rises > %g %%" % (100 * SGD_RISE))):
+                ck.fact("cnn SGD replica %s (eta %.3g, eta_crit(0) %.3g), %s: rises, with eta > eta_crit(batch), "
+                        "fraction; steps with eta > eta_crit(batch), of them followed by a rise; steps evaluated"
+                        % (r["p"].get("replica"), r["eta"], r["crit"][0], what),
+                        [mm["increases"], mm["matched"], round(mm["frac"], 4), mm["above"], mm["above_rise"],
+                         mm["evaluated"]])
+            ck.ok(m["increases"] >= 2, "cnn SGD replica %s: the loss spiked (> %g %%) at %d steps (>= 2)"
+                  % (r["p"].get("replica"), 100 * SGD_RISE, m["increases"]))
+        fr, fa = np.array(fr), np.array(fa)
+        ck.fact("cnn SGD match rate over %d replicas, mean +- std (%%): every increase; rises > %g %%"
+                % (len(fr), 100 * SGD_RISE),
+                [round(100 * fa.mean(), 2), round(100 * fa.std(), 2), round(100 * fr.mean(), 2), round(100 * fr.std(), 2)])
+        # what holds at these widths (docs/repro/003_cnn.md): a step with eta > eta_crit(batch) raises
+        # the loss far more often than a step below it, and each run's largest spike is such a step
+        for r in runs:
+            m0 = cnn_sgd_match(r)
+            p_above = m0["above_rise"] / max(1, m0["above"])
+            p_below = (m0["increases"] - m0["matched"]) / max(1, m0["evaluated"] - 1 - m0["above"])
+            j = int(np.argmax(r["loss"][1:] / r["loss"][:-1]))
+            bc = dict(zip(r["sb"].tolist(), r["bcrit"].tolist()))
+            big = r["eta"] > bc.get(int(r["s"][j]), np.inf)
+            ck.fact("cnn SGD replica %s: P(rise | eta > eta_crit(batch)), P(rise | eta <= eta_crit(batch)), "
+                    "largest one-step rise L(t+1)/L(t) at step t, eta/eta_crit(batch) there"
+                    % r["p"].get("replica"),
+                    [round(p_above, 3), round(p_below, 3), round(float(r["loss"][j + 1] / r["loss"][j]), 3),
+                     int(r["s"][j]), round(r["eta"] / bc.get(int(r["s"][j]), np.inf), 3)])
+            ck.ok(p_above > 1.5 * p_below,
+                  "cnn SGD replica %s: a step above eta_crit(batch) raises the loss more often (%.2f) than one below (%.2f)"
+                  % (r["p"].get("replica"), p_above, p_below))
+            ck.ok(big, "cnn SGD replica %s: the largest loss spike is at a step with eta > eta_crit(batch)"
+                  % r["p"].get("replica"))
+        if plt:
+            fig, axs = plt.subplots(1, 2, figsize=(8, 2.9))
+            r = runs[0]
+            axs[0].semilogy(r["s"], r["loss"], "k", lw=0.8, label="training loss")
+            bc = dict(zip(r["sb"].tolist(), r["bcrit"].tolist()))
+            up = [j for j in range(len(r["s"]) - 1) if r["loss"][j + 1] > (1 + SGD_RISE) * r["loss"][j]]
+            ok = [j for j in up if r["eta"] > bc.get(int(r["s"][j]), np.inf)]
+            no = [j for j in up if j not in set(ok)]
+            axs[0].plot(r["s"][ok], r["loss"][ok], "o", color="tab:red", ms=2.5, label=r"rise > 5 %%, $\eta > \eta_{crit}(X_b)$")
+            axs[0].plot(r["s"][no], r["loss"][no], "x", color="tab:blue", ms=3, label=r"rise > 5 %%, $\eta \leq \eta_{crit}(X_b)$")
+            axs[0].set_title("SGD batch 32 (replica %s): steps where the loss rises" % r["p"].get("replica"))
+            axs[0].set_xlabel("step")
+            axs[0].legend(fontsize=6)
+            axs[1].semilogy(r["sb"], r["bcrit"], ".", color="tab:orange", ms=2, label=r"$\eta_{crit}(X_b) = b/\lambda_{max}(K_b)$")
+            axs[1].axhline(r["eta"], color="k", ls="--", lw=0.8, label=r"$\eta$")
+            axs[1].set_title("critical lr of each step's batch; spikes matched %.1f +- %.1f %% (%d replicas)"
+                             % (100 * fr.mean(), 100 * fr.std(), len(fr)), fontsize=7)
+            axs[1].set_xlabel("step")
+            axs[1].legend(fontsize=6)
+            fig.tight_layout()
+            save(fig, fig_out, "003_cnn_sgd.png")
+            plt.close(fig)
+
+
 # ---------------------------------------------------------------- 002 acceleration
 def best_by(st, keys, series="loss_gap"):
     t = st.table()
@@ -800,7 +1068,7 @@ def study_004(d, ck, fig_out=None, reduced=False):
         plt.close(fig)
 
 
-STUDIES = {"000": study_000, "001": study_001, "002": study_002, "003": study_003, "004": study_004}
+STUDIES = {"000": study_000, "001": study_001, "002": study_002, "003": study_003, "003_cnn": study_003_cnn, "004": study_004}
 
 
 def main():
