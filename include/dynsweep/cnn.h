@@ -252,4 +252,13 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                         const ds_loss *l, double *grad);
+/* Hessian-vector product of the loss (cnnrop.c, Pearlmutter's R-operator
+ * through every layer kind: ReLU masks, max pooling's arg-maxes and dropout
+ * masks frozen): Hv (nparams, overwritten) = H v, H the Hessian of
+ * ds_loss_eval(l, F(theta)) (squared error, lp, cross-entropy) over n <= nmax
+ * samples. Dropout as set by ds_cnn_dropout (off for spectra). Returns the
+ * loss; NaN (and Hv NaN) when n is out of range or out of memory. Leaves the
+ * forward pass at theta in m. */
+double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
+                  const ds_loss *l, const double *v, double *Hv);
 #endif
