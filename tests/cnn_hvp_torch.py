@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """dynsweep's CNN Hessian-vector products (ds_cnn_hvp, src/nn/cnnrop.c)
-against PyTorch float64: functorch jvp of the gradient (forward-over-reverse).
+and Jacobian-vector products (ds_cnn_jvp) against PyTorch float64: functorch
+jvp of the gradient (forward-over-reverse) and jvp of the outputs.
 
 For each layer list of tests/test_cnn.c (pooling, residual blocks, hidden
 dense, and the named nets cnn5, myrtle5, tf_mnist, wrn-10-1, tf_mnist
 overparam), `test_cnn --dump-hvp` writes the net, theta, the images, a random
 direction v and H v for squared error (random targets) and cross-entropy
-(one-hot targets; nets of several outputs), dropout off. PyTorch rebuilds the net (cnn_layers_torch.py)
-and H v must agree to 1e-10 relative to its largest entry.
+(one-hot targets; nets of several outputs), then J v, dropout off. PyTorch rebuilds the net (cnn_layers_torch.py)
+and H v and J v must agree to 1e-10 relative to their largest entries.
 
 Usage: cnn_hvp_torch.py TEST_CNN_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
 """
@@ -70,7 +71,10 @@ def check(binary, k, tmp):
         g = functorch.grad(loss, argnums=tuple(range(len(params))))
         _, hv = functorch.jvp(lambda *p: g(*p), params, vs)
         errs.append((name, cl.relerr(Hv, cl.pack(hv, shapes)), float(np.max(np.abs(Hv)))))
+    JV = take(dout * n).reshape(n, dout)
     assert o == len(d), (o, len(d))
+    _, jv = functorch.jvp(lambda *p: cl.forward(cfg, layers, list(p), X, masks), params, vs)
+    errs.append(("jvp", cl.relerr(JV, jv.detach().numpy()), float(np.max(np.abs(JV)))))
     net = " ".join(cl.NAMES[L["kind"]] for L in layers[:-1])
     print(f"hvp {k}: [{net}] {P} params: " +
           ", ".join(f"{a} max rel err {e:.2e} (|Hv| {h:.3g})" for a, e, h in errs))

@@ -1,5 +1,6 @@
 /* cnnrop.c -- Pearlmutter's R-operator for the CNNs of cnn.c (issue 26):
- * Hessian-vector products of the loss, ds_cnn_hvp (cnn.h).
+ * Hessian-vector products of the loss, ds_cnn_hvp, and Jacobian-vector
+ * products of the outputs, ds_cnn_jvp (the tangent forward alone; cnn.h).
  *
  * R{.} is the directional derivative along v (laid out like theta: V_W, c per
  * layer). After the forward pass at theta (which stores every layer's output,
@@ -291,6 +292,31 @@ static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const do
   }
 }
 
+/* The tangent forward along v after the forward pass at theta: b->Ry. */
+static void tangent(ds_cnn *m, rop_buf *b, const double *theta, const double *X, int n,
+                    const double *v) {
+  const double *x = X, *Rx = b->R0;
+  memset(b->R0, 0, (size_t)m->din * n * sizeof *b->R0);
+  for (int l = 0; l < m->nl; l++) {
+    layer_r(m, b, l, theta, v, x, Rx, n);
+    x = m->ly[l].y, Rx = b->Ry[l];
+  }
+}
+
+int ds_cnn_jvp(ds_cnn *m, const double *theta, const double *X, int n, const double *v,
+               double *JV) {
+  rop_buf *b = n >= 1 && n <= m->nmax ? rop_get(m) : NULL;
+  size_t cnt = (size_t)m->dout * (n > 0 ? n : 0);
+  if (!b) {
+    for (size_t q = 0; q < cnt; q++) JV[q] = NAN;
+    return n >= 1 && n <= m->nmax ? DS_ENOMEM : DS_EINPUT;
+  }
+  ds_cnn_forward(m, theta, X, n);
+  tangent(m, b, theta, X, n, v);
+  memcpy(JV, b->Ry[m->nl - 1], cnt * sizeof *JV);
+  return DS_OK;
+}
+
 double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                   const ds_loss *loss, const double *v, double *Hv) {
   rop_buf *b = n >= 1 && n <= m->nmax ? rop_get(m) : NULL;
@@ -299,12 +325,7 @@ double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double 
     return NAN;
   }
   const double *F = ds_cnn_forward(m, theta, X, n);
-  const double *x = X, *Rx = b->R0;
-  memset(b->R0, 0, (size_t)m->din * n * sizeof *b->R0);
-  for (int l = 0; l < m->nl; l++) {
-    layer_r(m, b, l, theta, v, x, Rx, n);
-    x = m->ly[l].y, Rx = b->Ry[l];
-  }
+  tangent(m, b, theta, X, n, v);
   /* G = dL/dF, R{G} = (d2L/dF2) R{F} */
   double L = ds_loss_eval(loss, F, Y, m->dout, n, b->d[0]);
   ds_loss_hess_apply(loss, F, Y, m->dout, n, b->Ry[m->nl - 1], b->Rd[0]);
@@ -320,4 +341,61 @@ double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double 
     cur = 1 - cur;
   }
   return L;
+}
+
+/* ---- f_lin (the linearised model, seed 003) ------------------------------------
+ * F = f(theta0) + J(theta0) d, d = theta - theta0: one forward pass at theta0
+ * and the tangent along d; the gradient of L(F) is J(theta0)^T dL/dF, the
+ * plain backward pass at theta0 (the forward pass at theta0 is still in m). */
+int ds_cnn_lin_init(ds_cnn_lin *a, ds_cnn *m, const double *theta0) {
+  memset(a, 0, sizeof *a);
+  size_t P = m->nparams, cnt = (size_t)m->dout * m->nmax;
+  a->m = m;
+  a->theta0 = malloc(P * sizeof *a->theta0);
+  a->d = malloc(P * sizeof *a->d);
+  a->F = malloc(cnt * sizeof *a->F);
+  a->dF = malloc(cnt * sizeof *a->dF);
+  if (!a->theta0 || !a->d || !a->F || !a->dF || !rop_get(m)) {
+    ds_cnn_lin_free(a);
+    return DS_ENOMEM;
+  }
+  memcpy(a->theta0, theta0, P * sizeof *theta0);
+  return DS_OK;
+}
+
+void ds_cnn_lin_free(ds_cnn_lin *a) {
+  free(a->theta0);
+  free(a->d);
+  free(a->F);
+  free(a->dF);
+  memset(a, 0, sizeof *a);
+}
+
+const double *ds_cnn_lin_forward(ds_cnn_lin *a, const double *theta, const double *X, int n) {
+  ds_cnn *m = a->m;
+  size_t P = m->nparams, cnt = (size_t)m->dout * (n > 0 ? n : 0);
+  if (n < 1 || n > m->nmax) {
+    for (size_t q = 0; q < cnt && q < (size_t)m->dout * m->nmax; q++) a->F[q] = NAN;
+    return a->F;
+  }
+  for (size_t k = 0; k < P; k++) a->d[k] = theta[k] - a->theta0[k];
+  const double *F0 = ds_cnn_forward(m, a->theta0, X, n);
+  rop_buf *b = m->rop;
+  tangent(m, b, a->theta0, X, n, a->d);
+  const double *R = b->Ry[m->nl - 1];
+  for (size_t q = 0; q < cnt; q++) a->F[q] = F0[q] + R[q];
+  return a->F;
+}
+
+double ds_cnn_lin_loss_grad(ds_cnn_lin *a, const double *theta, const double *X, const double *Y,
+                            int n, const ds_loss *l, double *grad) {
+  ds_cnn *m = a->m;
+  if (n < 1 || n > m->nmax) {
+    for (size_t k = 0; k < m->nparams; k++) grad[k] = NAN;
+    return NAN;
+  }
+  const double *F = ds_cnn_lin_forward(a, theta, X, n);
+  double loss = ds_loss_eval(l, F, Y, m->dout, n, a->dF);
+  ds_cnn_backward(m, a->theta0, X, n, a->dF, grad); /* J(theta0)^T dL/dF */
+  return loss;
 }
