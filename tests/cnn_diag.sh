@@ -8,6 +8,8 @@
 #     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
 #     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
 #     relative; Lanczos run to P iterations), on 1 rank and on teams of 2;
+#   - model.approx lin (ds_cnn_lin): the losses of 40 GD steps equal
+#     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
 #     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
 #     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
@@ -53,6 +55,12 @@ drun 3 "$sweep" -o "$T/h2.h5" -q --set record.spectra.hessian.every=10 --set rec
   --set train.ranks_per_point=2
 check "... and on teams of 2 ranks (sample shares of the HVP summed)" \
   "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/h2.h5"
+# model.approx lin (f_lin around theta_0, ds_cnn_lin) without the spectra
+# (the NTK of f_lin is K_0's; the diagnostics of approx points are the MLPs')
+sed '/^  spectra:/,/^    split/d' "$sweep" >"$T/lin.yaml"
+drun 1 "$T/lin.yaml" -o "$T/lin.h5" -q --set model.approx=lin --set train.steps=40
+check "model.approx lin: every loss equals PyTorch float64's f_lin GD replay to 1e-10" \
+  "$PY" "$DS_SRC/tests/cnn_lin_sweep.py" "$DUMP" "$T/lin.yaml" "$T/lin.h5"
 drun 2 "$sweep" -o "$T/b.h5" -q
 check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
 # teams of 2 ranks (replicated CNN; K's eigenproblem and the SVDs on the team's

@@ -75,7 +75,7 @@ static int has_cnn(const ds_point_cfg *c) { return c->model.type == DS_MODEL_CNN
 static int has_cnn_mlp_opts(const ds_point_cfg *c) {
   const ds_model_spec *m = &c->model;
   return has_cnn(c) && (m->nwidths > 0 || m->param == DS_PARAM_MEANFIELD || !m->train_output ||
-                        m->symmetric || m->approx != DS_APPROX_NONE || m->init != DS_INIT_GAUSSIAN ||
+                        m->symmetric || m->approx == DS_APPROX_QUAD || m->init != DS_INIT_GAUSSIAN ||
                         m->init_scale != 1.0 || m->init_std != 0 || m->balanced_identity ||
                         m->gain != 1.0 || m->init_offset != 0 || m->bias);
 }
@@ -144,10 +144,10 @@ const ds_net_feature ds_net_features[] = {
      "overparam without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
-    {"model.type cnn with widths, meanfield, approx, bias, gain, train_output or an init other "
-     "than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
+    {"model.type cnn with widths, meanfield, approx quad, bias, gain, train_output or an init "
+     "other than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
      has_cnn_mlp_opts,
-     {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=lin"},
+     {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=quad"},
     {"model.type cnn with series loss_gap, lr_in / lr_out or loss.optimum",
      {"record.series", "optimizer.lr_in", "optimizer.lr_out", "loss.optimum"},
      has_cnn_not_loss_series,
