@@ -13,6 +13,13 @@ add_test(NAME cnn_layers_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
          ${CMAKE_CURRENT_SOURCE_DIR}/cnn_layers_torch.py $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_layers_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
+# Hessian-vector products (ds_cnn_hvp, src/nn/cnnrop.c; test_cnn checks them
+# against central differences of the gradient): every layer list and named
+# net against functorch jvp(grad) in float64 (tests/cnn_hvp_torch.py).
+add_test(NAME cnn_hvp_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_hvp_torch.py $<TARGET_FILE:test_cnn>)
+set_tests_properties(cnn_hvp_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
 
 # issue 26 step 3: CNN sweeps end to end (tests/cnn_sweep.sh): a sweep of CNN
 # points on Fashion-MNIST run with mpirun -n 1 and -n 2 (equal stores), its loss

@@ -3,7 +3,13 @@
 # tests/sweeps/cnn_diag.yaml (a 2-conv-layer CNN on 4 x 4 images of the rank-2
 # task; GD and SGD with layer spectra, NTK, batch NTK and AGOP recorded):
 #   - plan takes it, and refuses what CNNs do not have yet with the reason
-#     (Hessian: R-operator HVPs through conv; escape);
+#     (the full Hessian; escape);
+#   - record.spectra.hessian (Lanczos on ds_cnn_hvp's R-operator HVPs): the
+#     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
+#     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
+#     relative; Lanczos run to P iterations), on 1 rank and on teams of 2;
+#   - model.approx lin (ds_cnn_lin): the losses of 40 GD steps equal
+#     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
 #     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
 #     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
@@ -28,9 +34,7 @@ refuses() { # refuses WHAT MESSAGE --set ...: plan exits 2 and says MESSAGE
 }
 rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
-refuses "the Hessian" "record.spectra.hessian: not supported with model.type cnn (yet): the Hessian of a CNN needs R-operator HVPs" \
-  --set record.spectra.hessian.every=10
-refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet)" \
+refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet): the full Hessian of a CNN" \
   --set record.spectra.hessian_full.every=10
 refuses "the escape proxy" "record.spectra.escape: not supported with model.type cnn" \
   --set record.spectra.escape.every=10
@@ -44,6 +48,19 @@ sed 's/^optimizer: {type: gd, lr: 0.5}$/optimizer: {type: gd, lr: 0.51}/' "$swee
 grep -q 'lr: 0.51' "$T/other.yaml" || bad "other.yaml: sed changed nothing"
 check "... and fails against another learning rate's replay" bash -c \
   "! '$PY' '$DS_SRC/tests/cnn_diag_sweep.py' '$DUMP' '$T/other.yaml' '$T/a.h5' >/dev/null"
+drun 1 "$sweep" -o "$T/h.h5" -q --set record.spectra.hessian.every=10 --set record.spectra.lanczos_iters=200
+check "hessian/top equals PyTorch float64's full Hessian eigenvalues to 1e-8" \
+  "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/h.h5"
+drun 3 "$sweep" -o "$T/h2.h5" -q --set record.spectra.hessian.every=10 --set record.spectra.lanczos_iters=200 \
+  --set train.ranks_per_point=2
+check "... and on teams of 2 ranks (sample shares of the HVP summed)" \
+  "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/h2.h5"
+# model.approx lin (f_lin around theta_0, ds_cnn_lin) without the spectra
+# (the NTK of f_lin is K_0's; the diagnostics of approx points are the MLPs')
+sed '/^  spectra:/,/^    split/d' "$sweep" >"$T/lin.yaml"
+drun 1 "$T/lin.yaml" -o "$T/lin.h5" -q --set model.approx=lin --set train.steps=40
+check "model.approx lin: every loss equals PyTorch float64's f_lin GD replay to 1e-10" \
+  "$PY" "$DS_SRC/tests/cnn_lin_sweep.py" "$DUMP" "$T/lin.yaml" "$T/lin.h5"
 drun 2 "$sweep" -o "$T/b.h5" -q
 check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
 # teams of 2 ranks (replicated CNN; K's eigenproblem and the SVDs on the team's

@@ -6,7 +6,9 @@
  *                            gradient and a GD trajectory for tests/cnn_torch.py
  *                            (PyTorch float64 replays them).
  *   test_cnn --dump-layers FILE K, --count-layers: the same for the layer
- *                            lists and named nets (tests/cnn_layers_torch.py). */
+ *                            lists and named nets (tests/cnn_layers_torch.py).
+ *   test_cnn --dump-hvp FILE K: layer list K's Hessian-vector products
+ *                            (ds_cnn_hvp) for tests/cnn_hvp_torch.py. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,6 +582,185 @@ static int dump_layers(const char *path, int k) {
   return bad;
 }
 
+/* ---- Hessian-vector products (ds_cnn_hvp, cnnrop.c) -------------------------- */
+
+/* The net for HVP case k: k < NSPECS the spec nets, then the layer lists. */
+static ds_cnn *hvp_net(int k, int n, int *dout) {
+  if (k < NSPECS) {
+    *dout = specs[k].dout;
+    return ds_cnn_create(&specs[k], n, NULL, 0);
+  }
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  *dout = lspecs[k - NSPECS].dout;
+  return lcreate(&lspecs[k - NSPECS], n, L, &nl);
+}
+
+/* One-hot targets of n samples (class (i + k) mod dout). */
+static void onehot(double *Y, int dout, int n, int k) {
+  memset(Y, 0, (size_t)dout * n * sizeof *Y);
+  for (int i = 0; i < n; i++) Y[(size_t)i * dout + (i + k) % dout] = 1.0;
+}
+
+/* H v against central differences of the gradient along v, for squared
+ * error, l4 and (several outputs) cross-entropy; dropout on (masks frozen). */
+static void hvp_fd(int k) {
+  const int n = 3;
+  int dout;
+  ds_cnn *m = hvp_net(k, n, &dout);
+  if (!m) return;
+  ds_cnn_dropout(m, 1, 7, 3, NULL);
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)dout * n;
+  double *theta = malloc(P * 8), *v = malloc(P * 8), *Hv = malloc(P * 8), *X = malloc(din * n * 8);
+  double *Y = malloc(dF * 8), *gp = malloc(P * 8), *gm = malloc(P * 8), *tp = malloc(P * 8);
+  ds_rng r;
+  ds_rng_init(&r, 13, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  randn(v, P, &r);
+  const ds_loss losses[3] = {{DS_LOSS_MSE, 2.0, 1.0 / n}, {DS_LOSS_LP, 4.0, 0.25 / n},
+                             {DS_LOSS_CE, 0.0, 1.0 / n}};
+  const char *lname[3] = {"mse", "l4", "ce"};
+  for (int q = 0; q < 3; q++) {
+    if (q == 2 && dout < 2) continue;
+    if (q == 2) onehot(Y, dout, n, k);
+    else randn(Y, dF, &r);
+    double L = ds_cnn_hvp(m, theta, X, Y, n, &losses[q], v, Hv);
+    double Lg = ds_cnn_loss_grad(m, theta, X, Y, n, &losses[q], gp);
+    const double h = 1e-5;
+    for (size_t j = 0; j < P; j++) tp[j] = theta[j] + h * v[j];
+    ds_cnn_loss_grad(m, tp, X, Y, n, &losses[q], gp);
+    for (size_t j = 0; j < P; j++) tp[j] = theta[j] - h * v[j];
+    ds_cnn_loss_grad(m, tp, X, Y, n, &losses[q], gm);
+    double hmax = 0, err = 0;
+    for (size_t j = 0; j < P; j++) hmax = fmax(hmax, fabs(Hv[j]));
+    for (size_t j = 0; j < P; j++) err = fmax(err, fabs((gp[j] - gm[j]) / (2 * h) - Hv[j]) / hmax);
+    printf("hvp %d (%s, %s): %zu params, |Hv|max %.3g, max rel FD error %.2e\n", k,
+           k < NSPECS ? "spec" : lspecs[k - NSPECS].name, lname[q], P, hmax, err);
+    CHECK(hmax > 0 && err < 1e-6 && L == Lg, "hvp %d %s: FD error %.3e (loss %g vs %g)", k,
+          lname[q], err, L, Lg);
+  }
+  /* n out of range: NaN */
+  CHECK(isnan(ds_cnn_hvp(m, theta, X, Y, n + 1, &losses[0], v, Hv)) && isnan(Hv[0]),
+        "hvp %d: n > nmax gives NaN", k);
+  free(theta), free(v), free(Hv), free(X), free(Y), free(gp), free(gm), free(tp);
+  ds_cnn_free(m);
+}
+
+/* J v against central differences of the forward pass and against the
+ * backward pass (<R, J v> = <J^T R, v>); f_lin (ds_cnn_lin): F(theta0) at
+ * theta0, exactly linear along v, its gradient = the net's at theta0 and
+ * against central differences of its loss. Dropout on (masks frozen). */
+static void jvp_lin(int k) {
+  const int n = 3;
+  int dout;
+  ds_cnn *m = hvp_net(k, n, &dout);
+  if (!m) return;
+  ds_cnn_dropout(m, 1, 7, 3, NULL);
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)dout * n;
+  double *theta = malloc(P * 8), *v = malloc(P * 8), *X = malloc(din * n * 8), *tp = malloc(P * 8);
+  double *JV = malloc((dF + dout) * 8), *Fp = malloc(dF * 8), *R = malloc(dF * 8), *g = malloc(P * 8);
+  double *Y = malloc(dF * 8), *g2 = malloc(P * 8), *F0 = malloc(dF * 8);
+  ds_rng r;
+  ds_rng_init(&r, 17, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  randn(v, P, &r);
+  randn(R, dF, &r);
+  randn(Y, dF, &r);
+  CHECK(ds_cnn_jvp(m, theta, X, n, v, JV) == DS_OK, "jvp %d", k);
+  const double h = 1e-6;
+  for (size_t j = 0; j < P; j++) tp[j] = theta[j] + h * v[j];
+  memcpy(Fp, ds_cnn_forward(m, tp, X, n), dF * 8);
+  for (size_t j = 0; j < P; j++) tp[j] = theta[j] - h * v[j];
+  const double *Fm = ds_cnn_forward(m, tp, X, n);
+  double jmax = 0, err = 0;
+  for (size_t q = 0; q < dF; q++) jmax = fmax(jmax, fabs(JV[q]));
+  for (size_t q = 0; q < dF; q++) err = fmax(err, fabs((Fp[q] - Fm[q]) / (2 * h) - JV[q]) / jmax);
+  memcpy(F0, ds_cnn_forward(m, theta, X, n), dF * 8);
+  ds_cnn_backward(m, theta, X, n, R, g);
+  double a = dot(R, JV, dF), b = dot(g, v, P), adj = fabs(a - b) / fmax(fabs(a), fabs(b));
+  /* f_lin */
+  ds_cnn_lin lin;
+  CHECK(ds_cnn_lin_init(&lin, m, theta) == DS_OK, "lin init %d", k);
+  double e0 = 0, elin = 0, egrad = 0, efd = 0, gmax = 0;
+  const double *FL = ds_cnn_lin_forward(&lin, theta, X, n);
+  for (size_t q = 0; q < dF; q++) e0 = fmax(e0, fabs(FL[q] - F0[q]));
+  for (size_t j = 0; j < P; j++) tp[j] = theta[j] + 0.3 * v[j];
+  FL = ds_cnn_lin_forward(&lin, tp, X, n);
+  for (size_t q = 0; q < dF; q++) elin = fmax(elin, fabs(FL[q] - (F0[q] + 0.3 * JV[q])) / jmax);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+  double L0 = ds_cnn_lin_loss_grad(&lin, theta, X, Y, n, &l, g);
+  double Ln = ds_cnn_loss_grad(m, theta, X, Y, n, &l, g2);
+  for (size_t j = 0; j < P; j++) gmax = fmax(gmax, fabs(g2[j]));
+  for (size_t j = 0; j < P; j++) egrad = fmax(egrad, fabs(g[j] - g2[j]) / gmax);
+  /* away from theta0: the gradient of the (quadratic) lin loss along v */
+  double *th1 = malloc(P * 8);
+  for (size_t j = 0; j < P; j++) th1[j] = theta[j] + 0.3 * v[j];
+  ds_cnn_lin_loss_grad(&lin, th1, X, Y, n, &l, g);
+  double dd = 0;
+  for (size_t j = 0; j < P; j++) dd += g[j] * v[j];
+  for (size_t j = 0; j < P; j++) tp[j] = th1[j] + h * v[j];
+  double lp = ds_cnn_lin_loss_grad(&lin, tp, X, Y, n, &l, g2);
+  for (size_t j = 0; j < P; j++) tp[j] = th1[j] - h * v[j];
+  double lm = ds_cnn_lin_loss_grad(&lin, tp, X, Y, n, &l, g2);
+  efd = fabs((lp - lm) / (2 * h) - dd) / fabs(dd);
+  printf("jvp %d: max rel FD error %.2e, <R,Jv> vs <J^T R,v> %.2e; f_lin: at theta0 %.1e, "
+         "linear %.2e, grad at theta0 %.2e, directional FD %.2e\n", k, err, adj, e0, elin, egrad,
+         efd);
+  CHECK(jmax > 0 && err < 1e-7 && adj < 1e-12, "jvp %d: FD %.3e adjoint %.3e", k, err, adj);
+  CHECK(e0 == 0 && elin < 1e-12 && egrad < 1e-13 && L0 == Ln && efd < 1e-7,
+        "f_lin %d: %.3e %.3e %.3e %.3e", k, e0, elin, egrad, efd);
+  CHECK(ds_cnn_jvp(m, theta, X, n + 1, v, JV) == DS_EINPUT && isnan(JV[0]), "jvp %d: n > nmax", k);
+  ds_cnn_lin_free(&lin);
+  free(theta), free(v), free(X), free(tp), free(JV), free(Fp), free(R), free(g), free(Y);
+  free(g2), free(F0), free(th1);
+  ds_cnn_free(m);
+}
+
+/* The dump of tests/cnn_hvp_torch.py for layer list K (dropout off): the
+ * layer header of --dump-layers (steps 0), theta, X, v, then per loss (mse on
+ * random Y, cross-entropy on one-hot Y) Y and H v; then J v (ds_cnn_jvp). */
+static int dump_hvp(const char *path, int k) {
+  const lspec *sp = &lspecs[k];
+  const int n = 4;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = lcreate(sp, n, L, &nl);
+  if (!m) return 1;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *theta = malloc(P * 8), *v = malloc(P * 8), *Hv = malloc(P * 8), *X = malloc(din * n * 8);
+  double *Y = malloc(dF * 8);
+  ds_rng r;
+  ds_rng_init(&r, 5, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  randn(v, P, &r);
+  FILE *f = fopen(path, "wb");
+  if (!f) return 1;
+  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, 0, 0};
+  double hd[2] = {sp->beta, 0.0};
+  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
+  for (int l = 0; l < nl; l++) {
+    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
+    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
+  }
+  fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(v, 8, P, f);
+  for (int q = 0; q < 2; q++) {
+    ds_loss l = {.type = q ? DS_LOSS_CE : DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+    if (q) onehot(Y, sp->dout, n, k);
+    else randn(Y, dF, &r);
+    ds_cnn_hvp(m, theta, X, Y, n, &l, v, Hv);
+    fwrite(Y, 8, dF, f), fwrite(Hv, 8, P, f);
+  }
+  ds_cnn_jvp(m, theta, X, n, v, Y); /* J v (dout x n) */
+  fwrite(Y, 8, dF, f);
+  int bad = fclose(f) != 0;
+  free(theta), free(v), free(Hv), free(X), free(Y);
+  ds_cnn_free(m);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   ds_dataset tr = {0};
   if (argc == 4 && !strcmp(argv[1], "--dump")) {
@@ -591,6 +772,11 @@ int main(int argc, char **argv) {
     int k = atoi(argv[3]);
     if (k < 0 || k >= NLSPECS) return 2;
     return dump_layers(argv[2], k);
+  }
+  if (argc == 4 && !strcmp(argv[1], "--dump-hvp")) {
+    int k = atoi(argv[3]);
+    if (k < 0 || k >= NLSPECS) return 2;
+    return dump_hvp(argv[2], k);
   }
   if (argc == 2 && !strcmp(argv[1], "--count-layers")) return printf("%d\n", NLSPECS) < 0;
   if (argc == 2 && !strcmp(argv[1], "--count")) { /* and the Fashion-MNIST config */
@@ -651,6 +837,8 @@ int main(int argc, char **argv) {
   } else
     printf("skip: Fashion-MNIST not installed (package dataset-fashion-mnist)\n");
   for (int k = 0; k < NLFD; k++) list_fd(k);
+  for (int k = 0; k < NSPECS + NLFD; k++) hvp_fd(k);
+  for (int k = 0; k < NSPECS + NLFD; k++) jvp_lin(k);
   dropout_checks();
   list_refusals();
   /* bad specs are refused with a message */

@@ -253,4 +253,37 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                         const ds_loss *l, double *grad);
+/* Hessian-vector product of the loss (cnnrop.c, Pearlmutter's R-operator
+ * through every layer kind: ReLU masks, max pooling's arg-maxes and dropout
+ * masks frozen): Hv (nparams, overwritten) = H v, H the Hessian of
+ * ds_loss_eval(l, F(theta)) (squared error, lp, cross-entropy) over n <= nmax
+ * samples. Dropout as set by ds_cnn_dropout (off for spectra). Returns the
+ * loss; NaN (and Hv NaN) when n is out of range or out of memory. Leaves the
+ * forward pass at theta in m. */
+double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
+                  const ds_loss *l, const double *v, double *Hv);
+/* Jacobian-vector product (cnnrop.c, the tangent forward alone): JV (dout x
+ * n) = J(theta) v, the directional derivative of F along v, over n <= nmax
+ * samples (dropout as set). DS_OK; DS_EINPUT (n out of range) or DS_ENOMEM
+ * with JV NaN. Leaves the forward pass at theta in m. */
+int ds_cnn_jvp(ds_cnn *m, const double *theta, const double *X, int n, const double *v,
+               double *JV);
+/* The linearised model f_lin(theta) = F(theta0) + J(theta0) (theta - theta0)
+ * of a CNN around theta0 (cnnrop.c; seed 003's model.approx lin, as the MLPs'
+ * ds_approx with order 1): forward = one forward pass at theta0 and a JVP;
+ * the gradient of L(f_lin) is J(theta0)^T dL/dF (the backward pass at theta0).
+ * Any X of n <= the net's nmax samples (nothing about X is cached). The net
+ * is shared: its forward pass is left at theta0. Dropout as set on the net.
+ * Library level only: the sweep's model.approx still refuses model.type cnn. */
+typedef struct {
+  ds_cnn *m;
+  double *theta0, *d, *F, *dF;
+} ds_cnn_lin;
+int ds_cnn_lin_init(ds_cnn_lin *a, ds_cnn *m, const double *theta0); /* copies theta0 */
+void ds_cnn_lin_free(ds_cnn_lin *a);
+/* f_lin's outputs (dout x n, inside a; NaN when n is out of range). */
+const double *ds_cnn_lin_forward(ds_cnn_lin *a, const double *theta, const double *X, int n);
+/* Loss of f_lin (ds_loss_eval) and its gradient in theta; returns the loss. */
+double ds_cnn_lin_loss_grad(ds_cnn_lin *a, const double *theta, const double *X, const double *Y,
+                            int n, const ds_loss *l, double *grad);
 #endif

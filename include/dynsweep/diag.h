@@ -130,6 +130,14 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
 #define DS_DIAG_CNN_JBYTES ((size_t)1 << 30)
 /* As ds_diag_agop over the input pixels (d = C H W, CHW order), through
  * ds_cnn_input_grad. */
+/* Top-k loss Hessian eigenvalues of a CNN (Lanczos with full
+ * reorthogonalisation on ds_cnn_hvp, as ds_diag_hessian_top): n samples
+ * (columns of X, Y with kout outputs; l keeps the whole set's coefficient),
+ * shared among the team's members as for the MLPs. Dropout as the net is set
+ * (off for spectra). */
+int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                            const double *Y, int n, int kout, const ds_loss *l, int k, int iters,
+                            ds_rng *rng, double *evals);
 int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, int k,
                      const double *Gref, double *G, double *align);
 #endif

@@ -75,7 +75,7 @@ static int has_cnn(const ds_point_cfg *c) { return c->model.type == DS_MODEL_CNN
 static int has_cnn_mlp_opts(const ds_point_cfg *c) {
   const ds_model_spec *m = &c->model;
   return has_cnn(c) && (m->nwidths > 0 || m->param == DS_PARAM_MEANFIELD || !m->train_output ||
-                        m->symmetric || m->approx != DS_APPROX_NONE || m->init != DS_INIT_GAUSSIAN ||
+                        m->symmetric || m->approx == DS_APPROX_QUAD || m->init != DS_INIT_GAUSSIAN ||
                         m->init_scale != 1.0 || m->init_std != 0 || m->balanced_identity ||
                         m->gain != 1.0 || m->init_offset != 0 || m->bias);
 }
@@ -144,10 +144,10 @@ const ds_net_feature ds_net_features[] = {
      "overparam without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
-    {"model.type cnn with widths, meanfield, approx, bias, gain, train_output or an init other "
-     "than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
+    {"model.type cnn with widths, meanfield, approx quad, bias, gain, train_output or an init "
+     "other than the default", {"model.type", "model.init", "model.approx", "model.param", "model.bias"},
      has_cnn_mlp_opts,
-     {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=lin"},
+     {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.approx=quad"},
     {"model.type cnn with series loss_gap, lr_in / lr_out or loss.optimum",
      {"record.series", "optimizer.lr_in", "optimizer.lr_out", "loss.optimum"},
      has_cnn_not_loss_series,
@@ -232,8 +232,9 @@ CAD(escape)
 #define NETS (M(DS_MODEL_LINEAR) | M(DS_MODEL_RELU) | M(DS_MODEL_TANH))
 #define EXACT "not supported with model.type %s (yet); use model.type linear for the same network"
 #define CNN(k) (M(DS_MODEL_CNN) | (k))
-#define HESS_CNN "not supported with model.type %s (yet): the Hessian of a CNN needs R-operator " \
-                 "HVPs through the convolutions, which are not built yet (issue 26)"
+#define HESS_CNN "not supported with model.type %s (yet): the full Hessian of a CNN (P HVPs and a " \
+                 "P x P eigensolve) is not built; use record.spectra.hessian (Lanczos top-k on " \
+                 "R-operator HVPs, issue 26)"
 
 const ds_diag_row ds_diag_rows[] = {
     {"layers", cad_layers, CNN(ALL), 1, NULL, NULL,
@@ -247,7 +248,9 @@ const ds_diag_row ds_diag_rows[] = {
      "singular values of each hidden Z^sigma_l, nonlinearity ratio"},
     {"agop", cad_agop, CNN(ALL), 1, NULL, NULL,
      "the AGOP (a CNN: over the input pixels, d = C H W) and its alignment with a reference"},
-    {"hessian", cad_hessian, NETS, 0, EXACT, HESS_CNN, "top-k Hessian eigenvalues (Lanczos on HVPs)"},
+    {"hessian", cad_hessian, CNN(NETS), 0, EXACT, NULL,
+     "top-k Hessian eigenvalues (Lanczos on HVPs; a CNN: R-operator HVPs through every layer, "
+     "ReLU masks and max-pool arg-maxes frozen, dropout off)"},
     {"hessian_full", cad_hessian_full, NETS, 0, EXACT, HESS_CNN, "the whole Hessian spectrum"},
     {"ntk", cad_ntk, CNN(NETS), 0, EXACT, NULL,
      "top NTK eigenvalues, critical lr, loss split, kernel change (a CNN: K = J J^T from "

@@ -19,13 +19,12 @@
  * about nb/2 extra sweeps of per-sample gradients for nb = kn/Ba blocks, and
  * K is exact.
  * Why not a matrix-free Lanczos on K v = J (J^T v)? J^T v is one n-sample
- * backward with cotangent v, but J u needs a JVP, which cnn.h does not have:
- * without it each product costs a full sweep of per-sample gradients (the
- * same as forming all of J once), so m Lanczos iterations cost m sweeps
- * against nb/2 for the blocked K -- and K itself (kn^2, bounded by
+ * backward with cotangent v, and J u is now one ds_cnn_jvp (cnnrop.c; it was
+ * missing when this was written, when each product cost a full sweep of
+ * per-sample gradients) -- but K itself (kn^2, bounded by
  * record.spectra.ntk_max) is needed anyway for the kernel change ||K_t -
- * K_0|| and the eigenvectors of the loss split. The blocked exact K is the
- * cheaper choice unless nb > 2m (J some 70 times the budget at m = 40). */
+ * K_0|| and the eigenvectors of the loss split, so the blocked exact K stays
+ * (a JVP-based Lanczos for the top eigenvalues alone is not built). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>

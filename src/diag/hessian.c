@@ -1,6 +1,6 @@
 /* hessian.c -- the loss Hessian: top-k eigenvalues by Lanczos with full
- * reorthogonalisation on exact HVPs (ds_mlp_loss_hvp, Pearlmutter's
- * R-operator), and the whole spectrum from the P x P matrix of HVP columns
+ * reorthogonalisation on exact HVPs (ds_mlp_loss_hvp, and ds_cnn_hvp for
+ * CNNs: Pearlmutter's R-operator), and the whole spectrum from the P x P matrix of HVP columns
  * (computed by the team members in column blocks) with ScaLAPACK pdsyevd. */
 #include <cblas.h>
 #include <limits.h>
@@ -88,28 +88,22 @@ static void team_hvp_free(team_hvp *hv) {
   free(hv->part);
 }
 
-int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
-                        const double *Y, const ds_loss *l, ds_mlp_work *w, int k, int iters,
-                        ds_rng *rng, double *evals) {
-  if (k < 1 || iters < 1)
-    return ds_fail(DS_EINPUT, "diag hessian: need k >= 1 and iters >= 1 (got %d, %d)", k, iters);
-  if (m->nparams > INT_MAX) return ds_fail(DS_EINPUT, "diag hessian: too many parameters");
-  int P = (int)m->nparams;
+/* The team's HVP behind a callback: op(ctx, v, z) sets z = H v (the same on
+ * every member), returns DS_OK or an error. */
+typedef int (*hvp_fn)(void *ctx, const double *v, double *z);
+
+/* Lanczos with full reorthogonalisation on op: the top k Ritz values after
+ * iters iterations (P parameters), start vector from rng. */
+static int lanczos_top(ds_team *t, int P, hvp_fn op, void *ctx, int k, int iters, ds_rng *rng,
+                       double *evals) {
   if (iters < k) iters = k;
   if (iters > P) iters = P;
-  DS_TRY(ds_mlp_work_products(m, w));
-  team_hvp hv;
-  int rc0 = team_hvp_init(&hv, t, m, w->n);
-  if (rc0 != DS_OK) {
-    team_hvp_free(&hv);
-    return rc0;
-  }
   double *Q = ds_calloc((size_t)P * iters, sizeof *Q), *z = ds_calloc((size_t)P, sizeof *z);
   double *a = ds_calloc((size_t)iters, sizeof *a), *b = ds_calloc((size_t)iters, sizeof *b);
   double *c = ds_calloc((size_t)iters, sizeof *c);
   int rc = DS_OK, nt = 0;
   if (!Q || !z || !a || !b || !c) rc = DS_ENOMEM;
-  if (hv.t) rc = ds_diag_agree(t, rc);
+  if (t && t->size > 1) rc = ds_diag_agree(t, rc);
   if (rc != DS_OK) goto done;
   if (!(random_start(rng, Q, P, 0, Q, c) > 0.0)) {
     rc = ds_fail(DS_ENUM, "diag hessian: zero start vector");
@@ -118,7 +112,7 @@ int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const 
   double scale = 0.0; /* running estimate of ||H|| for the breakdown test */
   for (int j = 0; j < iters; j++) {
     double *q = Q + (size_t)j * P;
-    if ((rc = hvp(&hv, m, theta, X, Y, l, q, w, z)) != DS_OK) goto done;
+    if ((rc = op(ctx, q, z)) != DS_OK) goto done;
     a[j] = cblas_ddot(P, q, 1, z, 1);
     if (!isfinite(a[j])) {
       rc = ds_fail(DS_ENUM, "diag hessian: non-finite Hessian-vector product");
@@ -148,12 +142,97 @@ int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const 
   }
   for (int i = 0; i < k; i++) evals[i] = i < nt ? a[nt - 1 - i] : NAN;
 done:
-  team_hvp_free(&hv);
   free(Q);
   free(z);
   free(a);
   free(b);
   free(c);
+  return rc;
+}
+
+typedef struct {
+  team_hvp *hv;
+  const ds_mlp *m;
+  const double *theta, *X, *Y;
+  const ds_loss *l;
+  ds_mlp_work *w;
+} mlp_ctx;
+
+static int mlp_op(void *ctx, const double *v, double *z) {
+  mlp_ctx *c = ctx;
+  return hvp(c->hv, c->m, c->theta, c->X, c->Y, c->l, v, c->w, z);
+}
+
+int ds_diag_hessian_top(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
+                        const double *Y, const ds_loss *l, ds_mlp_work *w, int k, int iters,
+                        ds_rng *rng, double *evals) {
+  if (k < 1 || iters < 1)
+    return ds_fail(DS_EINPUT, "diag hessian: need k >= 1 and iters >= 1 (got %d, %d)", k, iters);
+  if (m->nparams > INT_MAX) return ds_fail(DS_EINPUT, "diag hessian: too many parameters");
+  DS_TRY(ds_mlp_work_products(m, w));
+  team_hvp hv;
+  int rc = team_hvp_init(&hv, t, m, w->n);
+  if (rc == DS_OK) {
+    mlp_ctx c = {&hv, m, theta, X, Y, l, w};
+    rc = lanczos_top(hv.t, (int)m->nparams, mlp_op, &c, k, iters, rng, evals);
+  }
+  team_hvp_free(&hv);
+  return rc;
+}
+
+/* ---- CNNs (ds_cnn_hvp, src/nn/cnnrop.c) ----
+ * Team members take sample shares [lo, hi) of the n columns as for the MLPs
+ * (l keeps the whole set's coefficient), summed on the root and broadcast. */
+typedef struct {
+  ds_team *t;
+  ds_cnn *net;
+  const double *theta, *X, *Y;
+  const ds_loss *l;
+  int lo, hi, k, P;
+  double *part;
+} cnn_ctx;
+
+static int cnn_op(void *ctx, const double *v, double *z) {
+  cnn_ctx *c = ctx;
+  int d = ds_cnn_din(c->net);
+  double *dst = c->t ? c->part : z;
+  if (c->hi > c->lo) {
+    ds_cnn_hvp(c->net, c->theta, c->X + (size_t)c->lo * d, c->Y + (size_t)c->lo * c->k,
+               c->hi - c->lo, c->l, v, dst);
+  } else {
+    memset(dst, 0, (size_t)c->P * sizeof *dst);
+  }
+  if (!c->t) return DS_OK;
+  int me = c->t->rank;
+  if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : c->part, me == 0 ? c->part : NULL, c->P, MPI_DOUBLE,
+                 MPI_SUM, 0, c->t->comm) != MPI_SUCCESS ||
+      MPI_Bcast(c->part, c->P, MPI_DOUBLE, 0, c->t->comm) != MPI_SUCCESS)
+    return ds_fail(DS_EMPI, "diag hessian: MPI_Reduce/MPI_Bcast of the HVP failed");
+  memcpy(z, c->part, (size_t)c->P * sizeof *z);
+  return DS_OK;
+}
+
+int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                            const double *Y, int n, int kout, const ds_loss *l, int k, int iters,
+                            ds_rng *rng, double *evals) {
+  if (k < 1 || iters < 1 || n < 1)
+    return ds_fail(DS_EINPUT, "diag hessian: need k, iters, n >= 1 (got %d, %d, %d)", k, iters,
+                   n);
+  if (ds_cnn_nparams(net) > INT_MAX) return ds_fail(DS_EINPUT, "diag hessian: too many parameters");
+  cnn_ctx c = {NULL, net, theta, X, Y, l, 0, n, kout, (int)ds_cnn_nparams(net), NULL};
+  if (t && t->size > 1) {
+    c.t = t;
+    c.lo = (int)((int64_t)n * t->rank / t->size);
+    c.hi = (int)((int64_t)n * (t->rank + 1) / t->size);
+    c.part = ds_calloc((size_t)c.P, sizeof *c.part);
+    int rc = ds_diag_agree(t, c.part ? DS_OK : DS_ENOMEM);
+    if (rc != DS_OK) {
+      free(c.part);
+      return rc;
+    }
+  }
+  int rc = lanczos_top(c.t, c.P, cnn_op, &c, k, iters, rng, evals);
+  free(c.part);
   return rc;
 }
 

@@ -22,35 +22,7 @@
 
 #include "dynsweep/cnn.h"
 
-typedef struct {
-  ds_cnn_layer L;
-  int cin, hin, win, cout, hout, wout; /* input and output maps */
-  size_t din, dout;                    /* per sample */
-  int nconv, shortcut;                 /* convs (conv 1, resblock 2-3); resblock: conv shortcut */
-  int rowmajor;                        /* dense: W row-major (hidden), column-major (readout) */
-  ds_conv_geom g[3];                   /* conv: g[0]; resblock: conv1, conv2, shortcut */
-  ds_pool_geom pg;
-  size_t off_w[3], off_b[3];
-  double alpha[3], fan[3]; /* forward scale, fan-in (init) */
-  double *out;             /* dout x nmax; NULL for flatten and dropout off (y = x) */
-  const double *y;         /* this forward's output */
-  int *arg;                /* maxpool arg-max */
-  double *mask;            /* dropout scales */
-  double *r, *z1, *a1, *sc; /* resblock: relu(x), conv1 out, relu(z1), shortcut out */
-} layer;
-
-struct ds_cnn {
-  int nl, dout, param, nmax, din;
-  double beta;
-  layer *ly; /* nl layers, the last the readout */
-  size_t nparams;
-  double *dF;               /* dout x nmax (ds_cnn_loss_grad) */
-  double *col;              /* im2col scratch */
-  double *d1, *d2, *s1, *s2; /* cotangents, resblock scratch (NULL: none), maxact x nmax */
-  int drop_on;
-  uint64_t drop_seed, drop_step;
-  const int *drop_ids;
-};
+#include "cnn_internal.h"
 
 size_t ds_cnn_nparams(const ds_cnn *m) { return m->nparams; }
 int ds_cnn_din(const ds_cnn *m) { return m->din; }
@@ -59,7 +31,7 @@ int ds_cnn_readout_din(const ds_cnn *m) { return (int)m->ly[m->nl - 1].din; }
 void ds_cnn_free(ds_cnn *m) {
   if (!m) return;
   for (int l = 0; l < m->nl && m->ly; l++) {
-    layer *y = &m->ly[l];
+    ds_cnn_ly *y = &m->ly[l];
     free(y->out);
     free(y->arg);
     free(y->mask);
@@ -75,12 +47,13 @@ void ds_cnn_free(ds_cnn *m) {
   free(m->d2);
   free(m->s1);
   free(m->s2);
+  ds_cnn_rop_free(m->rop);
   free(m);
 }
 
 /* Shapes of layer l (input c x h x w): fills y, *c, *h, *w; a message in
  * err when the layer does not fit its input. */
-static int layer_shape(layer *y, int l, int *c, int *h, int *w, int param, char *err,
+static int layer_shape(ds_cnn_ly *y, int l, int *c, int *h, int *w, int param, char *err,
                        size_t errlen) {
   const ds_cnn_layer *L = &y->L;
   const char *kn = ds_cnn_kind_name(L->kind);
@@ -193,7 +166,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
   }
   int c = c0, h = h0, w = w0, has_res = 0;
   for (int l = 0; l <= nlayers; l++) {
-    layer y = {0};
+    ds_cnn_ly y = {0};
     y.L = l < nlayers ? layers[l] : (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout};
     if (layer_shape(&y, l, &c, &h, &w, DS_PARAM_NTK, err, errlen)) return DS_EINPUT;
     for (int k = 0; k < y.nconv; k++) {
@@ -255,7 +228,7 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   int c = c0, h = h0, w = w0;
   size_t off = 0, maxcol = 1, maxact = (size_t)m->din;
   for (int l = 0; l < m->nl; l++) {
-    layer *y = &m->ly[l];
+    ds_cnn_ly *y = &m->ly[l];
     if (layer_shape(y, l, &c, &h, &w, param, err, errlen)) {
       ds_cnn_free(m);
       return NULL;
@@ -279,7 +252,7 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   m->nparams = off;
   int ok = 1;
   for (int l = 0; l < m->nl; l++) {
-    layer *y = &m->ly[l];
+    ds_cnn_ly *y = &m->ly[l];
     int kind = y->L.kind;
     if (kind != DS_LAYER_FLATTEN) y->out = dalloc(y->dout * nmax, &ok);
     if (kind == DS_LAYER_MAXPOOL) {
@@ -348,7 +321,7 @@ static void fill(double *x, size_t count, int ntk, double fan_in, ds_rng *rng) {
 void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
   int ntk = m->param == DS_PARAM_NTK;
   for (int l = 0; l < m->nl; l++) {
-    const layer *y = &m->ly[l];
+    const ds_cnn_ly *y = &m->ly[l];
     for (int k = 0; k < y->nconv; k++) {
       fill(theta + y->off_w[k], (size_t)y->fan[k] * y->g[k].cout, ntk, y->fan[k], rng);
       fill(theta + y->off_b[k], (size_t)y->g[k].cout, ntk, y->fan[k], rng);
@@ -390,7 +363,7 @@ static void dense_forward(double *F, const double *W, const double *b, const dou
 }
 
 static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x, int n) {
-  layer *y = &m->ly[l];
+  ds_cnn_ly *y = &m->ly[l];
   const size_t cnt = y->dout * n;
   y->y = y->out;
   switch (y->L.kind) {
@@ -460,7 +433,7 @@ int ds_cnn_nweights(const ds_cnn *m) {
 
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
   for (int l = 0; l < m->nl; l++) {
-    const layer *y = &m->ly[l];
+    const ds_cnn_ly *y = &m->ly[l];
     if (i < y->nconv) {
       *off = y->off_w[i], *rows = y->g[i].cout, *cols = (int)y->fan[i];
       return;
@@ -482,7 +455,7 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
  * elementwise layers (in place). x: the layer's input. */
 static void layer_backward(ds_cnn *m, int l, const double *theta, const double *x, int n,
                            double *dy, double *dx, double *grad) {
-  layer *y = &m->ly[l];
+  ds_cnn_ly *y = &m->ly[l];
   const size_t cnt = y->dout * n, cin = y->din * n;
   double *gw = grad ? grad + y->off_w[0] : NULL, *gb = grad ? grad + y->off_b[0] : NULL;
   switch (y->L.kind) {
@@ -560,7 +533,7 @@ static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
                          const double *dF, double *grad, double *dX) {
   double *dy = (double *)dF; /* dF is the caller's: never written */
   for (int l = m->nl - 1; l >= 0; l--) {
-    const layer *y = &m->ly[l];
+    const ds_cnn_ly *y = &m->ly[l];
     int kind = y->L.kind;
     int inplace = kind == DS_LAYER_RELU || kind == DS_LAYER_FLATTEN || kind == DS_LAYER_DROPOUT;
     int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE;

@@ -50,7 +50,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   d->cnn = cnn;
   d->nlayers = cnn ? ds_cnn_nweights(cnn) : L;
   if (cnn) { /* plan refuses these for CNNs (models.c); a guard for callers that do not plan */
-    const char *no = ds_cadence_on(&sp->hessian) ? "hessian" : ds_cadence_on(&sp->hessian_full)
+    const char *no = ds_cadence_on(&sp->hessian_full)
                      ? "hessian_full" : ds_cadence_on(&sp->e2e) ? "e2e"
                      : ds_cadence_on(&sp->activations) ? "activations"
                      : ds_cadence_on(&sp->escape) ? "escape" : NULL;
@@ -115,7 +115,8 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   if (ds_cadence_on(&sp->hessian)) {
     d->hess_on = 1;
     d->iters = sp->lanczos_iters > 0 ? sp->lanczos_iters : 40;
-    if ((size_t)d->iters > m->nparams) d->iters = (int)m->nparams;
+    size_t P = cnn ? ds_cnn_nparams(cnn) : m->nparams;
+    if ((size_t)d->iters > P) d->iters = (int)P;
     d->hk = min_i(k, d->iters);
     snprintf(def, sizeof def, "top-%d eigenvalues of the loss Hessian (Lanczos, %d iterations, exact "
              "HVPs), descending", d->hk, d->iters);
@@ -311,7 +312,12 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(rec_e2e(d, tr, team, t, m, theta));
   if (d->hess_on && ds_cadence_due(&sp->hessian, t, T, last, rose)) {
     ds_rng r = d->rng; /* the same start vector at every step: smooth series */
-    DS_TRY(ds_diag_hessian_top(team, m, theta, train->X, train->Y, l, w, d->hk, d->iters, &r, d->buf));
+    if (d->cnn) /* dropout is off between steps (point.c) */
+      DS_TRY(ds_diag_cnn_hessian_top(team, d->cnn, theta, train->X, train->Y, train->n,
+                                     train->d_out, l, d->hk, d->iters, &r, d->buf));
+    else
+      DS_TRY(ds_diag_hessian_top(team, m, theta, train->X, train->Y, l, w, d->hk, d->iters, &r,
+                                 d->buf));
     DS_TRY(ds_traj_append(tr, d->ix_hess, t, d->buf));
   }
   if (d->hfull_on && ds_cadence_due(&sp->hessian_full, t, T, last, rose)) {

@@ -45,6 +45,8 @@ typedef struct {
   uint64_t drop_seed;  /* cnn dropout: masks keyed by (drop_seed, step, sample, unit) */
   ds_approx approx;    /* f_lin / f_quad around theta0 */
   int use_approx;
+  ds_cnn_lin cnnlin;   /* model.type cnn, model.approx lin: f_lin around theta0 (cnnrop.c) */
+  int use_cnnlin;
   ds_dataset train, test;
   ds_loss loss_train, loss_test, loss_batch;
   ds_mlp_work wtrain, wtest, wbatch;
@@ -74,6 +76,7 @@ static void state_free(point_state *st) {
   ds_mlp_free(&st->mlp);
   ds_cnn_free(st->cnn);
   if (st->use_approx) ds_approx_free(&st->approx);
+  if (st->use_cnnlin) ds_cnn_lin_free(&st->cnnlin);
   ds_dataset_free(&st->train);
   ds_dataset_free(&st->test);
   ds_mlp_work_free(&st->wtrain);
@@ -110,6 +113,11 @@ static double model_loss(point_state *st, const double *X, const double *Y, cons
   }
   if (st->cnn) {
     int n = w == &st->wtest ? st->test.n : w == &st->wbatch ? st->batch : st->train.n;
+    if (st->use_cnnlin) {
+      if (grad) return ds_cnn_lin_loss_grad(&st->cnnlin, st->theta, X, Y, n, l, grad);
+      return ds_loss_eval(l, ds_cnn_lin_forward(&st->cnnlin, st->theta, X, n), Y,
+                          st->train.d_out, n, NULL);
+    }
     return ds_cnnpoint_loss(st->cnn, st->theta, X, Y, n, st->train.d_out, l, grad);
   }
   if (st->use_approx) {
@@ -276,6 +284,10 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     int nmax = st->train.n > st->test.n ? st->train.n : st->test.n;
     DS_TRY(ds_cnnpoint_create(c, st->train.d_in, dout, nmax, &ri, &st->cnn, &st->theta, &st->grad,
                               &st->mlp.nparams));
+    if (c->model.approx == DS_APPROX_LIN) { /* f_lin around the initial weights */
+      DS_TRY(ds_cnn_lin_init(&st->cnnlin, st->cnn, st->theta));
+      st->use_cnnlin = 1;
+    }
     ds_rng rdrop; /* the point's own masks (combo, replica); off outside training steps */
     ds_rng_init(&rdrop, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);
     st->drop_seed = ds_rng_u64(&rdrop);

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""A CNN sweep's record.spectra.hessian against PyTorch float64 (issue 26,
+tests/cnn_diag.sh; sweep tests/sweeps/cnn_diag.yaml with hessian on).
+
+The GD point (0): `cnn_sweep_dump` writes its initial weights and data;
+PyTorch replays GD on (1/(2n)) sum (f - y)^2 and at every step the store
+recorded forms the full loss Hessian of the flattened theta
+(torch.autograd.functional.hessian, float64) and its eigenvalues
+(numpy eigvalsh). hessian/top (Lanczos on dynsweep's R-operator HVPs,
+ds_cnn_hvp) must equal the top ones to TOL relative to the largest. The SGD
+point (1) records the full-set Hessian from the same theta_0: its step-0 row
+equals point 0's.
+
+Usage: cnn_hessian_sweep.py DUMP_BINARY SWEEP STORE  (exit 0 ok, 1 mismatch, 77 skip)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+try:
+    import h5py
+    import numpy as np
+    import torch
+    from cnn_torch import forward
+    from cnn_sweep import read_dump, half_mean
+    from dynsweep.store import read_points
+except ImportError as e:  # pragma: no cover
+    print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
+    sys.exit(77)
+
+TOL = 1e-8
+
+
+def params_of(flat, shapes):
+    out, off = [], 0
+    for kind, shp, _ in shapes:
+        size = int(np.prod(shp))
+        v = flat[off:off + size]
+        out.append(v.reshape(shp[1], shp[0]).T if kind == "readW" else v.reshape(shp))
+        off += size
+    return out
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__)
+        return 2
+    torch.set_num_threads(1)
+    dump, sweep, store = sys.argv[1:]
+    with h5py.File(store, "r") as f:
+        pts = read_points(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p0.bin")
+        subprocess.run([dump, sweep, "0", path], check=True)
+        cfg, shapes, pad, (theta0, X, Y, _, _) = read_dump(path)
+    got = {s[0]: (s[3], s[4]) for s in pts[0]}
+    if "hessian/top" not in got:
+        print("FAIL: no hessian/top series in point 0")
+        return 1
+    steps, rows = got["hessian/top"]
+    want_steps = {int(s): np.atleast_1d(r) for s, r in zip(steps, rows)}
+    loss = lambda th: half_mean(forward(params_of(th, shapes), shapes, pad, cfg, X), Y)
+    theta = torch.tensor(theta0.copy())
+    worst, nval = 0.0, 0
+    for t in range(max(want_steps) + 1):
+        if t in want_steps:
+            H = torch.autograd.functional.hessian(loss, theta).numpy()
+            ev = np.linalg.eigvalsh(0.5 * (H + H.T))[::-1]
+            row = want_steps[t]
+            ref = ev[:len(row)]
+            err = float(np.max(np.abs(row - ref)) / np.max(np.abs(ref)))
+            print(f"step {t}: hessian/top {np.array2string(row, precision=10)}; torch "
+                  f"{np.array2string(ref, precision=10)}; max rel err {err:.2e} (P = {len(theta)})")
+            worst, nval = max(worst, err), nval + len(row)
+        th = theta.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(loss(th), th)
+        theta = (theta - cfg["lr"] * g).detach()
+    got1 = {s[0]: (s[3], s[4]) for s in pts.get(1, [])}
+    ok1 = True
+    if "hessian/top" in got1:
+        r1 = np.atleast_1d(got1["hessian/top"][1][0])
+        e1 = float(np.max(np.abs(r1 - want_steps[0])) / np.max(np.abs(want_steps[0])))
+        ok1 = int(got1["hessian/top"][0][0]) == 0 and e1 <= 1e-12
+        print(f"sgd point: step-0 hessian/top equals the gd point's to {e1:.1e}")
+    ok = worst <= TOL and nval > 0 and ok1
+    print("cnn_hessian_sweep:", "ok" if ok else "MISMATCH", f"(max rel err {worst:.2e}, tol {TOL})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
