@@ -71,10 +71,12 @@ int ds_series_add(ds_traj *tr, const ds_point_cfg *c, const int *dims, int L, co
   for (int l = 0; l < L; l++) {
     ix->sv[l] = -1;
     if (!want(c, DS_REC_LAYER_SV)) continue;
-    int rows = dims[l + 1], cols = dims[l];
-    if (cnn) {
+    int rows, cols;
+    if (cnn) { /* dims is the d_in -> d_out stand-in's: two entries */
       size_t off;
       ds_cnn_weight(cnn, l, &off, &rows, &cols);
+    } else {
+      rows = dims[l + 1], cols = dims[l];
     }
     int mn = rows < cols ? rows : cols;
     int k = c->record.top_k < mn ? c->record.top_k : mn;
