@@ -21,22 +21,18 @@ Tolerance 1e-10 relative (to the largest entry of a row).
 Usage: cnn_diag_sweep.py DUMP_BINARY SWEEP STORE  (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 try:
-    import h5py
     import numpy as np
     import torch
     from cnn_torch import layout, unpack, forward
-    from cnn_sweep import read_dump, half_mean
+    from cnn_sweep import point0, half_mean
     from cnn_diag_torch import ntk, agop
-    from dynsweep.store import read_points
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
     sys.exit(77)
@@ -117,15 +113,10 @@ def main():
         return 2
     torch.set_num_threads(1)
     dump, sweep, store = sys.argv[1:]
-    with h5py.File(store, "r") as f:
-        pts = read_points(f)
+    pts, cfg, shapes, pad, theta0, X, Y = point0(dump, sweep, store)
     if sorted(pts) != [0, 1]:
         print("FAIL: want points 0 (gd) and 1 (sgd) in", store)
         return 1
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p0.bin")
-        subprocess.run([dump, sweep, "0", path], check=True)
-        cfg, shapes, pad, (theta0, X, Y, _, _) = read_dump(path)
     steps = max(int(s[3][-1]) for s in pts[0] if s[0] == "loss")
     ref, K0 = reference(cfg, shapes, pad, theta0, X, Y, cfg["lr"], steps, [1, 3], 4)
     names = sorted(ref)

@@ -14,36 +14,22 @@ equals point 0's.
 Usage: cnn_hessian_sweep.py DUMP_BINARY SWEEP STORE  (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 try:
-    import h5py
     import numpy as np
     import torch
-    from cnn_torch import forward
-    from cnn_sweep import read_dump, half_mean
-    from dynsweep.store import read_points
+    from cnn_torch import forward, params_of
+    from cnn_sweep import point0, half_mean
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
     sys.exit(77)
 
 TOL = 1e-8
-
-
-def params_of(flat, shapes):
-    out, off = [], 0
-    for kind, shp, _ in shapes:
-        size = int(np.prod(shp))
-        v = flat[off:off + size]
-        out.append(v.reshape(shp[1], shp[0]).T if kind == "readW" else v.reshape(shp))
-        off += size
-    return out
 
 
 def main():
@@ -52,12 +38,7 @@ def main():
         return 2
     torch.set_num_threads(1)
     dump, sweep, store = sys.argv[1:]
-    with h5py.File(store, "r") as f:
-        pts = read_points(f)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p0.bin")
-        subprocess.run([dump, sweep, "0", path], check=True)
-        cfg, shapes, pad, (theta0, X, Y, _, _) = read_dump(path)
+    pts, cfg, shapes, pad, theta0, X, Y = point0(dump, sweep, store)
     got = {s[0]: (s[3], s[4]) for s in pts[0]}
     if "hessian/top" not in got:
         print("FAIL: no hessian/top series in point 0")

@@ -49,6 +49,19 @@ def read_dump(path):
     return cfg, shapes, pad, out
 
 
+def point0(dump, sweep, store):
+    """The store's points (dynsweep.store.read_points) and point 0's initial
+    weights and data as the point trainer draws them (`dump` = cnn_sweep_dump):
+    (pts, cfg, shapes, pad, theta0, X, Y)."""
+    with h5py.File(store, "r") as f:
+        pts = read_points(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p0.bin")
+        subprocess.run([dump, sweep, "0", path], check=True)
+        cfg, shapes, pad, (theta0, X, Y, _, _) = read_dump(path)
+    return pts, cfg, shapes, pad, theta0, X, Y
+
+
 def half_mean(F, Y):
     return ((F - Y) ** 2).sum() / (2 * F.shape[0])
 

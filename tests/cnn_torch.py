@@ -77,6 +77,18 @@ def unpack(theta, shapes):
     return params, off
 
 
+def params_of(flat, shapes):
+    """unpack's layers as views of a flat torch theta (so autograd and
+    functorch differentiate through theta itself)."""
+    out, off = [], 0
+    for kind, shp, _ in shapes:
+        size = int(np.prod(shp))
+        v = flat[off:off + size]
+        out.append(v.reshape(shp[1], shp[0]).T if kind == "readW" else v.reshape(shp))
+        off += size
+    return out
+
+
 def pack(tensors, shapes):
     out = []
     for (kind, _, _), g in zip(shapes, tensors):

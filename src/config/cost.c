@@ -1,6 +1,7 @@
-/* cost.c -- a point's network shape, its estimated cost in floating-point
- * operations (used to hand out the longest points first) and the estimated
- * size of its trajectory in the store (used to refuse oversized grids). */
+/* cost.c -- a point's estimated cost in floating-point operations (used to
+ * hand out the longest points first) and the estimated size of its
+ * trajectory in the store (used to refuse oversized grids); its shape is
+ * models.c's (ds_point_dims, the CNN's layer list). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,13 +11,6 @@
 #include "dynsweep/models.h"
 
 #define DS_SPECTRA_LAYER_STATS 5 /* ||W||_F, ||W||_2, s1/s2, stable rank, tail ratio (diag.h) */
-
-void ds_point_dims(const ds_point_cfg *c, int *dims) {
-  int use_list = c->model.nwidths > 0 && c->model.nwidths == c->model.depth - 1;
-  dims[0] = c->data.d_in;
-  for (int l = 1; l < c->model.depth; l++) dims[l] = use_list ? c->model.widths[l - 1] : c->model.width;
-  dims[c->model.depth] = c->data.d_out;
-}
 
 /* model.type cnn (include/dynsweep/cnn.h): parameters, multiply-adds of one
  * sample's forward pass (per conv C_out H_o W_o C_in s^2, per dense layer
@@ -320,14 +314,6 @@ int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes) {
   int t = 1;
   while (rank_mem_bytes > 0 && m / t > rank_mem_bytes && t < (1 << 20)) t *= 2;
   return t;
-}
-
-int ds_spectra_any_on(const ds_spectra_spec *sp) {
-  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full, &sp->ntk,
-                             &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
-  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
-    if (ds_cadence_on(cad[i])) return 1;
-  return 0;
 }
 
 /* ---- seconds: the shapes above with the probed rates (plan, submit --dry-run) ---- */

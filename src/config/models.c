@@ -35,6 +35,23 @@ int ds_model_act(ds_model_kind t) {
   return DS_ACT_LINEAR;
 }
 
+/* A point's MLP layer sizes d_0 .. d_depth (model.widths or model.width). */
+void ds_point_dims(const ds_point_cfg *c, int *dims) {
+  int use_list = c->model.nwidths > 0 && c->model.nwidths == c->model.depth - 1;
+  dims[0] = c->data.d_in;
+  for (int l = 1; l < c->model.depth; l++) dims[l] = use_list ? c->model.widths[l - 1] : c->model.width;
+  dims[c->model.depth] = c->data.d_out;
+}
+
+/* Whether any record.spectra diagnostic is on. */
+int ds_spectra_any_on(const ds_spectra_spec *sp) {
+  const ds_cadence *cad[] = {&sp->layers, &sp->e2e, &sp->hessian, &sp->hessian_full, &sp->ntk,
+                             &sp->agop, &sp->activations, &sp->escape, &sp->batch_ntk};
+  for (size_t i = 0; i < sizeof cad / sizeof cad[0]; i++)
+    if (ds_cadence_on(cad[i])) return 1;
+  return 0;
+}
+
 void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *n) {
   const ds_model_spec *m = &c->model;
   static const int pools[3] = {0, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL};

@@ -31,10 +31,13 @@ int ds_raw_load(const ds_data_spec *spec, int which, int want_x, ds_raw *r);
  * file is DS_EINPUT "PATH: cannot open: ...". */
 int ds_gz_slurp(const char *path, char **buf, size_t *len);
 
-/* gzip-transparent reading (files.c); errors are DS_EINPUT naming path. */
+/* gzip-transparent reading (gzio.c); errors are DS_EINPUT naming path.
+ * ds_gz_read: up to n bytes, *got how many arrived; ds_gz_read_exact: n
+ * bytes or "PATH: truncated: expected n bytes of WHAT, found k". */
 #include <zlib.h>
 int ds_gz_open(const char *path, gzFile *f);
 int ds_gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got);
+int ds_gz_read_exact(gzFile f, const char *path, void *buf, size_t n, const char *what);
 
 /* images.c (issue 26): CIFAR-10/100 binary batches (path: a file or a
  * directory, ds_data_files) and SVHN .mat files, filling r as load_idx does

@@ -13,99 +13,6 @@
 
 #include "data_internal.h"
 
-void ds_raw_free(ds_raw *r) {
-  if (!r) return;
-  free(r->X);
-  free(r->T);
-  free(r->C);
-  memset(r, 0, sizeof *r);
-}
-
-/* ---------------------------------------------------------------- gzip I/O */
-
-/* gzopen reads plain files as they are, so every reader goes through it. */
-static int gz_open(const char *path, gzFile *f) {
-  if (!path || !path[0]) return ds_fail(DS_EINPUT, "data: a file path is required");
-  errno = 0;
-  *f = gzopen(path, "rb");
-  if (!*f)
-    return ds_fail(DS_EINPUT, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");
-  gzbuffer(*f, 1 << 17);
-  return DS_OK;
-}
-
-/* Read up to n bytes; *got is how many arrived. A gzip stream error is DS_EINPUT. */
-static int gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got) {
-  unsigned char *p = buf;
-  *got = 0;
-  while (*got < n) {
-    size_t chunk = n - *got;
-    if (chunk > (1u << 30)) chunk = 1u << 30;
-    int k = gzread(f, p + *got, (unsigned)chunk);
-    if (k < 0) {
-      int err = 0;
-      const char *msg = gzerror(f, &err);
-      return ds_fail(DS_EINPUT, "%s: read error: %s", path, msg ? msg : "unknown");
-    }
-    if (k == 0) {
-      int err = 0;
-      const char *msg = gzerror(f, &err);
-      if (err != Z_OK && err != Z_BUF_ERROR)
-        return ds_fail(DS_EINPUT, "%s: corrupt compressed data: %s", path, msg);
-      if (err == Z_BUF_ERROR) return ds_fail(DS_EINPUT, "%s: truncated compressed data", path);
-      break;
-    }
-    *got += (size_t)k;
-  }
-  return DS_OK;
-}
-
-static int gz_read_exact(gzFile f, const char *path, void *buf, size_t n, const char *what) {
-  size_t got = 0;
-  DS_TRY(gz_read(f, path, buf, n, &got));
-  if (got != n)
-    return ds_fail(DS_EINPUT, "%s: truncated: expected %zu bytes of %s, found %zu", path, n, what,
-                   got);
-  return DS_OK;
-}
-
-int ds_gz_open(const char *path, gzFile *f) { return gz_open(path, f); }
-int ds_gz_read(gzFile f, const char *path, void *buf, size_t n, size_t *got) {
-  return gz_read(f, path, buf, n, got);
-}
-
-int ds_gz_slurp(const char *path, char **out, size_t *len) {
-  *out = NULL;
-  gzFile f;
-  DS_TRY(gz_open(path, &f));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  int rc = DS_OK;
-  for (;;) {
-    if (!buf) {
-      rc = ds_fail(DS_ENOMEM, "%s: out of memory reading the file", path);
-      break;
-    }
-    size_t got = 0;
-    if ((rc = gz_read(f, path, buf + n, cap - n - 1, &got)) != DS_OK) break;
-    n += got;
-    if (n + 1 < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) free(buf);
-    buf = nb;
-    cap *= 2;
-  }
-  gzclose(f);
-  if (rc != DS_OK) {
-    free(buf);
-    return rc;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  if (len) *len = n;
-  return DS_OK;
-}
-
 /* ---------------------------------------------------------------- IDX */
 
 typedef struct {
@@ -115,7 +22,7 @@ typedef struct {
 
 static int idx_read_header(gzFile f, const char *path, idx_header *h) {
   unsigned char m[4];
-  DS_TRY(gz_read_exact(f, path, m, 4, "the IDX magic number"));
+  DS_TRY(ds_gz_read_exact(f, path, m, 4, "the IDX magic number"));
   uint32_t magic = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
   h->type = m[2];
   h->ndims = m[3];
@@ -132,7 +39,7 @@ static int idx_read_header(gzFile f, const char *path, idx_header *h) {
   h->d = 1;
   for (int k = 0; k < h->ndims; k++) {
     unsigned char b[4];
-    DS_TRY(gz_read_exact(f, path, b, 4, "the IDX dimensions"));
+    DS_TRY(ds_gz_read_exact(f, path, b, 4, "the IDX dimensions"));
     size_t v = (size_t)b[0] << 24 | (size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3];
     if (k == 0) h->n = v;
     else h->d *= v;
@@ -168,7 +75,7 @@ static double idx_value(const unsigned char *p, int type) {
 static int idx_no_trailing(gzFile f, const char *path, const idx_header *h, const char *what) {
   unsigned char extra;
   size_t got = 0;
-  DS_TRY(gz_read(f, path, &extra, 1, &got));
+  DS_TRY(ds_gz_read(f, path, &extra, 1, &got));
   if (got)
     return ds_fail(DS_EINPUT, "%s: the header says %zu %s of %zu bytes, but the file has more data after "
                    "them (header and size disagree)", path, h->n, what, h->d * h->esize);
@@ -189,7 +96,7 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
   gzFile f;
   idx_header lh, ih;
   /* labels first: they decide which images are kept */
-  DS_TRY(gz_open(lpath, &f));
+  DS_TRY(ds_gz_open(lpath, &f));
   int rc = idx_read_header(f, lpath, &lh);
   if (rc == DS_OK && lh.ndims != 1)
     rc = ds_fail(DS_EINPUT, "%s: a labels file must have 1 dimension (has %d)", lpath, lh.ndims);
@@ -198,14 +105,14 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
     lb = malloc(lh.n * lh.esize + 1);
     if (!lb) rc = ds_fail(DS_ENOMEM, "%s: out of memory", lpath);
   }
-  if (rc == DS_OK) rc = gz_read_exact(f, lpath, lb, lh.n * lh.esize, "the labels");
+  if (rc == DS_OK) rc = ds_gz_read_exact(f, lpath, lb, lh.n * lh.esize, "the labels");
   if (rc == DS_OK) rc = idx_no_trailing(f, lpath, &lh, "labels");
   gzclose(f);
   if (rc != DS_OK) {
     free(lb);
     return rc;
   }
-  if ((rc = gz_open(ipath, &f)) != DS_OK) {
+  if ((rc = ds_gz_open(ipath, &f)) != DS_OK) {
     free(lb);
     return rc;
   }
@@ -240,7 +147,7 @@ static int load_idx(const ds_data_spec *s, const char *ipath, const char *lpath,
     int k = s->nclasses == 0 || in_classes(s, c);
     if (want_x) {
       size_t got = 0;
-      if ((rc = gz_read(f, ipath, row, ih.d * ih.esize, &got)) != DS_OK) break;
+      if ((rc = ds_gz_read(f, ipath, row, ih.d * ih.esize, &got)) != DS_OK) break;
       if (got != ih.d * ih.esize) {
         rc = ds_fail(DS_EINPUT, "%s: truncated: image %zu of %zu is incomplete", ipath, i + 1, ih.n);
         break;

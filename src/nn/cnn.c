@@ -47,7 +47,7 @@ void ds_cnn_free(ds_cnn *m) {
   free(m->d2);
   free(m->s1);
   free(m->s2);
-  ds_cnn_rop_free(m->rop);
+  free(m->rop); /* cnnrop.c's buffers: one allocation */
   free(m);
 }
 

@@ -35,8 +35,8 @@ struct ds_cnn {
   int drop_on;
   uint64_t drop_seed, drop_step;
   const int *drop_ids;
-  void *rop; /* cnnrop.c's R-operator buffers, allocated on first use */
+  void *rop; /* cnnrop.c's R-operator buffers, allocated on first use as one
+             * block (ds_cnn_free frees it) */
 };
 
-void ds_cnn_rop_free(void *rop); /* cnnrop.c; NULL is fine */
 #endif

@@ -44,14 +44,6 @@ typedef struct {
   double *t1, *t2, *t3, *t4; /* scratch (maxact x n; t4 spare) */
 } rop_buf;
 
-void ds_cnn_rop_free(void *rop) {
-  rop_buf *b = rop;
-  if (!b) return;
-  free(b->Ry[0]); /* one block */
-  free(b->Ry);
-  free(b);
-}
-
 static rop_buf *rop_get(ds_cnn *m) {
   if (m->rop) return m->rop;
   int n = m->nmax, nl = m->nl;
@@ -64,18 +56,14 @@ static rop_buf *rop_get(ds_cnn *m) {
     if (y->L.kind == DS_LAYER_RESBLOCK) total += y->din + y->dout;
   }
   total += (size_t)m->din + 8 * maxact;
-  rop_buf *b = calloc(1, sizeof *b);
+  /* one allocation (cnn.c's ds_cnn_free frees it): the struct, 3 nl
+   * pointers, then the doubles (both sizes are multiples of 8 bytes) */
+  size_t head = sizeof(rop_buf) + 3 * (size_t)nl * sizeof(double *);
+  rop_buf *b = calloc(1, head + total * n * sizeof(double));
   if (!b) return NULL;
-  b->Ry = calloc(3 * (size_t)nl, sizeof(double *));
-  double *block = calloc(total * n, sizeof(double));
-  if (!b->Ry || !block) {
-    free(block);
-    free(b->Ry);
-    free(b);
-    return NULL;
-  }
+  b->Ry = (double **)(b + 1);
   b->Rr = b->Ry + nl, b->Ra1 = b->Ry + 2 * nl, b->n = n;
-  double *q = block;
+  double *q = (double *)((char *)b + head);
   for (int l = 0; l < nl; l++) {
     const ds_cnn_ly *y = &m->ly[l];
     b->Ry[l] = q, q += y->dout * n;
