@@ -25,13 +25,7 @@
 sweep=$DS_SRC/tests/sweeps/cnn_diag.yaml
 DUMP=$DS_BUILD/tests/cnn_sweep_dump
 
-said() { [ "$1" = 2 ] && grep -qF -- "$2" "$T/err"; }
-refuses() { # refuses WHAT MESSAGE --set ...: plan exits 2 and says MESSAGE
-  local what=$1 msg=$2; shift 2
-  local rc; rc=$(code "$DYNSWEEP" plan "$sweep" "$@")
-  said "$rc" "$msg" || cat "$T/err" >&2
-  check "plan refuses $what (exit $rc): $msg" said "$rc" "$msg"
-}
+refuses() { plan_refuses "$sweep" "$@"; } # refuses WHAT MESSAGE --set ... (lib.sh)
 rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
 refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet): the full Hessian of a CNN" \

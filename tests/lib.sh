@@ -15,6 +15,15 @@ report() { echo "$(basename "$0" .sh): $passes passed, $fails failed"; [ "$fails
 drun() { mpirun --oversubscribe -n "$1" "$DYNSWEEP" run "${@:2}"; }
 # exit code of a command, its output in $T/out and $T/err
 code() { set +e; "$@" >"$T/out" 2>"$T/err"; echo $?; set -e; }
+# plan_refuses SWEEP WHAT MESSAGE [--set ...]: `dynsweep plan SWEEP --set ...`
+# exits 2 and its message holds MESSAGE (the message is shown when not)
+plan_said() { [ "$1" = 2 ] && grep -qF -- "$2" "$T/err"; }
+plan_refuses() {
+  local sweep=$1 what=$2 msg=$3; shift 3
+  local rc; rc=$(code "$DYNSWEEP" plan "$sweep" "$@")
+  plan_said "$rc" "$msg" || cat "$T/err" >&2
+  check "plan refuses $what (exit $rc): $msg" plan_said "$rc" "$msg"
+}
 
 # /usr/bin/python3 with h5py for the deep store checks (tests/store_check.py)
 PY=/usr/bin/python3
