@@ -761,6 +761,57 @@ static int dump_hvp(const char *path, int k) {
   return bad;
 }
 
+/* model.init_scale / init_std: scale x the default draws bit for bit (both
+ * parameterisations); std > 0: N(0, (scale std)^2), the sample moments of
+ * the ~8000 draws of a tf_mnist-like net within 4 standard errors. */
+static void init_scaled(void) {
+  for (int ntk = 0; ntk < 2; ntk++) {
+    ds_cnn_spec sp = specs[0];
+    sp.param = ntk ? DS_PARAM_NTK : DS_PARAM_STANDARD;
+    ds_cnn *m = ds_cnn_create(&sp, 1, NULL, 0);
+    CHECK(m != NULL, "create");
+    if (!m) return;
+    size_t P = ds_cnn_nparams(m);
+    double *a = malloc(P * 8), *b = malloc(P * 8);
+    ds_rng r;
+    ds_rng_init(&r, 5, 1, 0, 0);
+    ds_cnn_init(m, &r, a);
+    ds_rng_init(&r, 5, 1, 0, 0);
+    ds_cnn_init_scaled(m, &r, b, 0.375, 0.0);
+    size_t bad = 0;
+    for (size_t j = 0; j < P; j++) bad += b[j] != 0.375 * a[j];
+    CHECK(bad == 0, "%s: init_scale 0.375: %zu of %zu parameters not 0.375 x the default",
+          ntk ? "ntk" : "standard", bad, P);
+    ds_rng_init(&r, 5, 1, 0, 0);
+    ds_cnn_init_scaled(m, &r, b, 1.0, 0.0);
+    CHECK(!memcmp(a, b, P * 8), "scale 1, std 0: the default's bits");
+    free(a), free(b);
+    ds_cnn_free(m);
+  }
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  ds_cnn_net nt = {.net = DS_NET_TF_MNIST, .width = 2, .depth = 2, .kernel = 3, .stride = 1,
+                   .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1, .pool_size = 2,
+                   .dout = 10};
+  int nl = ds_cnn_net_layers(&nt, L, NULL, 0);
+  ds_cnn *m = nl > 0 ? ds_cnn_create_layers(L, nl, 1, 28, 28, 10, DS_PARAM_STANDARD, 1.0, 1,
+                                            NULL, 0) : NULL;
+  CHECK(m != NULL, "tf_mnist(2)");
+  if (!m) return;
+  size_t P = ds_cnn_nparams(m);
+  double *t = malloc(P * 8), s1 = 0, s2 = 0, sd = 0.5 * 0.1;
+  ds_rng r;
+  ds_rng_init(&r, 9, 0, 0, 0);
+  ds_cnn_init_scaled(m, &r, t, 0.5, 0.1);
+  for (size_t j = 0; j < P; j++) s1 += t[j], s2 += t[j] * t[j];
+  double mean = s1 / P, var = s2 / P - mean * mean;
+  printf("init_std 0.1, init_scale 0.5 on %zu parameters: mean %.2e, std %.5f (want %.5f)\n", P,
+         mean, sqrt(var), sd);
+  CHECK(fabs(mean) < 4 * sd / sqrt((double)P), "mean %.3e", mean);
+  CHECK(fabs(var - sd * sd) < 4 * sd * sd * sqrt(2.0 / P), "var %.3e vs %.3e", var, sd * sd);
+  free(t);
+  ds_cnn_free(m);
+}
+
 int main(int argc, char **argv) {
   ds_dataset tr = {0};
   if (argc == 4 && !strcmp(argv[1], "--dump")) {
@@ -785,6 +836,7 @@ int main(int argc, char **argv) {
     return printf("%d\n", NSPECS + have) < 0;
   }
   layer_known();
+  init_scaled();
   /* cin h w cout s t same n */
   static const int layers[][8] = {{2, 5, 4, 3, 3, 1, 1, 2}, {3, 7, 6, 2, 3, 2, 0, 2},
                                   {1, 6, 5, 2, 2, 1, 1, 1}, {2, 9, 9, 3, 5, 3, 1, 2},

@@ -233,6 +233,10 @@ int ds_cnn_din(const ds_cnn *m);        /* c0 h0 w0 */
 int ds_cnn_readout_din(const ds_cnn *m); /* the dense readout's fan-in */
 /* Initial weights from rng in theta order (see the top of this file). */
 void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta);
+/* The same draws scaled (model.init_scale, model.init_std): every weight and
+ * bias is scale x its ds_cnn_init draw, or, with std > 0, N(0, (scale std)^2)
+ * (002's TensorFlow tutorial: truncated normal std 0.1, here untruncated). */
+void ds_cnn_init_scaled(const ds_cnn *m, ds_rng *rng, double *theta, double scale, double std);
 /* Forward over n <= nmax samples; returns F (dout x n, inside m). */
 const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, int n);
 /* After ds_cnn_forward on the same (theta, X, n): grad (nparams, overwritten)

@@ -92,8 +92,7 @@ static int has_cnn(const ds_point_cfg *c) { return c->model.type == DS_MODEL_CNN
 static int has_cnn_mlp_opts(const ds_point_cfg *c) {
   const ds_model_spec *m = &c->model;
   return has_cnn(c) && (m->nwidths > 0 || m->param == DS_PARAM_MEANFIELD || !m->train_output ||
-                        m->symmetric || m->init != DS_INIT_GAUSSIAN ||
-                        m->init_scale != 1.0 || m->init_std != 0 || m->balanced_identity ||
+                        m->symmetric || m->init != DS_INIT_GAUSSIAN || m->balanced_identity ||
                         m->gain != 1.0 || m->init_offset != 0 || m->bias);
 }
 static int has_cnn_quad(const ds_point_cfg *c) {
@@ -148,7 +147,7 @@ static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->rec
  * refusal is plan's for all of them); IMG: the examples' 2-feature data as
  * an image */
 #define CNN_ONLY "they are the convolutional net's; set model.type cnn"
-#define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says"
+#define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says (model.init_scale and model.init_std apply)"
 #define CNN_QUAD "f_quad needs the second directional derivative of a CNN (an R-operator pass on " \
   "the tangent forward), not built yet; model.approx lin works"
 #define MLP_ONLY "they are defined for an MLP's weight matrices"
@@ -168,8 +167,8 @@ const ds_net_feature ds_net_features[] = {
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
     {"model.type cnn with model.approx quad", {"model.type", "model.approx"}, has_cnn_quad,
      {CNN_QUAD, CNN_QUAD, CNN_QUAD}, "model.type=cnn " IMG " model.approx=quad"},
-    {"model.type cnn with widths, meanfield, bias, gain, train_output or an init other than the "
-     "default", {"model.type", "model.init", "model.param", "model.bias"}, has_cnn_mlp_opts,
+    {"model.type cnn with widths, meanfield, bias, gain, train_output or an init kind other than "
+     "gaussian", {"model.type", "model.init", "model.param", "model.bias"}, has_cnn_mlp_opts,
      {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.param=meanfield"},
     {"model.type cnn with series loss_gap, lr_in / lr_out or loss.optimum",
      {"record.series", "optimizer.lr_in", "optimizer.lr_out", "loss.optimum"},

@@ -95,9 +95,10 @@ const ds_option ds_options[] = {
     {"model.init", NULL, DS_OT_ENUM, OFF(model.init), 0, 0, 0, init_kinds, DS_INIT_GAUSSIAN,
      "gaussian", "initialisation scheme (see the table of init kinds)", 0, 0},
     {"model.init_scale", "init_scale", DS_OT_DOUBLE, OFF(model.init_scale), 0, NOMAX, 1, NULL, 1.0,
-     "1.0", "multiplies every initialisation", 0, 0},
+     "1.0", "multiplies every initialisation (cnn: every weight and bias)", 0, 0},
     {"model.init_std", NULL, DS_OT_DOUBLE, OFF(model.init_std), 0, NOMAX, 0, NULL, 0, "0",
-     "gaussian / near_identity standard deviation; 0 = 1/sqrt(fan_in)", 0, 0},
+     "gaussian / near_identity standard deviation; 0 = 1/sqrt(fan_in) (cnn: > 0 draws every "
+     "weight and bias from N(0, (init_scale init_std)^2); 0 = the param's own init)", 0, 0},
     {"model.balanced_identity", NULL, DS_OT_BOOL, OFF(model.balanced_identity), 0, 1, 0, NULL, 0,
      "false", "balanced init with A = init_scale * I (zero-padded) instead of a Gaussian A", 0, 0},
     {"model.init_file", NULL, DS_OT_PATH, OFF(model.init_file), 0, 0, 0, NULL, 0, "\"\"",

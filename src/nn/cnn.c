@@ -312,25 +312,35 @@ ds_cnn *ds_cnn_create(const ds_cnn_spec *spec, int nmax, char *err, size_t errle
   return m;
 }
 
-static void fill(double *x, size_t count, int ntk, double fan_in, ds_rng *rng) {
+/* count draws in theta order: std > 0: N(0, (scale std)^2); else ntk:
+ * N(0, scale^2), standard: U(+-scale / sqrt(fan_in)). scale 1, std 0 give
+ * the same bits as before the two knobs existed (x 1.0 is exact). */
+static void fill(double *x, size_t count, int ntk, double fan_in, ds_rng *rng, double scale,
+                 double std) {
   double bound = 1.0 / sqrt(fan_in);
   for (size_t i = 0; i < count; i++)
-    x[i] = ntk ? ds_rng_normal(rng) : bound * (2.0 * ds_rng_uniform(rng) - 1.0);
+    x[i] = std > 0 ? scale * std * ds_rng_normal(rng)
+           : ntk   ? scale * ds_rng_normal(rng)
+                   : scale * (bound * (2.0 * ds_rng_uniform(rng) - 1.0));
 }
 
-void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
+void ds_cnn_init_scaled(const ds_cnn *m, ds_rng *rng, double *theta, double scale, double std) {
   int ntk = m->param == DS_PARAM_NTK;
   for (int l = 0; l < m->nl; l++) {
     const ds_cnn_ly *y = &m->ly[l];
     for (int k = 0; k < y->nconv; k++) {
-      fill(theta + y->off_w[k], (size_t)y->fan[k] * y->g[k].cout, ntk, y->fan[k], rng);
-      fill(theta + y->off_b[k], (size_t)y->g[k].cout, ntk, y->fan[k], rng);
+      fill(theta + y->off_w[k], (size_t)y->fan[k] * y->g[k].cout, ntk, y->fan[k], rng, scale, std);
+      fill(theta + y->off_b[k], (size_t)y->g[k].cout, ntk, y->fan[k], rng, scale, std);
     }
     if (y->L.kind == DS_LAYER_DENSE) {
-      fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng);
-      if (!y->L.nobias) fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng);
+      fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng, scale, std);
+      if (!y->L.nobias) fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng, scale, std);
     }
   }
+}
+
+void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta) {
+  ds_cnn_init_scaled(m, rng, theta, 1.0, 0.0);
 }
 
 void ds_cnn_dropout(ds_cnn *m, int on, uint64_t seed, uint64_t step, const int *ids) {

@@ -2,10 +2,11 @@
  * options become a layer list (model.net with model.width channels,
  * model.depth conv layers, model.kernel, stride, padding, readout, pool,
  * hidden, dropout: ds_cnn_net_layers; bias_scale, param, image),
- * the weights come from the point's init stream (ds_cnn_init: the order
- * cnn.h gives), and the loss is ds_loss_eval on the net's output, so the
- * optimiser, records, divergence test and checkpoints of point.c see a flat
- * theta as for an MLP. */
+ * the weights come from the point's init stream (ds_cnn_init_scaled: the
+ * order cnn.h gives, times model.init_scale, or N(0, (init_scale init_std)^2)),
+ * and the loss is ds_loss_eval on the net's output, so the optimiser,
+ * records, divergence test and checkpoints of point.c see a flat theta as
+ * for an MLP. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -59,7 +60,7 @@ int ds_cnnpoint_create(const ds_point_cfg *c, int d_in, int d_out, int nmax, ds_
   *theta = ds_calloc(*np, sizeof **theta);
   *grad = ds_calloc(*np, sizeof **grad);
   if (!*theta || !*grad) return ds_fail(DS_ENOMEM, "out of memory for %zu CNN parameters", *np);
-  ds_cnn_init(*net, rng, *theta);
+  ds_cnn_init_scaled(*net, rng, *theta, c->model.init_scale, c->model.init_std);
   return DS_OK;
 }
 
