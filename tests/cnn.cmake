@@ -46,3 +46,6 @@ set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 # equal, lr_units lambda0.
 ds_script_test(cnn_diag cnn_diag.sh)
 set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
+# issue 26: seed 003's synthetic image task (data.kind image_rank2) and a CNN's
+# AGOP alignment with its exact G* as it trains (tests/cnn_agop.sh, ~10 s).
+ds_script_test(cnn_agop cnn_agop.sh)

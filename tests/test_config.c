@@ -883,6 +883,9 @@ static void test_issue3_errors(void) {
              "data.d_in: data.kind circle has d_in = 2, got 3; omit data.d_in (the kind sets it)");
   expect_err("rank3 d_in", HEAD "data: {kind: rank3, d_in: 4}\n", 3, 27,
              "data.d_in: data.kind rank3 needs d_in >= 10, got 4");
+  expect_err("image_rank2 d_in", HEAD "data: {kind: image_rank2, d_in: 50}\n", 3, 33,
+             "data.d_in: data.kind image_rank2 is a 1 x s x s image, so d_in must be a square (49, "
+             "64, ...), got 50");
   expect_err("rank2 d_out axis", HEAD "data: {kind: rank2}\ngrid: {data.d_out: [1, 2]}\n", 4, 24,
              "data.d_out: data.kind rank2 has d_out = 1, got 2; omit data.d_out (the kind sets it) (at "
              "grid.data.d_out = 2)");
@@ -1191,8 +1194,8 @@ static void test_spectra_errors(void) {
   expect_err("activations on e2e", HEAD "model: {type: e2e}\nrecord: {spectra: {activations: {every: 1}}}\n",
              4, 41, "record.spectra.activations: needs model.type relu (activations of a ReLU net), got e2e");
   expect_err("agop analytic", SP "    agop: {every: 10}\n", 5, 19,
-             "record.spectra.agop: the analytic reference G* exists for data.kind rank2 and rank4 only, got "
-             "teacher; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in)");
+             "record.spectra.agop: the analytic reference G* exists for data.kind rank2, rank4 and "
+             "image_rank2 only, got teacher; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in)");
   expect_err("agop analytic axis", SP "    agop: {every: 10}\ngrid:\n  data.kind: [rank2, rank3]\n", 7, 22,
              "got rank3; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in) (at "
              "grid.data.kind = rank3)");

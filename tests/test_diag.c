@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "dynsweep/data.h"
 #include "dynsweep/diag.h"
 
 void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
@@ -1135,6 +1136,54 @@ static void bench(void) {
   }
 }
 
+/* data.kind image_rank2 (seed 003's synthetic image task): the filters are
+ * the documented ones (written out here), y = (u1.x)(u2.x), the analytic G*
+ * is u1 u1' + u2 u2' and equals the Monte Carlo mean of grad f* grad f*'. */
+static void test_agop_image(void) {
+  int s = 8, d = s * s, n = 20000;
+  double *u = dalloc(2 * d), *R = dalloc(d * d), *G = dalloc(d * d), a = 1 / sqrt(6.0);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      u[(3 + r) * s + 3 + c] = (1 - r) * a; /* rows 3..5, columns 3..5 of the 8 x 8 image */
+      u[d + (3 + r) * s + 3 + c] = (1 - c) * a;
+    }
+  CHECK(ds_diag_agop_reference(DS_DATA_IMAGE_RANK2, d, R) == DS_OK, "image_rank2 reference");
+  double e = 0, tr = 0;
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < d; i++) e = fmax(e, fabs(R[j * d + i] - u[i] * u[j] - u[d + i] * u[d + j]));
+  for (int i = 0; i < d; i++) tr += R[i * d + i];
+  CHECK(e < 1e-16 && fabs(tr - 2) < 1e-15, "G* = u1 u1' + u2 u2' (max diff %.2e, trace %.17g)", e, tr);
+  CHECK(ds_diag_agop_reference(DS_DATA_IMAGE_RANK2, 50, R) == DS_EINPUT, "d_in 50 is no square");
+  ds_data_spec sp = {.kind = DS_DATA_IMAGE_RANK2, .d_in = d, .d_out = 1, .n_train = n, .n_test = 3};
+  ds_dataset tr_ = {0}, te_ = {0};
+  ds_rng rng;
+  ds_rng_init(&rng, 7, 0, 0, 0);
+  CHECK(ds_data_build(&sp, &rng, &tr_, &te_) == DS_OK, "image_rank2 data: %s", ds_errmsg());
+  CHECK(tr_.c == 1 && tr_.h == 8 && tr_.w == 8, "the data set says 1 x 8 x 8");
+  int C, H, W;
+  CHECK(ds_data_image_shape(&sp, &C, &H, &W) && C == 1 && H == 8 && W == 8, "1 x 8 x 8 image");
+  double ey = 0;
+  memset(G, 0, sizeof(double) * d * d);
+  double *g = dalloc(d);
+  for (int i = 0; i < tr_.n; i++) {
+    const double *x = tr_.X + (size_t)i * d;
+    double p = 0, q = 0;
+    for (int k = 0; k < d; k++) p += u[k] * x[k], q += u[d + k] * x[k];
+    ey = fmax(ey, fabs(tr_.Y[i] - p * q));
+    for (int k = 0; k < d; k++) g[k] = u[k] * q + u[d + k] * p;
+    cblas_dsyr(CblasColMajor, CblasUpper, d, 1.0 / n, g, 1, G, d);
+  }
+  for (int j = 0; j < d; j++)
+    for (int i = j + 1; i < d; i++) G[j * d + i] = G[i * d + j];
+  double al = agop_align(G, R, d);
+  printf("image_rank2: max |y - (u1.x)(u2.x)| %.2e; Monte Carlo AGOP of f* (n %d) vs G*: "
+         "alignment %.6f\n", ey, n, al);
+  CHECK(ey < 1e-14, "y = (u1.x)(u2.x): max diff %.2e", ey);
+  CHECK(al > 0.999, "E[grad f* grad f*'] aligned with G*: %.6f", al);
+  ds_dataset_free(&tr_), ds_dataset_free(&te_);
+  free(u), free(R), free(G), free(g);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -1155,6 +1204,7 @@ int main(int argc, char **argv) {
   test_critical_lr();
   test_agop();
   test_agop_training();
+  test_agop_image();
   test_activations();
   test_escape();
   test_teams();

@@ -74,7 +74,10 @@ typedef enum {
                                  trainability study, Sohl-Dickstein 2024) */
   DS_DATA_CIFAR10 = 16,       /* CIFAR-10 binary batches (3073-byte records), 3 x 32 x 32 */
   DS_DATA_CIFAR100 = 17,      /* CIFAR-100 binary (3074-byte records), fine or coarse labels */
-  DS_DATA_SVHN = 18           /* SVHN .mat (MAT level 5, X [32,32,3,N] uint8, y 1..10) */
+  DS_DATA_SVHN = 18,          /* SVHN .mat (MAT level 5, X [32,32,3,N] uint8, y 1..10) */
+  DS_DATA_IMAGE_RANK2 = 19    /* seed 003's synthetic image task: x ~ N(0, I) on a 1 x s x s
+                                 image (d_in = s^2), y = (u1.x)(u2.x) + noise, u1, u2 two
+                                 orthonormal 3 x 3 edge filters at the centre: G* = u1u1' + u2u2' */
 } ds_data_kind;
 typedef enum {
   DS_LABELS_VALUE = 0,   /* regression targets as given */

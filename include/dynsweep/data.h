@@ -87,10 +87,18 @@ const int *ds_batcher_next(ds_batcher *bt, int *idx_buf); /* b indices into idx_
 /* 1 for the kinds read from files (idx, libsvm, csv, hdf5, cifar10, cifar100, svhn). */
 int ds_data_is_file_kind(ds_data_kind k);
 /* The image shape (C, H, W) the data kind fixes: 3 x 32 x 32 for cifar10,
- * cifar100 and svhn (returns 1); 0 and C = H = W = 0 for the other kinds.
+ * cifar100 and svhn, 1 x s x s (d_in = s^2) for image_rank2 (returns 1); 0 and
+ * C = H = W = 0 for the other kinds.
  * A CNN without model.image takes it (src/worker/cnnpoint.c), and so does
  * data.standardize_channels. */
 int ds_data_image_shape(const ds_data_spec *spec, int *C, int *H, int *W);
+/* image_rank2: the side s of a d_in = s^2 image (s >= 3), else 0. */
+int ds_data_image_side(int d_in);
+/* image_rank2's filters (docs/data.md): u1, u2 (d_in each, zero outside the
+ * 3 x 3 centre patch at rows and columns s/2 - 1 .. s/2 + 1), orthonormal:
+ * u1 = (1 1 1; 0 0 0; -1 -1 -1) / sqrt 6, u2 = its transpose. DS_EINPUT
+ * when d_in is not a square of side >= 3. */
+int ds_data_image_filters(int d_in, double *u1, double *u2);
 /* The files a data path stands for: path itself, or for a directory (cifar10
  * and cifar100 only) the batch files in it: cifar10 data_batch_*.bin in
  * numeric order (test = 1: test_batch.bin), cifar100 train.bin (test.bin).

@@ -34,7 +34,7 @@ static const char *const data_kinds[] = {"teacher", "whitened",      "gaussian_s
                                          "circle",  "sphere",        "idx",
                                          "libsvm",  "csv",           "hdf5",
                                          "iid_gaussian", "cifar10",   "cifar100",
-                                         "svhn",    NULL};
+                                         "svhn",    "image_rank2", NULL};
 static const char *const cifar100_label_sets[] = {"fine", "coarse", NULL};
 static const char *const label_modes[] = {"value", "one_hot", "pm1", NULL};
 static const char *const loss_types[] = {"mse", "lp", "cross_entropy", NULL};
@@ -297,7 +297,7 @@ const ds_option ds_options[] = {
      "[1, 5, 10]", "ntk loss split sizes s: L<=s / L>s on the top-s NTK eigenvectors (at most 8, "
      "strictly increasing)", LIST(record.spectra.nsplit), 0},
     {"record.spectra.agop_reference", NULL, DS_OT_PATH, OFF(record.spectra.agop_reference), 0, 0, 0,
-     NULL, 0, "\"\"", "agop: HDF5 file with dataset G (d_in x d_in); \"\" = the analytic G* of rank2 / "
+     NULL, 0, "\"\"", "agop: HDF5 file with dataset G (d_in x d_in); \"\" = the analytic G* of image_rank2 / rank2 / "
      "rank4", 0, 0},
     {"record.spectra.catapult_factor", NULL, DS_OT_DOUBLE, OFF(record.spectra.catapult_factor), 1,
      NOMAX, 1, NULL, 2, "2", "outcome catapult: the loss rose above this factor times its start, then "

@@ -117,6 +117,12 @@ static int sw_check_shape(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   if (c->data.d_in < dmin)
     return sw_xerr(x, idx, SW_AT("data.d_in", "data.kind"),
                    "data.d_in: data.kind %s needs d_in >= %d, got %d", kind, dmin, c->data.d_in);
+  if (c->data.kind == DS_DATA_IMAGE_RANK2 && ds_data_image_side(c->data.d_in) == 0) {
+    int s = (int)floor(sqrt((double)c->data.d_in));
+    return sw_xerr(x, idx, SW_AT("data.d_in", "data.kind"),
+                   "data.d_in: data.kind image_rank2 is a 1 x s x s image, so d_in must be a square "
+                   "(%d, %d, ...), got %d", s * s, (s + 1) * (s + 1), c->data.d_in);
+  }
   return DS_OK;
 }
 
@@ -438,10 +444,10 @@ static int sw_check_spectra(sw_ctx *x, const int *idx, const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
   DS_TRY(sw_check_diag_models(x, idx, c));
   if (ds_cadence_on(&sp->agop) && !sp->agop_reference[0] && c->data.kind != DS_DATA_RANK2 &&
-      c->data.kind != DS_DATA_RANK4)
+      c->data.kind != DS_DATA_RANK4 && c->data.kind != DS_DATA_IMAGE_RANK2)
     return sw_xerr(x, idx, SW_AT(SW_CAD("agop"), "data.kind"),
-                   "record.spectra.agop: the analytic reference G* exists for data.kind rank2 and rank4 "
-                   "only, got %s; give record.spectra.agop_reference (an HDF5 file with dataset G, "
+                   "record.spectra.agop: the analytic reference G* exists for data.kind rank2, rank4 "
+                   "and image_rank2 only, got %s; give record.spectra.agop_reference (an HDF5 file with dataset G, "
                    "d_in x d_in)", sw_choice("data.kind", c->data.kind));
   if (ds_cadence_on(&sp->hessian)) {
     if (sp->lanczos_iters < sp->top_k)

@@ -397,6 +397,7 @@ void sw_kind_shape(ds_data_kind k, int *din, int *dout, int *min_din) {
   case DS_DATA_RANK2: *dout = 1, *min_din = 2; break;
   case DS_DATA_RANK3: *dout = 1, *min_din = 10; break; /* x1 x2 sum_{i<=10} x_i */
   case DS_DATA_RANK4: *dout = 1, *min_din = 4; break;
+  case DS_DATA_IMAGE_RANK2: *dout = 1, *min_din = 9; break; /* a square image of side >= 3 */
   case DS_DATA_FULLRANK: *dout = 1; break;
   case DS_DATA_TWO_GAUSSIANS: *din = 1, *dout = 1; break;
   case DS_DATA_CIRCLE: *din = 2, *dout = 1; break;

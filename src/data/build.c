@@ -490,6 +490,7 @@ int ds_data_probe(const ds_data_spec *s, int *d_in, int *d_out, int *n_avail) {
     int di = s->d_in, dout = s->d_out, n = s->n_train;
     switch (s->kind) {
       case DS_DATA_RANK2: case DS_DATA_RANK3: case DS_DATA_RANK4: case DS_DATA_FULLRANK:
+      case DS_DATA_IMAGE_RANK2:
         dout = 1;
         break;
       case DS_DATA_TWO_GAUSSIANS: di = dout = 1; break;

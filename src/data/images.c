@@ -38,7 +38,32 @@ int ds_data_is_file_kind(ds_data_kind k) {
          k == DS_DATA_CIFAR10 || k == DS_DATA_CIFAR100 || k == DS_DATA_SVHN;
 }
 
+int ds_data_image_side(int d_in) {
+  int s = (int)lround(sqrt((double)d_in));
+  return s >= 3 && (long long)s * s == d_in ? s : 0;
+}
+
+int ds_data_image_filters(int d_in, double *u1, double *u2) {
+  int s = ds_data_image_side(d_in);
+  if (!s) return ds_fail(DS_EINPUT, "data image_rank2: d_in = %d is not s^2 with s >= 3", d_in);
+  memset(u1, 0, (size_t)d_in * sizeof *u1);
+  memset(u2, 0, (size_t)d_in * sizeof *u2);
+  double a = 1.0 / sqrt(6.0);
+  for (int r = -1; r <= 1; r++)
+    for (int c = -1; c <= 1; c++) {
+      size_t k = (size_t)(s / 2 + r) * s + (s / 2 + c);
+      u1[k] = -r * a; /* rows: +1 top, 0 middle, -1 bottom */
+      u2[k] = -c * a; /* columns: the transpose */
+    }
+  return DS_OK;
+}
+
 int ds_data_image_shape(const ds_data_spec *s, int *C, int *H, int *W) {
+  if (s->kind == DS_DATA_IMAGE_RANK2) {
+    int side = ds_data_image_side(s->d_in);
+    *C = side ? 1 : 0, *H = *W = side;
+    return side > 0;
+  }
   int yes = s->kind == DS_DATA_CIFAR10 || s->kind == DS_DATA_CIFAR100 || s->kind == DS_DATA_SVHN;
   *C = yes ? IMG_C : 0;
   *H = yes ? IMG_H : 0;

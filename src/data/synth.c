@@ -251,6 +251,34 @@ static int synth_circle(ds_dataset *tr, ds_dataset *te) {
   return DS_OK;
 }
 
+/* image_rank2 (seed 003's synthetic image task, cnn.md 6.4): x ~ N(0, I) on a
+ * 1 x s x s image, f*(x) = (u1.x)(u2.x) with the orthonormal centre filters of
+ * ds_data_image_filters, so grad f* = u1 (u2.x) + u2 (u1.x) and
+ * G* = E[grad f* grad f*'] = u1 u1' + u2 u2' exactly. */
+static int synth_image_rank2(const ds_data_spec *s, ds_rng *rng, ds_dataset *tr, ds_dataset *te) {
+  int d = s->d_in;
+  if (!ds_data_image_side(d))
+    return ds_fail(DS_EINPUT, "data image_rank2: d_in must be s^2 with s >= 3 (a 1 x s x s "
+                   "image), got %d", d);
+  double *u = ds_calloc(2 * (size_t)d, sizeof *u);
+  if (!u) return ds_fail(DS_ENOMEM, "data image_rank2: out of memory");
+  int rc = ds_data_image_filters(d, u, u + d);
+  if (rc == DS_OK) rc = alloc_pair(s->n_train, s->n_test, d, 1, tr, te);
+  for (int pass = 0; rc == DS_OK && pass < 2; pass++) {
+    ds_dataset *ds = pass ? te : tr;
+    fill_normal(ds->X, (size_t)d * ds->n, rng);
+    for (int i = 0; i < ds->n; i++) {
+      const double *x = ds->X + (size_t)i * d;
+      double a = 0.0, b = 0.0;
+      for (int k = 0; k < d; k++) a += u[k] * x[k], b += u[d + k] * x[k];
+      ds->Y[i] = a * b;
+    }
+    add_noise(ds, s->noise, rng);
+  }
+  free(u);
+  return rc;
+}
+
 int ds_data_synth(const ds_data_spec *s, ds_rng *rng, ds_dataset *tr, ds_dataset *te) {
   if (s->kind != DS_DATA_CIRCLE && (s->n_train < 1 || s->n_test < 0))
     return ds_fail(DS_EINPUT, "data: need n_train >= 1 and n_test >= 0 (got %d, %d)", s->n_train,
@@ -271,6 +299,7 @@ int ds_data_synth(const ds_data_spec *s, ds_rng *rng, ds_dataset *tr, ds_dataset
     case DS_DATA_RANK3:
     case DS_DATA_RANK4:
     case DS_DATA_FULLRANK: return synth_rank(s, rng, tr, te);
+    case DS_DATA_IMAGE_RANK2: return synth_image_rank2(s, rng, tr, te);
     case DS_DATA_TWO_GAUSSIANS: return synth_two_gaussians(s, rng, tr, te);
     case DS_DATA_CIRCLE: return synth_circle(tr, te);
     case DS_DATA_IID_GAUSSIAN: return synth_iid(s, rng, tr, te);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag_internal.h"
+#include "dynsweep/data.h"
 
 int ds_diag_input_jacobian(const ds_mlp *m, const double *theta, const double *X,
                            ds_mlp_work *w, double *Jx) {
@@ -98,6 +99,17 @@ int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, i
 int ds_diag_agop_reference(ds_data_kind kind, int d_in, double *Gref) {
   if (d_in < 1) return ds_fail(DS_EINPUT, "agop reference: d_in = %d", d_in);
   size_t dd = (size_t)d_in * d_in;
+  if (kind == DS_DATA_IMAGE_RANK2) { /* G* = u1 u1' + u2 u2' (synth.c) */
+    double *u = ds_calloc(2 * (size_t)d_in, sizeof *u);
+    if (!u) return ds_fail(DS_ENOMEM, "agop reference: out of memory");
+    int rc = ds_data_image_filters(d_in, u, u + d_in);
+    if (rc == DS_OK)
+      for (int j = 0; j < d_in; j++)
+        for (int i = 0; i < d_in; i++)
+          Gref[(size_t)j * d_in + i] = u[i] * u[j] + u[d_in + i] * u[d_in + j];
+    free(u);
+    return rc;
+  }
   int need = kind == DS_DATA_RANK2 ? 2 : kind == DS_DATA_RANK4 ? 4 : kind == DS_DATA_RANK3 ? 10 : 1;
   switch (kind) {
   case DS_DATA_RANK2:
@@ -107,7 +119,7 @@ int ds_diag_agop_reference(ds_data_kind kind, int d_in, double *Gref) {
   default:
     return ds_fail(DS_EINPUT,
                    "agop reference: no analytic G* for data kind %d (rank2, rank3, rank4, "
-                   "fullrank only; give record.spectra.agop_reference)",
+                   "fullrank, image_rank2 only; give record.spectra.agop_reference)",
                    (int)kind);
   }
   if (d_in < need)
