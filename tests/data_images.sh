@@ -95,4 +95,27 @@ else
   echo "skip: the PyTorch replay (no h5py/numpy/torch)"
   check "the store reads back" h5dump -H "$T/cnn.h5"
 fi
+
+# ---- plan's read time counts the batch files a directory stands for ----------------
+# (it took stat() of the directory itself: 4 KB however many batches it held)
+"$PY" - "$T/big" <<'PY'
+import os, sys
+import numpy as np
+d = os.path.join(sys.argv[1], "cifar-10-batches-bin")
+os.makedirs(d)
+r = np.random.default_rng(0).integers(0, 256, (2000, 3073)).astype(np.uint8)
+r[:, 0] %= 10
+for b in range(1, 6):
+    r.tofile(os.path.join(d, "data_batch_%d.bin" % b))
+with open(os.path.join(sys.argv[1], "all.bin"), "wb") as f:
+    for b in range(1, 6):
+        r.tofile(f)
+PY
+secs() { # core-seconds plan estimates for 40 replicas of a 1-step CNN on $1
+  printf 'name: rt\nmodel: {type: cnn, width: 2, depth: 1}\ndata: {kind: cifar10, path: %s, n_train: 8, n_test: 0}\nloss: {reduction: mean}\noptimizer: {lr: 0.1}\ntrain: {steps: 1}\ngrid: {replicas: 40}\n' "$1" >"$T/rt.yaml"
+  "$DYNSWEEP" plan "$T/rt.yaml" 2>&1 | sed -n 's/.*(\([0-9.]*\) core-seconds.*/\1/p'
+}
+sd=$(secs "$T/big/cifar-10-batches-bin") sf=$(secs "$T/big/all.bin")
+check "plan: a CIFAR-10 directory of 5 batches (30 MB) costs what one file of them does ($sd vs $sf core-seconds)" \
+  awk "BEGIN{exit !($sd > 0 && $sd == $sf && $sf > 3)}"
 report

@@ -4,10 +4,12 @@
  * models.c's (ds_point_dims, the CNN's layer list). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "config_internal.h"
+#include "dynsweep/data.h"
 #include "dynsweep/models.h"
 
 #define DS_SPECTRA_LAYER_STATS 5 /* ||W||_F, ||W||_2, s1/s2, stable rank, tail ratio (diag.h) */
@@ -322,13 +324,33 @@ static double mem_opt_state(ds_opt_kind k);
 
 /* Seconds to read a data file every point reads in full (and hashes):
  * measured ~19 ns per byte of gzip (Fashion-MNIST's 26 MB images: 0.5 s of
- * CPU per point, against a point of teacher data), ~3 ns per byte otherwise. */
-static double t_file(const char *path) {
+ * CPU per point, against a point of teacher data), ~3 ns per byte otherwise.
+ * A directory (cifar10 / cifar100) counts the batch files it stands for
+ * (ds_data_files; test: its test batch). */
+static double t_file1(const char *path) {
   struct stat st;
   if (!path[0] || stat(path, &st)) return 0;
   size_t n = strlen(path);
   int gz = n > 3 && !strcmp(path + n - 3, ".gz");
   return (double)st.st_size * (gz ? 19e-9 : 3e-9);
+}
+static double t_file(const ds_data_spec *d, const char *path, int test) {
+  struct stat st;
+  if (!path[0] || stat(path, &st)) return 0;
+  if (!S_ISDIR(st.st_mode)) return t_file1(path);
+  char (*f)[DS_MAX_PATH] = NULL;
+  int nf = 0;
+  double t = 0;
+  if (ds_data_files(d->kind, path, test, &f, &nf) == DS_OK)
+    for (int i = 0; i < nf; i++) t += t_file1(f[i]);
+  else
+    ds_clear_error();
+  free(f);
+  return t;
+}
+static double t_data(const ds_data_spec *d) {
+  return t_file(d, d->path, 0) + t_file(d, d->labels_path, 0) + t_file(d, d->test_path, 1) +
+         t_file(d, d->test_labels_path, 1);
 }
 
 /* Seconds of the forward pass (fw = 1) or a whole step's GEMMs and passes
@@ -423,8 +445,7 @@ static double cnn_seconds(const ds_point_cfg *c, const ds_probe *pr) {
   if ((c->record.series & DS_REC_LOSS) && b < c->data.n_train)
     per_rec += t_gemm(pr, 2.0 * c->data.n_train * cs.macs, a, k);
   double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (c->data.d_in + c->data.d_out) * 4 * pr->vec +
-                 4 * cs.P * pr->vec + t_file(c->data.path) + t_file(c->data.labels_path) +
-                 t_file(c->data.test_path) + t_file(c->data.test_labels_path);
+                 4 * cs.P * pr->vec + t_data(&c->data);
   /* diagnostics (src/diag/cnn.c): the NTK from per-sample gradients (n
    * one-sample forwards, kn backwards; the backward ~2 forwards) and K = J J^T,
    * then its eigenpairs; the AGOP (one forward, k input-gradient passes, a
@@ -473,8 +494,7 @@ double ds_point_seconds(const ds_point_cfg *c, const ds_probe *pr) {
     for (int l = 1; l <= L; l++) per_rec += ds_probe_svd_s(pr, dims[l], dims[l - 1]);
   /* per point: data (files read in full), initialisation, its results sent to rank 0 */
   double fixed = 2e-3 + (c->data.n_train + c->data.n_test) * (dims[0] + dims[L]) * 4 * pr->vec + 4 * P * pr->vec;
-  fixed += t_file(c->data.path) + t_file(c->data.labels_path) + t_file(c->data.test_path) +
-           t_file(c->data.test_labels_path);
+  fixed += t_data(&c->data);
   double t = fixed + steps * step + cost_records(c) * per_rec + t_spectra(c, pr, dims, L, th);
   /* checkpoints (`run --checkpoint-every`, 300 s by default): the state and
    * the series so far copied and sent to rank 0, ~10 ms of journal fsync */
