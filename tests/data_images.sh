@@ -118,4 +118,24 @@ secs() { # core-seconds plan estimates for 40 replicas of a 1-step CNN on $1
 sd=$(secs "$T/big/cifar-10-batches-bin") sf=$(secs "$T/big/all.bin")
 check "plan: a CIFAR-10 directory of 5 batches (30 MB) costs what one file of them does ($sd vs $sf core-seconds)" \
   awk "BEGIN{exit !($sd > 0 && $sd == $sf && $sf > 3)}"
+
+# ---- an IDX file's own image shape (its header: n x rows x cols) ------------------
+# 16 x 64 images hold 1024 = 32^2 features: the old square default made them 32 x 32
+"$PY" - "$T/wide" <<'PY'
+import struct, sys
+import numpy as np
+n, h, w = 6, 16, 64
+with open(sys.argv[1] + "-images.idx", "wb") as f:
+    f.write(struct.pack(">BBBBIII", 0, 0, 8, 3, n, h, w))
+    f.write(np.random.default_rng(1).integers(0, 256, n * h * w).astype(np.uint8).tobytes())
+with open(sys.argv[1] + "-labels.idx", "wb") as f:
+    f.write(struct.pack(">BBBBI", 0, 0, 8, 1, n) + bytes([0, 1] * (n // 2)))
+PY
+refuses idx_shape "data: {kind: idx, path: $T/wide-images.idx, labels_path: $T/wide-labels.idx, n_train: 4, n_test: 0}
+model: {type: cnn, net: myrtle5, width: 2}" \
+  "model.net myrtle5 on a 1 x 16 x 64 image"
+printf '%s\n%s\n' "$HEAD" "data: {kind: idx, path: $T/wide-images.idx, labels_path: $T/wide-labels.idx, n_train: 4, n_test: 0}
+model: {type: cnn, width: 2, depth: 2, kernel: 5, pool: max}" >"$T/wide.yaml"
+rc=$(code "$DYNSWEEP" plan "$T/wide.yaml")
+check "plan takes a CNN on 16 x 64 IDX images without model.image (exit $rc)" test "$rc" = 0
 report

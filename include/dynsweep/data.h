@@ -87,7 +87,8 @@ const int *ds_batcher_next(ds_batcher *bt, int *idx_buf); /* b indices into idx_
 /* 1 for the kinds read from files (idx, libsvm, csv, hdf5, cifar10, cifar100, svhn). */
 int ds_data_is_file_kind(ds_data_kind k);
 /* The image shape (C, H, W) the data kind fixes: 3 x 32 x 32 for cifar10,
- * cifar100 and svhn, 1 x s x s (d_in = s^2) for image_rank2 (returns 1); 0 and
+ * cifar100 and svhn, 1 x s x s (d_in = s^2) for image_rank2, 1 x rows x cols
+ * from an idx images file's header (3 dimensions) (returns 1); 0 and
  * C = H = W = 0 for the other kinds.
  * A CNN without model.image takes it (src/worker/cnnpoint.c), and so does
  * data.standardize_channels. */

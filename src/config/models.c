@@ -68,7 +68,7 @@ void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W) {
   const ds_model_spec *m = &c->model;
   if (m->nimage == 3) {
     *C = m->image[0], *H = m->image[1], *W = m->image[2];
-  } else if (!ds_data_image_shape(&c->data, C, H, W)) { /* cifar/svhn: 3 x 32 x 32 */
+  } else if (!ds_data_image_shape(&c->data, C, H, W)) { /* cifar/svhn 3 x 32 x 32, idx header */
     *C = 1;
     *H = *W = (int)lround(sqrt((double)c->data.d_in));
   }

@@ -59,6 +59,11 @@ int ds_data_image_filters(int d_in, double *u1, double *u2) {
 }
 
 int ds_data_image_shape(const ds_data_spec *s, int *C, int *H, int *W) {
+  if (s->kind == DS_DATA_IDX) { /* the images file's header: n x rows x cols */
+    int h = 0, w = 0, yes = s->path[0] && ds_idx_image_shape(s->path, &h, &w);
+    *C = yes ? 1 : 0, *H = h, *W = w;
+    return yes;
+  }
   if (s->kind == DS_DATA_IMAGE_RANK2) {
     int side = ds_data_image_side(s->d_in);
     *C = side ? 1 : 0, *H = *W = side;

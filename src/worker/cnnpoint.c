@@ -22,7 +22,7 @@ int ds_cnnpoint_spec(const ds_point_cfg *c, int d_in, int d_out, ds_cnn_spec *s)
     if (m->nimage != 3)
       return ds_fail(DS_EINPUT, "model.image: give [C, H, W] (3 entries), got %d", m->nimage);
     C = m->image[0], H = m->image[1], W = m->image[2];
-  } else if (!ds_data_image_shape(&c->data, &C, &H, &W)) { /* cifar/svhn: 3 x 32 x 32 */
+  } else if (!ds_data_image_shape(&c->data, &C, &H, &W)) { /* cifar/svhn 3 x 32 x 32, idx header */
     C = 1;
     H = W = (int)lround(sqrt((double)d_in));
   }
