@@ -46,3 +46,14 @@ set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 # equal, lr_units lambda0.
 ds_script_test(cnn_diag cnn_diag.sh)
 set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
+
+# issue 26: f_quad of a CNN (ds_cnn_quad, src/nn/cnnquad.c): D2F[v, v] and the
+# gradient of the f_quad loss against finite differences for every layer kind
+# (test_cnn_quad), then PyTorch float64 functorch (jvp of jvp; autograd of the
+# f_quad loss through them; an 8-step GD trajectory with dropout on) in
+# tests/cnn_quad_torch.py.
+ds_unit_test(test_cnn_quad ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_quad.c ds_nn ds_util)
+add_test(NAME cnn_quad_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_quad_torch.py $<TARGET_FILE:test_cnn_quad>)
+set_tests_properties(cnn_quad_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
