@@ -208,7 +208,7 @@ static int dump(const char *path, int k) {
   int nl;
   ds_cnn *m = qcreate(sp, n, L, &nl);
   if (!m) return 1;
-  const double lr = sp->param == DS_PARAM_NTK ? 0.2 : 0.1;
+  const double lr = sp->param == DS_PARAM_NTK ? 0.05 : 0.1;
   size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
   double *th0 = malloc(P * 8), *th = malloc(P * 8), *v = malloc(P * 8), *grad = malloc(P * 8);
   double *X = malloc(din * n * 8), *Y = malloc(dF * 8), losses[9];
