@@ -57,3 +57,7 @@ add_test(NAME cnn_quad_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
          ${CMAKE_CURRENT_SOURCE_DIR}/cnn_quad_torch.py $<TARGET_FILE:test_cnn_quad>)
 set_tests_properties(cnn_quad_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
+# ... and in a sweep (tests/cnn_quad_sweep.sh): model.approx quad on CNN points,
+# 40 GD steps' train and test losses against PyTorch's f_quad replay.
+ds_script_test(cnn_quad_sweep cnn_quad_sweep.sh)
+set_tests_properties(cnn_quad_sweep PROPERTIES SKIP_RETURN_CODE 77)
