@@ -26,9 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dynsweep_store import Store  # noqa: E402
 from repro_figures import Checker, DONE, plt_setup, save  # noqa: E402
 
-# below eta_crit the three models agree to this (max relative loss difference
-# over the run); the f - f_lin gap grows as O(1/sqrt(C)) and with the steps
-AGREE = {False: 0.25, True: 0.25}
+# below eta_crit the models agree with f to this (max relative difference of
+# the training loss over the run; the gap shrinks with the width, C = 16 here,
+# 8 reduced). Measured: full 5.2-21 % (f_quad), 7.0-11 % (f_lin); reduced
+# 3.6 % (f_quad), 18.5 % (f_lin); the reduced f_quad bound catches an f_quad
+# without its 1/2 D2f term (24 % there).
+AGREE = {(False, "quad"): 0.25, (False, "lin"): 0.25, (True, "quad"): 0.10, (True, "lin"): 0.25}
 SPIKE = 1.5  # a catapult: the loss rises to > 1.5 x its running minimum, then converges
 
 
@@ -82,9 +85,9 @@ def study(store, ck, fig_out=None, reduced=False):
         gq, gl = rel_gap(fq["loss"], f["loss"]), rel_gap(fl["loss"], f["loss"])
         ck.ok(not f["diverged"] and not fq["diverged"] and not fl["diverged"] and
               not f["catapult"] and not fq["catapult"] and not fl["catapult"] and
-              gq < AGREE[reduced] and gl < AGREE[reduced],
-              "eta = %.2f eta_crit: f, f_quad, f_lin all monotone and equal (max rel loss gap f_quad %.2e, "
-              "f_lin %.2e < %g)" % (q, gq, gl, AGREE[reduced]))
+              gq < AGREE[(reduced, "quad")] and gl < AGREE[(reduced, "lin")],
+              "eta = %.2f eta_crit: f, f_quad, f_lin all monotone and alike (max rel loss gap to f: f_quad "
+              "%.2e < %g, f_lin %.2e < %g)" % (q, gq, AGREE[(reduced, "quad")], gl, AGREE[(reduced, "lin")]))
     # above eta_crit: f_lin diverges, f and f_quad catapult at the lrs where f_quad converges
     for q in above:
         ck.ok(R[("lin", q)]["diverged"], "eta = %.2f eta_crit: f_lin diverges (loss %.3g -> %.3g)"
