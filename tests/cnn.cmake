@@ -49,3 +49,18 @@ set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
 # issue 26: seed 003's synthetic image task (data.kind image_rank2) and a CNN's
 # AGOP alignment with its exact G* as it trains (tests/cnn_agop.sh, ~10 s).
 ds_script_test(cnn_agop cnn_agop.sh)
+
+# issue 26: f_quad of a CNN (ds_cnn_quad, src/nn/cnnquad.c): D2F[v, v] and the
+# gradient of the f_quad loss against finite differences for every layer kind
+# (test_cnn_quad), then PyTorch float64 functorch (jvp of jvp; autograd of the
+# f_quad loss through them; an 8-step GD trajectory with dropout on) in
+# tests/cnn_quad_torch.py.
+ds_unit_test(test_cnn_quad ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_quad.c ds_nn ds_util)
+add_test(NAME cnn_quad_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_quad_torch.py $<TARGET_FILE:test_cnn_quad>)
+set_tests_properties(cnn_quad_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
+# ... and in a sweep (tests/cnn_quad_sweep.sh): model.approx quad on CNN points,
+# 40 GD steps' train and test losses against PyTorch's f_quad replay.
+ds_script_test(cnn_quad_sweep cnn_quad_sweep.sh)
+set_tests_properties(cnn_quad_sweep PROPERTIES SKIP_RETURN_CODE 77)

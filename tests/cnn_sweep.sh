@@ -26,8 +26,8 @@ rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the example CNN sweep (exit $rc)" test "$rc" = 0
 refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet): the full Hessian of a CNN" \
   --set record.spectra.hessian_full.every=10
-refuses "model.approx quad" "is not supported (f_quad needs the second directional derivative of a CNN" \
-  --set model.approx=quad
+rc=$(code "$DYNSWEEP" plan "$sweep" --set model.approx=quad)
+check "plan takes model.approx quad on a CNN (f_quad, src/nn/cnnquad.c; exit $rc)" test "$rc" = 0
 refuses "model.param meanfield" "is not supported (a CNN has biases (model.bias_scale) and draws its weights" \
   --set model.param=meanfield
 refuses "optimizer.lr_in" "series loss_gap, lr_in / lr_out or loss.optimum is not supported" --set optimizer.lr_in=0.2

@@ -13,3 +13,6 @@ set_tests_properties(repro_fractal PROPERTIES TIMEOUT 400)
 # seed 003's catapult map: boundaries at eta*lambda_0 = 2 and 4 by refinement (issue 13)
 ds_script_test(repro_003_map repro_003_map.sh)
 set_tests_properties(repro_003_map PROPERTIES TIMEOUT 400)
+# seed 003 Ch. 3 with a 2-layer CNN (issue 26): f, f_quad, f_lin below and above eta_crit
+ds_script_test(repro_003_cnn_quad repro_003_cnn_quad.sh)
+set_tests_properties(repro_003_cnn_quad PROPERTIES TIMEOUT 300)

@@ -278,7 +278,7 @@ int ds_cnn_jvp(ds_cnn *m, const double *theta, const double *X, int n, const dou
  * the gradient of L(f_lin) is J(theta0)^T dL/dF (the backward pass at theta0).
  * Any X of n <= the net's nmax samples (nothing about X is cached). The net
  * is shared: its forward pass is left at theta0. Dropout as set on the net.
- * Library level only: the sweep's model.approx still refuses model.type cnn. */
+ * The sweep's model.approx lin of a CNN (src/worker/point.c). */
 typedef struct {
   ds_cnn *m;
   double *theta0, *d, *F, *dF;
@@ -290,4 +290,28 @@ const double *ds_cnn_lin_forward(ds_cnn_lin *a, const double *theta, const doubl
 /* Loss of f_lin (ds_loss_eval) and its gradient in theta; returns the loss. */
 double ds_cnn_lin_loss_grad(ds_cnn_lin *a, const double *theta, const double *X, const double *Y,
                             int n, const ds_loss *l, double *grad);
+
+/* The neural quadratic model of a CNN around theta0 (cnnquad.c; seed 003's
+ * model.approx quad, as the MLPs' ds_approx of order 2):
+ *   f_quad(theta) = F(theta0) + J(theta0) d + 1/2 D2F(theta0)[d, d],
+ * d = theta - theta0, by second-order forward mode through every layer kind
+ * (ReLU masks, max pooling's arg-maxes and dropout masks of theta0's forward
+ * frozen); the gradient of L(f_quad) is J(theta0)^T g + H_<g,F>(theta0) d, g =
+ * dL/dF (one backward pass with R). Any X of n <= the net's nmax samples.
+ * The net is shared: its forward pass is left at theta0. Dropout as set.
+ * After a forward: RF = J d and QF = D2F[d, d] (dout x n, inside a). */
+typedef struct {
+  ds_cnn *m;
+  double *theta0, *d, *F, *dF;
+  const double *RF, *QF;
+  void *buf;
+} ds_cnn_quad;
+/* Copies theta0. DS_EINPUT (message) when a layer kind has no rule. */
+int ds_cnn_quad_init(ds_cnn_quad *a, ds_cnn *m, const double *theta0);
+void ds_cnn_quad_free(ds_cnn_quad *a);
+/* f_quad's outputs (dout x n, inside a; NaN when n is out of range). */
+const double *ds_cnn_quad_forward(ds_cnn_quad *a, const double *theta, const double *X, int n);
+/* Loss of f_quad (ds_loss_eval) and its gradient in theta; returns the loss. */
+double ds_cnn_quad_loss_grad(ds_cnn_quad *a, const double *theta, const double *X,
+                             const double *Y, int n, const ds_loss *l, double *grad);
 #endif

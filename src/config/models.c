@@ -95,9 +95,6 @@ static int has_cnn_mlp_opts(const ds_point_cfg *c) {
                         m->symmetric || m->init != DS_INIT_GAUSSIAN || m->balanced_identity ||
                         m->gain != 1.0 || m->init_offset != 0 || m->bias);
 }
-static int has_cnn_quad(const ds_point_cfg *c) {
-  return has_cnn(c) && c->model.approx == DS_APPROX_QUAD;
-}
 static int has_cnn_opts(const ds_point_cfg *c) {
   const ds_model_spec *m = &c->model;
   return !has_cnn(c) && (m->kernel != 3 || m->stride != 1 || m->padding != 0 || m->readout != 0 ||
@@ -148,8 +145,6 @@ static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->rec
  * an image */
 #define CNN_ONLY "they are the convolutional net's; set model.type cnn"
 #define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says (model.init_scale and model.init_std apply)"
-#define CNN_QUAD "f_quad needs the second directional derivative of a CNN (an R-operator pass on " \
-  "the tangent forward), not built yet; model.approx lin works"
 #define MLP_ONLY "they are defined for an MLP's weight matrices"
 #define IMG "model.image=[1,1,2]"
 #define ONE_RANK "the end-to-end update is one-rank"
@@ -165,8 +160,6 @@ const ds_net_feature ds_net_features[] = {
      "overparam without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
-    {"model.type cnn with model.approx quad", {"model.type", "model.approx"}, has_cnn_quad,
-     {CNN_QUAD, CNN_QUAD, CNN_QUAD}, "model.type=cnn " IMG " model.approx=quad"},
     {"model.type cnn with widths, meanfield, bias, gain, train_output or an init kind other than "
      "gaussian", {"model.type", "model.init", "model.param", "model.bias"}, has_cnn_mlp_opts,
      {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.param=meanfield"},

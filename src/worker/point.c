@@ -47,6 +47,8 @@ typedef struct {
   int use_approx;
   ds_cnn_lin cnnlin;   /* model.type cnn, model.approx lin: f_lin around theta0 (cnnrop.c) */
   int use_cnnlin;
+  ds_cnn_quad cnnquad; /* model.type cnn, model.approx quad: f_quad around theta0 (cnnquad.c) */
+  int use_cnnquad;
   ds_dataset train, test;
   ds_loss loss_train, loss_test, loss_batch;
   ds_mlp_work wtrain, wtest, wbatch;
@@ -77,6 +79,7 @@ static void state_free(point_state *st) {
   ds_cnn_free(st->cnn);
   if (st->use_approx) ds_approx_free(&st->approx);
   if (st->use_cnnlin) ds_cnn_lin_free(&st->cnnlin);
+  if (st->use_cnnquad) ds_cnn_quad_free(&st->cnnquad);
   ds_dataset_free(&st->train);
   ds_dataset_free(&st->test);
   ds_mlp_work_free(&st->wtrain);
@@ -116,6 +119,11 @@ static double model_loss(point_state *st, const double *X, const double *Y, cons
     if (st->use_cnnlin) {
       if (grad) return ds_cnn_lin_loss_grad(&st->cnnlin, st->theta, X, Y, n, l, grad);
       return ds_loss_eval(l, ds_cnn_lin_forward(&st->cnnlin, st->theta, X, n), Y,
+                          st->train.d_out, n, NULL);
+    }
+    if (st->use_cnnquad) {
+      if (grad) return ds_cnn_quad_loss_grad(&st->cnnquad, st->theta, X, Y, n, l, grad);
+      return ds_loss_eval(l, ds_cnn_quad_forward(&st->cnnquad, st->theta, X, n), Y,
                           st->train.d_out, n, NULL);
     }
     return ds_cnnpoint_loss(st->cnn, st->theta, X, Y, n, st->train.d_out, l, grad);
@@ -287,6 +295,10 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     if (c->model.approx == DS_APPROX_LIN) { /* f_lin around the initial weights */
       DS_TRY(ds_cnn_lin_init(&st->cnnlin, st->cnn, st->theta));
       st->use_cnnlin = 1;
+    }
+    if (c->model.approx == DS_APPROX_QUAD) { /* f_quad around the initial weights */
+      DS_TRY(ds_cnn_quad_init(&st->cnnquad, st->cnn, st->theta));
+      st->use_cnnquad = 1;
     }
     ds_rng rdrop; /* the point's own masks (combo, replica); off outside training steps */
     ds_rng_init(&rdrop, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);

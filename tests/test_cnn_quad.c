@@ -1,0 +1,272 @@
+/* test_cnn_quad.c -- f_quad of a CNN (ds_cnn_quad, src/nn/cnnquad.c) against
+ * finite differences, for nets that together hold every layer kind (conv,
+ * relu, avg/max pooling, gap, flatten, hidden dense with and without bias,
+ * resblocks with both shortcuts, dropout on):
+ *   - D2F(theta0)[v, v] (QF) against (F(theta0 + h v) - 2 F(theta0) +
+ *     F(theta0 - h v)) / h^2, and J v (RF) against the central difference;
+ *   - f_quad(theta0 + t v) = F0 + t J v + t^2/2 D2F[v, v] exactly (it is a
+ *     quadratic in t), f_quad(theta0) = F0;
+ *   - the gradient of L(f_quad) away from theta0 against central differences
+ *     of L(f_quad) (every coordinate of the small nets; random directions),
+ *     for squared error and cross-entropy.
+ *
+ *   test_cnn_quad                 the checks (exit 0 ok, 1 failed)
+ *   test_cnn_quad --count         the number of nets
+ *   test_cnn_quad --dump FILE K   net K, theta0, X, Y, v, J v, D2F[v, v],
+ *                                 then 8 steps of GD on the f_quad loss with
+ *                                 dropout on (losses, final theta, masks) for
+ *                                 tests/cnn_quad_torch.py. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dynsweep/cnn.h"
+
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0, 0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0}
+typedef struct {
+  const char *name;
+  int c0, h0, w0, dout, param;
+  double beta;
+  int nl;
+  ds_cnn_layer L[24];
+  int net; /* >= 0: the layers are ds_cnn_net_layers of this named net */
+  int width, depth;
+  double p;  /* named nets' dropout */
+  int over;  /* tf_mnist: overparam */
+  int nfd;   /* 1: gradient against every coordinate's central difference */
+} qspec;
+static const qspec qspecs[] = {
+    {"cnn(3, 2) (003's 2-layer CNN)", 1, 6, 6, 1, DS_PARAM_NTK, 1.0, 2,
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU)}, -1, 0, 0, 0, 0, 1},
+    {"avgpool 2 (7x6: floor)", 2, 7, 6, 2, DS_PARAM_NTK, 0.5, 6,
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_AVGPOOL, 2, 0), LCONV(2, 3, 1, 1),
+      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0, 0, 1},
+    {"maxpool 3 stride 2, gap", 1, 8, 8, 1, DS_PARAM_STANDARD, 1.0, 6,
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 3, 2), LCONV(2, 2, 1, 0),
+      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0, 1},
+    {"resblock, identity shortcut", 1, 6, 6, 2, DS_PARAM_NTK, 1.0, 4,
+     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0, 1},
+    {"resblocks, 1x1 conv shortcut (stride 2, channels)", 2, 7, 7, 1, DS_PARAM_NTK, 0.3, 5,
+     {LCONV(2, 3, 1, 1), LRES(4, 3, 2), LRES(4, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)},
+     -1, 0, 0, 0, 0, 1},
+    {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0}, LK(DS_LAYER_RELU),
+      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0}}, -1, 0, 0, 0, 0, 1},
+    {"myrtle5 (3 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 3, 2, 0, 0, 0},
+    {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
+     DS_NET_TF_MNIST, 2, 2, 0.5, 0, 0},
+    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0, 0},
+    {"tf_mnist overparam (2 ch, nobias dense)", 1, 8, 8, 3, DS_PARAM_NTK, 0.5, 0, {LK(0)},
+     DS_NET_TF_MNIST, 2, 2, 0.0, 1, 0},
+};
+#define NQ ((int)(sizeof qspecs / sizeof qspecs[0]))
+
+static ds_cnn *qcreate(const qspec *sp, int n, ds_cnn_layer *L, int *nl) {
+  char err[256] = "";
+  *nl = sp->nl;
+  memcpy(L, sp->L, sizeof sp->L);
+  if (sp->net >= 0) {
+    ds_cnn_net nt = {.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
+                     .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
+                     .pool_size = 2, .dropout = sp->p, .overparam = sp->over, .dout = sp->dout};
+    *nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+    CHECK(*nl > 0, "%s: layers: %s", sp->name, err);
+    if (*nl <= 0) return NULL;
+  }
+  ds_cnn *m = ds_cnn_create_layers(L, *nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, sp->beta,
+                                   n, err, sizeof err);
+  CHECK(m != NULL, "%s: create: %s", sp->name, err);
+  return m;
+}
+
+static void randn(double *x, size_t n, ds_rng *r) {
+  for (size_t i = 0; i < n; i++) x[i] = ds_rng_normal(r);
+}
+static double amax(const double *x, size_t n) {
+  double s = 0.0;
+  for (size_t i = 0; i < n; i++) s = fmax(s, fabs(x[i]));
+  return s;
+}
+static void onehot(double *Y, int dout, int n, int k) {
+  memset(Y, 0, (size_t)dout * n * sizeof *Y);
+  for (int i = 0; i < n; i++) Y[(size_t)i * dout + (i + k) % dout] = 1.0;
+}
+
+static void quad_fd(int k) {
+  const qspec *sp = &qspecs[k];
+  const int n = 3;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = qcreate(sp, n, L, &nl);
+  if (!m) return;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *th = malloc(P * 8), *v = malloc(P * 8), *tp = malloc(P * 8), *g = malloc(P * 8);
+  double *X = malloc(din * n * 8), *Y = malloc(dF * 8), *F0 = malloc(dF * 8);
+  double *Fp = malloc(dF * 8), *Fm = malloc(dF * 8), *RF = malloc(dF * 8), *QF = malloc(dF * 8);
+  ds_rng r;
+  ds_rng_init(&r, 11, (uint64_t)k, 2, 0);
+  ds_cnn_init(m, &r, th);
+  randn(X, din * n, &r);
+  randn(v, P, &r);
+  for (size_t j = 0; j < P; j++) v[j] *= 0.3;
+  ds_cnn_dropout(m, 1, 23, 4, NULL); /* masks of one step, frozen */
+  ds_cnn_quad q;
+  CHECK(ds_cnn_quad_init(&q, m, th) == DS_OK, "%s: quad init", sp->name);
+  memcpy(F0, ds_cnn_forward(m, th, X, n), dF * 8);
+  /* f_quad(theta0 + v): RF = J v, QF = D2F[v, v] */
+  for (size_t j = 0; j < P; j++) tp[j] = th[j] + v[j];
+  const double *FQ = ds_cnn_quad_forward(&q, tp, X, n);
+  memcpy(RF, q.RF, dF * 8), memcpy(QF, q.QF, dF * 8);
+  double eq = 0.0, ej = 0.0, e2 = 0.0, e0 = 0.0;
+  for (size_t i = 0; i < dF; i++) eq = fmax(eq, fabs(FQ[i] - (F0[i] + RF[i] + 0.5 * QF[i])));
+  /* central differences of the net itself; the smallest error over steps h
+   * (a step that crosses a ReLU kink or moves a max pool's arg-max is off) */
+  double jm = amax(RF, dF), qm = amax(QF, dF);
+  ej = e2 = INFINITY;
+  for (double h = 1e-2; h > 3e-5; h /= 4) {
+    for (size_t j = 0; j < P; j++) tp[j] = th[j] + h * v[j];
+    memcpy(Fp, ds_cnn_forward(m, tp, X, n), dF * 8);
+    for (size_t j = 0; j < P; j++) tp[j] = th[j] - h * v[j];
+    memcpy(Fm, ds_cnn_forward(m, tp, X, n), dF * 8);
+    double a = 0.0, b = 0.0;
+    for (size_t i = 0; i < dF; i++) {
+      a = fmax(a, fabs((Fp[i] - Fm[i]) / (2 * h) - RF[i]) / jm);
+      b = fmax(b, fabs((Fp[i] - 2 * F0[i] + Fm[i]) / (h * h) - QF[i]) / qm);
+    }
+    if (getenv("QUAD_FD_VERBOSE")) printf("   h %.1e: J v %.2e D2F %.2e\n", h, a, b);
+    ej = fmin(ej, a), e2 = fmin(e2, b);
+  }
+  /* f_quad at theta0 and its quadratic in t */
+  const double *FQ0 = ds_cnn_quad_forward(&q, th, X, n);
+  for (size_t i = 0; i < dF; i++) e0 = fmax(e0, fabs(FQ0[i] - F0[i]));
+  double et = 0.0;
+  for (size_t j = 0; j < P; j++) tp[j] = th[j] - 1.7 * v[j];
+  FQ = ds_cnn_quad_forward(&q, tp, X, n);
+  for (size_t i = 0; i < dF; i++)
+    et = fmax(et, fabs(FQ[i] - (F0[i] - 1.7 * RF[i] + 0.5 * 2.89 * QF[i])) / amax(F0, dF));
+  printf("quad %d (%s): %zu params, |D2F[v,v]| %.3g: FD rel err J v %.2e, D2F %.2e; "
+         "f_quad at theta0 %.1e, quadratic in t %.1e, assembly %.1e\n",
+         k, sp->name, P, qm, ej, e2, e0, et, eq);
+  CHECK(qm > 0 && ej < 1e-5 && e2 < 1e-5 && e0 == 0.0 && et < 1e-12 && eq == 0.0,
+        "%s: f_quad forward: %.3e %.3e %.3e %.3e %.3e", sp->name, ej, e2, e0, et, eq);
+  /* the gradient of L(f_quad) at theta1 = theta0 + v */
+  for (int lq = 0; lq < 2; lq++) {
+    ds_loss l = {.type = lq ? DS_LOSS_CE : DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+    if (lq && sp->dout == 1) continue;
+    if (lq) onehot(Y, sp->dout, n, k);
+    else randn(Y, dF, &r);
+    double *th1 = malloc(P * 8), *w = malloc(P * 8), *g2 = malloc(P * 8);
+    for (size_t j = 0; j < P; j++) th1[j] = th[j] + v[j];
+    ds_cnn_quad_loss_grad(&q, th1, X, Y, n, &l, g);
+    double gm = amax(g, P), eg = 0.0, ed = 0.0;
+    const double hh = 1e-5;
+    if (sp->nfd)
+      for (size_t j = 0; j < P; j++) {
+        memcpy(tp, th1, P * 8);
+        tp[j] += hh;
+        double lp = ds_cnn_quad_loss_grad(&q, tp, X, Y, n, &l, g2);
+        tp[j] -= 2 * hh;
+        double lm = ds_cnn_quad_loss_grad(&q, tp, X, Y, n, &l, g2);
+        eg = fmax(eg, fabs((lp - lm) / (2 * hh) - g[j]) / gm);
+      }
+    for (int rep = 0; rep < 3; rep++) {
+      randn(w, P, &r);
+      double gw = 0.0;
+      for (size_t j = 0; j < P; j++) gw += g[j] * w[j];
+      for (size_t j = 0; j < P; j++) tp[j] = th1[j] + hh * w[j];
+      double lp = ds_cnn_quad_loss_grad(&q, tp, X, Y, n, &l, g2);
+      for (size_t j = 0; j < P; j++) tp[j] = th1[j] - hh * w[j];
+      double lm = ds_cnn_quad_loss_grad(&q, tp, X, Y, n, &l, g2);
+      ed = fmax(ed, fabs((lp - lm) / (2 * hh) - gw) / fmax(fabs(gw), 1e-300));
+    }
+    printf("  grad of L(f_quad) (%s): |g| %.3g, coordinate FD %.2e%s, directional FD %.2e\n",
+           lq ? "cross-entropy" : "mse", gm, eg, sp->nfd ? "" : " (not run)", ed);
+    CHECK(gm > 0 && eg < 1e-6 && ed < 1e-6, "%s: grad FD %.3e %.3e", sp->name, eg, ed);
+    free(th1), free(w), free(g2);
+  }
+  CHECK(isnan(ds_cnn_quad_forward(&q, th, X, n + 1)[0]), "%s: n > nmax gives NaN", sp->name);
+  ds_cnn_quad_free(&q);
+  free(th), free(v), free(tp), free(g), free(X), free(Y), free(F0), free(Fp), free(Fm), free(RF);
+  free(QF);
+  ds_cnn_free(m);
+}
+
+/* The dump of tests/cnn_quad_torch.py: header and layers as test_cnn's
+ * --dump-layers, theta0, X, Y, v, J v, D2F[v, v] (dropout off), then GD on
+ * the f_quad loss (1/n sum (F - Y)^2) with dropout on (step s: the masks of
+ * step s): losses, final theta, every step's masks. */
+static int dump(const char *path, int k) {
+  const qspec *sp = &qspecs[k];
+  const int n = 4, steps = 8;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = qcreate(sp, n, L, &nl);
+  if (!m) return 1;
+  const double lr = sp->param == DS_PARAM_NTK ? 0.05 : 0.1;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
+  double *th0 = malloc(P * 8), *th = malloc(P * 8), *v = malloc(P * 8), *grad = malloc(P * 8);
+  double *X = malloc(din * n * 8), *Y = malloc(dF * 8), losses[9];
+  ds_rng r;
+  ds_rng_init(&r, 7, (uint64_t)k, 3, 0);
+  ds_cnn_init(m, &r, th0);
+  randn(X, din * n, &r);
+  randn(Y, dF, &r);
+  randn(v, P, &r);
+  FILE *f = fopen(path, "wb");
+  if (!f) return 1;
+  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, 0};
+  double hd[2] = {sp->beta, lr};
+  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
+  for (int l = 0; l < nl; l++) {
+    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
+    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
+  }
+  fwrite(th0, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f), fwrite(v, 8, P, f);
+  ds_cnn_quad q;
+  if (ds_cnn_quad_init(&q, m, th0) != DS_OK) return 1;
+  for (size_t j = 0; j < P; j++) th[j] = th0[j] + v[j];
+  ds_cnn_quad_forward(&q, th, X, n);
+  fwrite(q.RF, 8, dF, f), fwrite(q.QF, 8, dF, f);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
+  memcpy(th, th0, P * 8);
+  for (int s = 0; s <= steps; s++) {
+    ds_cnn_dropout(m, 1, 17, (uint64_t)s, NULL);
+    losses[s] = ds_cnn_quad_loss_grad(&q, th, X, Y, n, &l, grad);
+    if (s < steps)
+      for (size_t j = 0; j < P; j++) th[j] -= lr * grad[j];
+  }
+  fwrite(losses, 8, (size_t)steps + 1, f), fwrite(th, 8, P, f);
+  for (int s = 0; s <= steps; s++)
+    for (int ql = 0; ql < nl; ql++)
+      if (L[ql].kind == DS_LAYER_DROPOUT) {
+        int c, h, w;
+        ds_cnn_layer_shape(m, ql, &c, &h, &w);
+        size_t u = (size_t)c * h * w;
+        double *mask = malloc(u * n * 8);
+        ds_dropout_mask(mask, u, n, L[ql].p, 17, (uint64_t)s, NULL, ql);
+        fwrite(mask, 8, u * n, f);
+        free(mask);
+      }
+  int bad = fclose(f) != 0;
+  ds_cnn_quad_free(&q);
+  free(th0), free(th), free(v), free(grad), free(X), free(Y);
+  ds_cnn_free(m);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--count")) return printf("%d\n", NQ) < 0;
+  if (argc == 4 && !strcmp(argv[1], "--dump")) {
+    int k = atoi(argv[3]);
+    if (k < 0 || k >= NQ) return 2;
+    return dump(argv[2], k);
+  }
+  for (int k = 0; k < NQ; k++) quad_fd(k);
+  return ds_check_report("test_cnn_quad");
+}
