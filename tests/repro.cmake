@@ -16,3 +16,7 @@ set_tests_properties(repro_003_map PROPERTIES TIMEOUT 400)
 # seed 003 Ch. 3 with a 2-layer CNN (issue 26): f, f_quad, f_lin below and above eta_crit
 ds_script_test(repro_003_cnn_quad repro_003_cnn_quad.sh)
 set_tests_properties(repro_003_cnn_quad PROPERTIES TIMEOUT 300)
+# seed 002 Fig. 5 right (issue 26): TensorFlow's MNIST CNN with and without its
+# over-parameterised dense layers, on Fashion-MNIST (reduced: 4 channels)
+ds_script_test(repro_002_cnn repro_002_cnn.sh)
+set_tests_properties(repro_002_cnn PROPERTIES TIMEOUT 300)

@@ -7,7 +7,7 @@ STUDY=${1:?usage: repro.sh STUDY}
 if [ "$HAVE_H5PY" != 1 ] || ! "$PY" -c 'import yaml' 2>/dev/null; then
   echo "SKIP: needs /usr/bin/python3 with h5py, numpy and yaml"; exit 0
 fi
-if { [ "$STUDY" = 004 ] || [ "$STUDY" = 003_cnn ]; } && [ ! -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+if { [ "$STUDY" = 004 ] || [ "$STUDY" = 003_cnn ] || [ "$STUDY" = 002_cnn ]; } && [ ! -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
   echo "SKIP: Fashion-MNIST not installed (dataset-fashion-mnist)"; exit 0
 fi
 names=$("$PY" "$DS_SRC/tests/repro_reduce.py" "$STUDY" "$T")

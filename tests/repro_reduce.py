@@ -27,6 +27,12 @@ REDUCED = {
         "002_e2e": {"set": {"train.steps": 600}, "grid": {"model.type": ["linear", "e2e"], "depth": [2, 3],
                                                           "width": [1, 100]}},
     },
+    # seed 002 Fig. 5 right: tf_mnist at 8 channels (dense 128), 128 images, 200 steps, one replica
+    "002_cnn": {
+        "002_cnn_overparam": {"set": {"model.width": 8, "data.n_train": 128, "data.n_test": 64,
+                                      "train.steps": 200, "record.every": 25},
+                              "grid": {"model.overparam": [False, True]}},
+    },
     "003": {
         "003_catapult": {"set": {"train.steps": 400},
                          "grid": {"width": [64, 1024], "lr": {"start": 0.0003, "stop": 0.0036, "num": 12}}},
