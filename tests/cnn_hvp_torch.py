@@ -51,6 +51,7 @@ def check(binary, k, tmp):
     X = torch.tensor(X.reshape(n, cfg["c0"], cfg["h0"], cfg["w0"]).copy())
     params = tuple(p.detach() for p in cl.unpack(theta, shapes))
     vs = tuple(p.detach() for p in cl.unpack(v, shapes))
+    cl.dag_masks(layers, params)
     units = [int(np.prod(L["out"])) for L in layers if L["kind"] == cl.DROP]
     masks = [torch.ones(n, u, dtype=torch.float64) for u in units]  # dropout off
     errs = []
