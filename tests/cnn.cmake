@@ -46,3 +46,9 @@ set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 # equal, lr_units lambda0.
 ds_script_test(cnn_diag cnn_diag.sh)
 set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
+
+# issue 26: seed 003's DenseNet-DAG from a sweep (tests/dag_sweep.sh): -n 2 =
+# -n 1, and loss, lambda_max(K_t) and the kernel change of every step against
+# PyTorch float64 (functorch NTK) from the point's own weights and edge mask.
+ds_script_test(dag_sweep dag_sweep.sh)
+set_tests_properties(dag_sweep PROPERTIES SKIP_RETURN_CODE 77)
