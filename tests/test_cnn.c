@@ -316,7 +316,8 @@ static const lspec lspecs[] = {
      -1, 0, 0, 0, 0},
     {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU), {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}},
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU),
+      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}},
      -1, 0, 0, 0, 0},
     {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0, 0},
     {"myrtle5 (4 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 4, 2, 0, 0},
@@ -477,7 +478,8 @@ static void list_refusals(void) {
       {{LPOOL(DS_LAYER_MAXPOOL, 4, 0)}, 1, 3, "layer 1 (maxpool): window 4 larger than its 3 x 3"},
       {{LCONV(2, 5, 1, 0)}, 1, 4, "layer 1 (conv): kernel 5 larger than its 4 x 4 input"},
       {{LCONV(2, 3, 1, 1), LRES(2, 2, 1)}, 2, 6, "layer 2 (resblock): shortcut shape mismatch"},
-      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0, 0}}, 2, 6, "shortcut shape mismatch"},
+      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0, 0}}, 2, 6,
+       "shortcut shape mismatch"},
       {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0, 0}}, 1, 3, "probability 1 not in [0, 1)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -6,7 +6,7 @@ against the width m of the DenseNet-DAG (model.net dag), its log-log slope
 with the spread over replicas (seeds), and the figure.
 
 Usage:
-  repro_003_dag.py STORE.h5 [--fig OUT.png] [--check LO HI] [--json OUT]
+  repro_003_dag.py STORE.h5 [--fig OUT.png [--title T --xlabel X]] [--check LO HI] [--json OUT]
   repro_003_dag.py --make-data OUT.csv [N]   (the data of sweeps/repro/003_dag_kernel.yaml)
 --check LO HI: exit 1 unless the fitted slope lies in [LO, HI], every point
 trained (its loss fell by 10x at least) and there are >= 3 widths.
@@ -59,7 +59,7 @@ def fit(rows):
                 slopes=[float(s) for s in per])
 
 
-def figure(rows, res, out):
+def figure(rows, res, out, title, xlabel):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -73,9 +73,9 @@ def figure(rows, res, out):
     ax.loglog(m, np.exp(res["intercept"]) * m ** res["slope"], "--", color="C3",
               label="fit: slope %.3f" % res["slope"])
     ax.loglog(m, mean[0] * (m / m[0]) ** -0.5, ":", color="k", label=r"$\propto m^{-1/2}$")
-    ax.set_xlabel("width m (units per DAG layer)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$\max_t \|K_t - K_0\|_F / \|K_0\|_F$")
-    ax.set_title("003 Fig. 2.2: DenseNet-DAG, edges dropped w.p. 1/2")
+    ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--fig")
     ap.add_argument("--json")
     ap.add_argument("--check", nargs=2, type=float)
+    ap.add_argument("--title", default="003 Fig. 2.2: DenseNet-DAG, edges dropped w.p. 1/2")
+    ap.add_argument("--xlabel", default="width m (units per DAG layer)")
     a = ap.parse_args()
     rows = collect(a.store)
     if not rows:
@@ -131,7 +133,7 @@ def main():
           "(sd over %d replicas); theory -0.5" % (res["slope"], res["slope_mean"],
                                                   res["slope_sd"], len(res["slopes"])))
     if a.fig:
-        figure(rows, res, a.fig)
+        figure(rows, res, a.fig, a.title, a.xlabel)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(dict(res, rows=rows), f, indent=1)

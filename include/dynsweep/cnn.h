@@ -124,7 +124,8 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
  * s row-major, then b; hidden dense: W units x d_in row-major (PyTorch's
  * Linear.weight), then b; dag: W_1 .. W_depth, W_k m x (d_in + (k-1) m)
- * row-major, masked entries included (as fixed zeros; no biases); resblock: conv1, conv2, then the shortcut conv if
+ * row-major, masked entries included (as fixed zeros; no biases); resblock:
+ * conv1, conv2, then the shortcut conv if
  * any), then the readout's W (dout x d_in column-major, as ds_cnn_spec's
  * nets) and b. So every weight matrix but the last (the readout) is stored
  * row-major, the last column-major (ds_cnn_weight's callers rely on it). */

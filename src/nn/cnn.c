@@ -157,7 +157,8 @@ static int layer_shape(ds_cnn_ly *y, int l, int *c, int *h, int *w, int param, c
     }
     y->ndag = L->depth;
     y->dagP = 0;
-    for (int k = 0; k < L->depth; k++) y->dagP += (size_t)L->cout * (size_t)(din + (long long)k * L->cout);
+    for (int k = 0; k < L->depth; k++)
+      y->dagP += (size_t)L->cout * (size_t)(din + (long long)k * L->cout);
     co = (int)T, ho = wo = 1;
     break;
   }
