@@ -5,7 +5,7 @@ jvp of the gradient (forward-over-reverse) and jvp of the outputs.
 
 For each layer list of tests/test_cnn.c (pooling, residual blocks, hidden
 dense, and the named nets cnn5, myrtle5, tf_mnist, wrn-10-1, tf_mnist
-overparam), `test_cnn --dump-hvp` writes the net, theta, the images, a random
+overparam, the three DAG lists), `test_cnn --dump-hvp` writes the net, theta, the images, a random
 direction v and H v for squared error (random targets) and cross-entropy
 (one-hot targets; nets of several outputs), then J v, dropout off. PyTorch rebuilds the net (cnn_layers_torch.py)
 and H v and J v must agree to 1e-10 relative to their largest entries.

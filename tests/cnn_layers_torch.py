@@ -6,7 +6,10 @@ For each layer list of tests/test_cnn.c (avg pooling with a floored window,
 max pooling with stride, residual blocks with identity and 1x1 conv
 shortcuts, a hidden dense layer with dropout, and the named nets cnn5,
 myrtle5, tf_mnist with dropout 0.5, wrn-10-1, tf_mnist with 002's
-over-parameterised (factored, bias-free) dense layers), `test_cnn --dump-layers`
+over-parameterised (factored, bias-free) dense layers, and seed 003's
+DenseNet-DAG: named dag, conv + dag (standard), a 3-layer block without
+drops; its edge masks are read off the exact zeros of the initial weights),
+`test_cnn --dump-layers`
 writes the layers, the initial weights, the images and targets, dynsweep's
 forward output, loss gradient and inputs' gradient, the losses and final
 weights of 12 GD steps on L = (1/n) sum (f - y)^2 with dropout on (step s
