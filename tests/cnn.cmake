@@ -64,3 +64,9 @@ set_tests_properties(cnn_quad_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 # 40 GD steps' train and test losses against PyTorch's f_quad replay.
 ds_script_test(cnn_quad_sweep cnn_quad_sweep.sh)
 set_tests_properties(cnn_quad_sweep PROPERTIES SKIP_RETURN_CODE 77)
+
+# issue 26: seed 003's DenseNet-DAG from a sweep (tests/dag_sweep.sh): -n 2 =
+# -n 1, and loss, lambda_max(K_t) and the kernel change of every step against
+# PyTorch float64 (functorch NTK) from the point's own weights and edge mask.
+ds_script_test(dag_sweep dag_sweep.sh)
+set_tests_properties(dag_sweep PROPERTIES SKIP_RETURN_CODE 77)

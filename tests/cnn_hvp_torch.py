@@ -5,7 +5,7 @@ jvp of the gradient (forward-over-reverse) and jvp of the outputs.
 
 For each layer list of tests/test_cnn.c (pooling, residual blocks, hidden
 dense, and the named nets cnn5, myrtle5, tf_mnist, wrn-10-1, tf_mnist
-overparam), `test_cnn --dump-hvp` writes the net, theta, the images, a random
+overparam, the three DAG lists), `test_cnn --dump-hvp` writes the net, theta, the images, a random
 direction v and H v for squared error (random targets) and cross-entropy
 (one-hot targets; nets of several outputs), then J v, dropout off. PyTorch rebuilds the net (cnn_layers_torch.py)
 and H v and J v must agree to 1e-10 relative to their largest entries.
@@ -51,6 +51,7 @@ def check(binary, k, tmp):
     X = torch.tensor(X.reshape(n, cfg["c0"], cfg["h0"], cfg["w0"]).copy())
     params = tuple(p.detach() for p in cl.unpack(theta, shapes))
     vs = tuple(p.detach() for p in cl.unpack(v, shapes))
+    cl.dag_masks(layers, params)
     units = [int(np.prod(L["out"])) for L in layers if L["kind"] == cl.DROP]
     masks = [torch.ones(n, u, dtype=torch.float64) for u in units]  # dropout off
     errs = []

@@ -6,7 +6,10 @@ For each layer list of tests/test_cnn.c (avg pooling with a floored window,
 max pooling with stride, residual blocks with identity and 1x1 conv
 shortcuts, a hidden dense layer with dropout, and the named nets cnn5,
 myrtle5, tf_mnist with dropout 0.5, wrn-10-1, tf_mnist with 002's
-over-parameterised (factored, bias-free) dense layers), `test_cnn --dump-layers`
+over-parameterised (factored, bias-free) dense layers, and seed 003's
+DenseNet-DAG: named dag, conv + dag (standard), a 3-layer block without
+drops; its edge masks are read off the exact zeros of the initial weights),
+`test_cnn --dump-layers`
 writes the layers, the initial weights, the images and targets, dynsweep's
 forward output, loss gradient and inputs' gradient, the losses and final
 weights of 12 GD steps on L = (1/n) sum (f - y)^2 with dropout on (step s
@@ -33,8 +36,9 @@ except ImportError as e:  # pragma: no cover
     sys.exit(77)
 
 TOL = 1e-12
-CONV, RELU, AVG, MAX, GAP, FLAT, DENSE, RES, DROP = range(9)
-NAMES = ["conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resblock", "dropout"]
+CONV, RELU, AVG, MAX, GAP, FLAT, DENSE, RES, DROP, DAG = range(10)
+NAMES = ["conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resblock", "dropout",
+         "dag"]
 
 
 def read_dump(path):
@@ -85,6 +89,10 @@ def plan(cfg, layers):
             h = w = 1
         elif k == FLAT:
             c, h, w = c * h * w, 1, 1
+        elif k == DAG:  # size = depth; W_k m x (din + k m) row-major, masked zeros included
+            din, m = c * h * w, L["cout"]
+            L["params"] += [("G", (m, din + q * m), None) for q in range(L["size"])]
+            c, h, w = din + L["size"] * m, 1, 1
         elif k == DENSE:
             din = c * h * w
             # the readout (last) column-major, hidden dense layers row-major (cnn.h)
@@ -118,6 +126,20 @@ def pack(tensors, shapes):
     return np.concatenate(out)
 
 
+def dag_masks(layers, params):
+    """The DAG blocks' edge masks, read off the initial weights: dynsweep
+    sets the dropped ones to exactly 0 (N(0, 1) or uniform draws are never
+    0), so M = [W0 != 0]; they stay fixed while the weights train."""
+    it = iter(params)
+    for L in layers:
+        for kind, _, _ in L["params"]:
+            W = next(it)
+            if kind == "G":
+                L.setdefault("M", []).append((W.detach() != 0).to(torch.float64))
+        if L["kind"] == DAG:
+            L["M"] = L["M"][-L["size"]:]
+
+
 def forward(cfg, layers, params, X, masks):
     ntk, beta = cfg["ntk"], cfg["beta"]
     it = iter(zip(params, [p for L in layers for p in L["params"]]))
@@ -144,6 +166,15 @@ def forward(cfg, layers, params, X, masks):
             a = a.reshape(a.shape[0], -1, 1, 1)
         elif k == DROP:
             a = a * next(mi).reshape(a.shape)
+        elif k == DAG:  # seed 003 Eq. A.5 on the DAG left after dropping edges
+            cat = a.reshape(a.shape[0], -1)
+            for M in L["M"]:
+                W, _ = next(it)
+                deg = M.sum(1)
+                s = torch.where(deg > 0, deg.clamp(min=1) ** -0.5, torch.zeros_like(deg))
+                E = (s[:, None] * M) * W if ntk else M * W
+                cat = torch.cat([cat, torch.relu(Fn.linear(cat, E))], 1)
+            a = cat[:, :, None, None]
         elif k == DENSE:
             W, (_, _, fan) = next(it)
             b = None if L["nobias"] else beta * next(it)[0]
@@ -187,6 +218,7 @@ def check(binary, k, tmp):
     Xt = torch.tensor(X.copy(), requires_grad=True)
     Yt = torch.tensor(Y.copy())
     params = unpack(theta0, shapes)
+    dag_masks(layers, params)
     errs = {"F": 0.0, "grad": 0.0, "dX": 0.0, "loss": 0.0, "theta": 0.0}
     for step in range(steps + 1):
         F = forward(cfg, layers, params, Xt, masks[step])

@@ -285,10 +285,10 @@ static int dump(const char *path, int k) {
 
 /* ---- layer lists (ds_cnn_create_layers) and the named nets ---------------- */
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0, 0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0}
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0}
 typedef struct {
   const char *name;
   int c0, h0, w0, dout, param;
@@ -316,7 +316,8 @@ static const lspec lspecs[] = {
      -1, 0, 0, 0, 0},
     {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0}, LK(DS_LAYER_RELU), {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0}},
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU),
+      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}},
      -1, 0, 0, 0, 0},
     {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0, 0},
     {"myrtle5 (4 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 4, 2, 0, 0},
@@ -325,15 +326,24 @@ static const lspec lspecs[] = {
     {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0},
     {"tf_mnist overparam (2 ch)", 1, 8, 8, 3, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_TF_MNIST, 2,
      2, 0.0, 1},
+    /* from NLDAG: seed 003's DenseNet-DAG (also against finite differences) */
+    {"dag (4 units x 2 layers, drop 0.5)", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_DAG,
+     4, 2, 0, 0},
+    {"conv, relu, dag 3 x 3 drop 0.3, standard", 2, 4, 4, 1, DS_PARAM_STANDARD, 1.0, 3,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3}}, -1, 0, 0, 0,
+     0},
+    {"dag 5 x 3, no drop, ntk", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
+     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
 };
 #define NLSPECS ((int)(sizeof lspecs / sizeof lspecs[0]))
 #define NLFD 5
+#define NLDAG 10
 
 static ds_cnn_net net_of(const lspec *sp) {
   return (ds_cnn_net){.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
                       .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
                       .pool_size = 2, .dropout = sp->p, .overparam = sp->over,
-                      .dout = sp->dout};
+                      .dout = sp->dout, .dag_drop = 0.5};
 }
 
 /* The spec's layer list (named nets through ds_cnn_net_layers) and net. */
@@ -392,16 +402,18 @@ static void list_fd(int k) {
          P, err, xerr);
   CHECK(gmax > 0 && xmax > 0 && err < 1e-7 && xerr < 1e-7, "layers %d FD %.3e %.3e", k, err,
         xerr);
-  /* the weight matrices and their biases tile theta */
+  /* the weight matrices and their biases (a dag block's have none) tile theta */
   size_t covered = 0;
+  int prev = 0;
   for (int i = 0; i < ds_cnn_nweights(m); i++) {
     size_t off;
     int rows, cols;
     ds_cnn_weight(m, i, &off, &rows, &cols);
-    CHECK(off == covered, "layers %d weight %d at %zu, want %zu", k, i, off, covered);
-    covered = off + (size_t)rows * cols + rows;
+    CHECK(off == covered || off == covered + (size_t)prev, "layers %d weight %d at %zu, want %zu",
+          k, i, off, covered);
+    covered = off + (size_t)rows * cols, prev = rows;
   }
-  CHECK(covered == P, "layers %d: weights cover %zu of %zu", k, covered, P);
+  CHECK(covered + (size_t)prev == P, "layers %d: weights cover %zu of %zu", k, covered + prev, P);
   free(theta), free(grad), free(X), free(R), free(dX);
   ds_cnn_free(m);
 }
@@ -466,8 +478,9 @@ static void list_refusals(void) {
       {{LPOOL(DS_LAYER_MAXPOOL, 4, 0)}, 1, 3, "layer 1 (maxpool): window 4 larger than its 3 x 3"},
       {{LCONV(2, 5, 1, 0)}, 1, 4, "layer 1 (conv): kernel 5 larger than its 4 x 4 input"},
       {{LCONV(2, 3, 1, 1), LRES(2, 2, 1)}, 2, 6, "layer 2 (resblock): shortcut shape mismatch"},
-      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0}}, 2, 6, "shortcut shape mismatch"},
-      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0}}, 1, 3, "probability 1 not in [0, 1)"},
+      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0, 0}}, 2, 6,
+       "shortcut shape mismatch"},
+      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0, 0}}, 1, 3, "probability 1 not in [0, 1)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = 0;
@@ -513,7 +526,7 @@ static void list_refusals(void) {
         "overparam on cnn refused: '%s'", err);
   /* the generic net without extras is ds_cnn_create's list */
   ds_cnn_layer L2[DS_CNN_MAX_LAYERS];
-  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0, 0, 1};
+  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0, 0, 1, 0.5};
   ds_cnn_spec sp = {1, 6, 6, 3, 4, 3, 1, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 1.0};
   int a = ds_cnn_net_layers(&g, L, err, sizeof err), b = ds_cnn_spec_layers(&sp, L2);
   int same = a == b;
@@ -548,7 +561,8 @@ static int dump_layers(const char *path, int k) {
   double hd[2] = {sp->beta, lr};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {
-    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
+    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
+    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
     fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
   }
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);
@@ -742,7 +756,8 @@ static int dump_hvp(const char *path, int k) {
   double hd[2] = {sp->beta, 0.0};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {
-    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
+    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
+    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
     fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
   }
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(v, 8, P, f);
@@ -810,6 +825,116 @@ static void init_scaled(void) {
   CHECK(fabs(var - sd * sd) < 4 * sd * sd * sqrt(2.0 / P), "var %.3e vs %.3e", var, sd * sd);
   free(t);
   ds_cnn_free(m);
+}
+
+/* The DAG block (seed 003 Fig. 2.2): parameter count; the mask (a fraction
+ * ~ 1 - p kept, the same for the same init stream, another for another);
+ * masked weights exactly 0 at init, with exactly 0 gradient and Hv, still
+ * exactly 0 after GD steps; F does not depend on them; a neuron's scale is
+ * 1/sqrt(its kept in-degree) (the output of a one-layer block by hand). */
+static void dag_checks(void) {
+  enum { M = 40, D = 2, DIN = 6, N = 5 };
+  ds_cnn_net nt = {.net = DS_NET_DAG, .width = M, .depth = D, .kernel = 3, .stride = 1, .same = 1,
+                   .pool_every = 1, .pool_size = 2, .dout = 1, .dag_drop = 0.5};
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  char err[256] = "";
+  int nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+  CHECK(nl == 2 && L[0].kind == DS_LAYER_FLATTEN && L[1].kind == DS_LAYER_DAG && L[1].depth == D,
+        "dag net layers: %d '%s'", nl, err);
+  if (nl != 2) return;
+  ds_cnn *m = ds_cnn_create_layers(L, nl, 1, 2, 3, 1, DS_PARAM_NTK, 0.0, N, err, sizeof err);
+  CHECK(m != NULL, "dag create: %s", err);
+  if (!m) return;
+  /* W_1 M x 6, W_2 M x (6 + M), readout 1 x (6 + 2M) and its bias */
+  size_t P = ds_cnn_nparams(m), want = M * DIN + M * (DIN + M) + (DIN + 2 * M) + 1;
+  CHECK(P == want && ds_cnn_nweights(m) == D + 1, "dag params %zu want %zu, weights %d", P, want,
+        ds_cnn_nweights(m));
+  ds_cnn_cost cost;
+  CHECK(!ds_cnn_layers_check(L, nl, 1, 2, 3, 1, &cost, err, sizeof err) && cost.params == (double)P,
+        "dag cost params %g want %zu", cost.params, P);
+  size_t PW = M * DIN + M * (DIN + M);
+  double *theta = malloc(P * 8), *t2 = malloc(P * 8), *grad = malloc(P * 8), *Hv = malloc(P * 8);
+  double *v = malloc(P * 8), X[DIN * N], Y[N], F[N];
+  unsigned char *zero = malloc(PW);
+  ds_rng r;
+  ds_rng_init(&r, 21, 0, 0, 0);
+  ds_cnn_init(m, &r, theta);
+  ds_rng_init(&r, 21, 0, 0, 0);
+  ds_cnn_init(m, &r, t2);
+  CHECK(!memcmp(theta, t2, P * 8), "dag: the same init stream, the same mask and weights");
+  size_t kept = 0, same_mask = 0;
+  for (size_t j = 0; j < PW; j++) zero[j] = theta[j] == 0.0, kept += !zero[j];
+  ds_rng_init(&r, 22, 0, 0, 0);
+  ds_cnn_init(m, &r, t2);
+  for (size_t j = 0; j < PW; j++) same_mask += (t2[j] == 0.0) == zero[j];
+  ds_rng_init(&r, 21, 0, 0, 0);
+  ds_cnn_init(m, &r, theta); /* back to stream 21's mask */
+  double rate = (double)kept / PW;
+  printf("dag: %zu params, %zu of %zu weights kept (%.3f), another seed's mask agrees on %.3f\n",
+         P, kept, PW, rate, (double)same_mask / PW);
+  CHECK(fabs(rate - 0.5) < 0.05 && same_mask < 0.7 * PW, "dag keep rate %.3f, mask agreement %zu",
+        rate, same_mask);
+  randn(X, DIN * N, &r);
+  randn(Y, N, &r);
+  randn(v, P, &r);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / N};
+  double l0 = ds_cnn_loss_grad(m, theta, X, Y, N, &l, grad), lT = l0;
+  ds_cnn_hvp(m, theta, X, Y, N, &l, v, Hv);
+  int gz = 1, hz = 1;
+  for (size_t j = 0; j < PW; j++)
+    if (zero[j]) gz &= grad[j] == 0.0, hz &= Hv[j] == 0.0;
+  CHECK(gz && hz, "dag: masked weights get exactly 0 gradient (%d) and Hv (%d)", gz, hz);
+  /* F does not see masked entries */
+  memcpy(F, ds_cnn_forward(m, theta, X, N), sizeof F);
+  memcpy(t2, theta, P * 8);
+  for (size_t j = 0; j < PW; j++)
+    if (zero[j]) t2[j] = 3.0;
+  CHECK(!memcmp(F, ds_cnn_forward(m, t2, X, N), sizeof F), "dag: F independent of masked entries");
+  for (int s = 0; s < 20; s++) {
+    lT = ds_cnn_loss_grad(m, theta, X, Y, N, &l, grad);
+    for (size_t j = 0; j < P; j++) theta[j] -= 0.5 * grad[j];
+  }
+  int stay = 1, moved = 0;
+  for (size_t j = 0; j < PW; j++) stay &= !zero[j] || theta[j] == 0.0, moved += theta[j] != 0.0;
+  printf("dag: 20 GD steps, loss %.4g -> %.4g, masked weights still exactly 0: %d\n", l0, lT, stay);
+  CHECK(stay && moved == (int)kept && lT < l0, "dag: masked weights stay 0 (%d), loss %g -> %g",
+        stay, l0, lT);
+  free(theta), free(t2), free(grad), free(Hv), free(v), free(zero);
+  ds_cnn_free(m);
+  /* one layer of 3 units on 4 inputs, by hand: f_i = relu(sum_kept w x / sqrt(kept_i)) */
+  ds_cnn_layer one = {.kind = DS_LAYER_DAG, .cout = 3, .depth = 1, .p = 0.5};
+  m = ds_cnn_create_layers(&one, 1, 4, 1, 1, 1, DS_PARAM_NTK, 0.0, 1, err, sizeof err);
+  CHECK(m != NULL, "dag one layer: %s", err);
+  if (!m) return;
+  P = ds_cnn_nparams(m); /* 12 + 7 + 1 */
+  theta = malloc(P * 8);
+  ds_rng_init(&r, 5, 0, 0, 0);
+  ds_cnn_init(m, &r, theta);
+  double x[4] = {0.3, -1.2, 0.7, 2.0}, out = 0.0;
+  const double *W = theta, *R = theta + 12; /* readout: 1 x 7 */
+  for (int i = 0; i < 4; i++) out += R[i] * x[i];
+  for (int u = 0; u < 3; u++) {
+    double z = 0.0;
+    int deg = 0;
+    for (int i = 0; i < 4; i++) z += W[u * 4 + i] * x[i], deg += W[u * 4 + i] != 0.0;
+    z = deg ? z / sqrt(deg) : 0.0;
+    out += R[4 + u] * (z > 0.0 ? z : 0.0);
+  }
+  out /= sqrt(7.0);
+  double got = ds_cnn_forward(m, theta, x, 1)[0];
+  CHECK(fabs(got - out) < 1e-14 * fmax(1.0, fabs(out)), "dag by hand: %.17g want %.17g", got, out);
+  free(theta);
+  ds_cnn_free(m);
+  /* refusals */
+  ds_cnn_layer bad = {.kind = DS_LAYER_DAG, .cout = 3, .depth = 0, .p = 0.5};
+  CHECK(!ds_cnn_create_layers(&bad, 1, 1, 2, 2, 1, DS_PARAM_NTK, 0.0, 1, err, sizeof err) &&
+            strstr(err, "layer 1 (dag)"), "dag depth 0: '%s'", err);
+  nt.dag_drop = 1.0;
+  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "model.dag_drop"),
+        "dag_drop 1: '%s'", err);
+  nt.dag_drop = 0.5, nt.dropout = 0.5;
+  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "no dropout"),
+        "dag with dropout: '%s'", err);
 }
 
 int main(int argc, char **argv) {
@@ -891,6 +1016,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NLFD; k++) list_fd(k);
   for (int k = 0; k < NSPECS + NLFD; k++) hvp_fd(k);
   for (int k = 0; k < NSPECS + NLFD; k++) jvp_lin(k);
+  for (int k = NLDAG; k < NLSPECS; k++) list_fd(k), hvp_fd(NSPECS + k), jvp_lin(NSPECS + k);
+  dag_checks();
   dropout_checks();
   list_refusals();
   /* bad specs are refused with a message */

@@ -24,10 +24,10 @@
 #include "check.h"
 #include "dynsweep/cnn.h"
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0, 0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0}
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0}
 typedef struct {
   const char *name;
   int c0, h0, w0, dout, param;
@@ -56,8 +56,8 @@ static const qspec qspecs[] = {
      -1, 0, 0, 0, 0, 1},
     {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0}, LK(DS_LAYER_RELU),
-      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0}}, -1, 0, 0, 0, 0, 1},
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU),
+      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}}, -1, 0, 0, 0, 0, 1},
     {"myrtle5 (3 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 3, 2, 0, 0, 0},
     {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
      DS_NET_TF_MNIST, 2, 2, 0.5, 0, 0},

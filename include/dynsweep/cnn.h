@@ -105,25 +105,44 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  *                     (kept) or 0 (dropped), a pure function of (seed, step,
  *                     sample id, layer, unit) (ds_cnn_dropout); off (the
  *                     identity) unless turned on.
+ *   DS_LAYER_DAG      seed 003's DenseNet-style DAG (Eq. A.5, Fig. 2.2) with
+ *                     randomly dropped edges (App. A.1): depth dense layers of
+ *                     cout = m units; layer k sees the concatenation
+ *                     c_k = [a; f_1; ...; f_{k-1}] of the (flattened) input a
+ *                     and all earlier outputs, f_k = relu(diag(s_k) (M_k .* W_k)
+ *                     c_k), no bias; the output is the whole concatenation
+ *                     [a; f_1; ...; f_depth] (the readout sees every neuron,
+ *                     Eq. A.6). M_k: a fixed 0/1 mask, each entry kept with
+ *                     probability 1 - p, drawn once by ds_cnn_init from the
+ *                     init stream; masked weights are set to exactly 0 and get
+ *                     zero gradient (they stay 0 under every optimiser). s_k:
+ *                     1/sqrt(in-degree) per neuron, the in-degree being the
+ *                     neuron's kept edges (Def. 2.2.2 on the DAG left after
+ *                     dropping, App. A.1; 0 kept edges: s = 0); standard
+ *                     parameterisation: s = 1, W ~ U(+-1/sqrt(in-degree)).
+ *                     Before ds_cnn_init the mask keeps every edge.
  * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
  * s row-major, then b; hidden dense: W units x d_in row-major (PyTorch's
- * Linear.weight), then b; resblock: conv1, conv2, then the shortcut conv if
+ * Linear.weight), then b; dag: W_1 .. W_depth, W_k m x (d_in + (k-1) m)
+ * row-major, masked entries included (as fixed zeros; no biases); resblock:
+ * conv1, conv2, then the shortcut conv if
  * any), then the readout's W (dout x d_in column-major, as ds_cnn_spec's
  * nets) and b. So every weight matrix but the last (the readout) is stored
  * row-major, the last column-major (ds_cnn_weight's callers rely on it). */
 enum {
   DS_LAYER_CONV = 0, DS_LAYER_RELU, DS_LAYER_AVGPOOL, DS_LAYER_MAXPOOL, DS_LAYER_GAP, DS_LAYER_FLATTEN,
-  DS_LAYER_DENSE, DS_LAYER_RESBLOCK, DS_LAYER_DROPOUT, DS_LAYER_NKINDS
+  DS_LAYER_DENSE, DS_LAYER_RESBLOCK, DS_LAYER_DROPOUT, DS_LAYER_DAG, DS_LAYER_NKINDS
 };
 #define DS_CNN_MAX_LAYERS 256
 typedef struct {
   int kind;
-  int cout;    /* conv, resblock: output channels; dense: units */
+  int cout;    /* conv, resblock: output channels; dense: units; dag: units per layer m */
   int size;    /* conv, resblock: kernel s; pools: window */
   int stride;  /* conv, resblock, pools (0: the window) */
   int same;    /* conv, resblock: 1 "same", 0 "valid" padding */
-  double p;    /* dropout probability, [0, 1) */
+  double p;    /* dropout probability, [0, 1); dag: edge drop probability, [0, 1) */
   int nobias;  /* dense: no bias (002's over-parameterising factors) */
+  int depth;   /* dag: dense layers in the block, >= 1 */
 } ds_cnn_layer;
 
 /* The layer kind's name ("conv", "relu", "avgpool", ...). */
@@ -147,10 +166,16 @@ const char *ds_cnn_kind_name(int kind);
  *   wrn       WRN-d-k without BatchNorm, d = model.depth = 6N + 4, k =
  *             model.width: conv3 16, 3 groups of N resblocks of 16k, 32k,
  *             64k channels (strides 1, 2, 2), relu, gap.
+ *   dag       seed 003's DenseNet-DAG (Fig. 2.2): flatten, one DS_LAYER_DAG of
+ *             model.depth layers of model.width units with edges dropped
+ *             with probability dag_drop (model.dag_drop, 0.5), then the
+ *             dense linear readout on [x; f_1; ...; f_depth]. model.depth 2
+ *             is the paper's "3-layer DenseNet" (Eq. A.5-A.6, L = 3).
  * Named nets other than cnn fix their layers: off-default kernel, stride,
  * padding, readout, pool or hidden are refused, and so is a depth other than
  * the default 2 or the net's own (cnn5 4, myrtle5 4, tf_mnist 2). */
-enum { DS_NET_CNN = 0, DS_NET_CNN5, DS_NET_MYRTLE5, DS_NET_TF_MNIST, DS_NET_WRN, DS_NET_NKINDS };
+enum { DS_NET_CNN = 0, DS_NET_CNN5, DS_NET_MYRTLE5, DS_NET_TF_MNIST, DS_NET_WRN, DS_NET_DAG,
+       DS_NET_NKINDS };
 typedef struct {
   int net;                   /* DS_NET_* */
   int width, depth;          /* channels (wrn: k), conv layers (wrn: d) */
@@ -161,6 +186,7 @@ typedef struct {
   int hidden;                /* cnn, cnn5: units of a dense + relu before the readout, 0 none */
   double dropout;            /* cnn, cnn5, tf_mnist: dropout before the readout */
   int overparam, dout;       /* tf_mnist: factored dense layers (dout: the readout's) */
+  double dag_drop;           /* dag: edge drop probability (0.5) */
 } ds_cnn_net;
 extern const char *const ds_cnn_net_names[DS_NET_NKINDS + 1]; /* NULL-terminated */
 /* The layers of net (at most DS_CNN_MAX_LAYERS); returns their count, or -1
@@ -231,7 +257,11 @@ void ds_cnn_free(ds_cnn *m);
 size_t ds_cnn_nparams(const ds_cnn *m);
 int ds_cnn_din(const ds_cnn *m);        /* c0 h0 w0 */
 int ds_cnn_readout_din(const ds_cnn *m); /* the dense readout's fan-in */
-/* Initial weights from rng in theta order (see the top of this file). */
+/* Initial weights from rng in theta order (see the top of this file). A DAG
+ * layer first draws its masks (one uniform per weight, row-major, layer by
+ * layer; kept when u >= p), stores them in m (its only state that init
+ * writes: the masks and the in-degree scales) and then draws its weights,
+ * setting the masked ones to 0. */
 void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta);
 /* The same draws scaled (model.init_scale, model.init_std): every weight and
  * bias is scale x its ds_cnn_init draw, or, with std > 0, N(0, (scale std)^2)
@@ -253,6 +283,8 @@ void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
  * layer as units x d_in, all row-major; then the readout as dout x d_in,
  * column-major); *off: where it starts in theta. */
 int ds_cnn_nweights(const ds_cnn *m);
+/* (A DAG layer gives its depth matrices W_k, m x (d_in + (k-1) m) row-major,
+ * masked zeros included, without the scale s_k.) */
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,

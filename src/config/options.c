@@ -20,7 +20,7 @@ static const char *const model_types[] = {"linear", "relu", "e2e", "tanh", "cnn"
 static const char *const paddings[] = {"same", "valid", NULL};
 static const char *const readouts[] = {"flatten", "gap", NULL};
 /* model.net: ds_cnn_net_names' order (include/dynsweep/cnn.h); model.pool: none, avg, max */
-static const char *const nets[] = {"cnn", "cnn5", "myrtle5", "tf_mnist", "wrn", NULL};
+static const char *const nets[] = {"cnn", "cnn5", "myrtle5", "tf_mnist", "wrn", "dag", NULL};
 static const char *const pools[] = {"none", "avg", "max", NULL};
 static const char *const param_kinds[] = {"standard", "ntk", "meanfield", NULL};
 static const char *const lr_units[] = {"absolute", "lambda0", NULL};
@@ -122,7 +122,9 @@ const ds_option ds_options[] = {
     {"model.net", NULL, DS_OT_ENUM, OFF(model.net), 0, 0, 0, nets, 0, "cnn",
      "cnn: the net (docs/models.md): cnn (model.depth conv layers and the keys below), cnn5 "
      "(4 conv layers: 003's 5-layer CNN), myrtle5, tf_mnist (002's MNIST CNN), wrn (WRN-d-k "
-     "without BatchNorm, d = model.depth, k = model.width)", 0, 0},
+     "without BatchNorm, d = model.depth, k = model.width), dag (003's DenseNet-DAG of Fig. 2.2: "
+     "model.depth dense layers of model.width units, each seeing the input and all earlier "
+     "layers, edges dropped once with probability model.dag_drop)", 0, 0},
     {"model.pool", NULL, DS_OT_ENUM, OFF(model.pool), 0, 0, 0, pools, 0, "none",
      "cnn, cnn5: none, avg or max pooling (model.pool_size windows, stride = window, no "
      "padding, PyTorch's floor) after every model.pool_every-th conv layer", 0, 0},
@@ -138,6 +140,10 @@ const ds_option ds_options[] = {
     {"model.overparam", NULL, DS_OT_BOOL, OFF(model.overparam), 0, 1, 0, NULL, 0, "false",
      "tf_mnist: seed 002's over-parameterisation (each dense layer W a + b becomes W2 W1 a + b, "
      "W1 without bias: + 16C x 16C + d_out x d_out parameters)", 0, 0},
+    {"model.dag_drop", NULL, DS_OT_DOUBLE, OFF(model.dag_drop), 0, 1, 0, NULL, 0.5, "0.5",
+     "dag: probability that an edge (weight) is dropped, once at init from the point's seed "
+     "(a fixed mask; masked weights stay 0; each neuron scaled by 1/sqrt(its kept in-degree))",
+     0, 1},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
      "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = the "
      "data kind's (cifar10, cifar100, svhn: 3 x 32 x 32), else one square channel, H = W = "

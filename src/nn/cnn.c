@@ -39,6 +39,15 @@ void ds_cnn_free(ds_cnn *m) {
     free(y->z1);
     free(y->a1);
     free(y->sc);
+    free(y->dmask);
+    free(y->dscale);
+    free(y->weff);
+    free(y->veff);
+    free(y->pre);
+    free(y->acc);
+    free(y->racc);
+    free(y->dz);
+    free(y->rdz);
   }
   free(m->ly);
   free(m->dF);
@@ -134,6 +143,25 @@ static int layer_shape(ds_cnn_ly *y, int l, int *c, int *h, int *w, int param, c
   case DS_LAYER_GAP:
     ho = wo = 1;
     break;
+  case DS_LAYER_DAG: {
+    if (L->cout < 1 || L->depth < 1 || !(L->p >= 0.0 && L->p < 1.0)) {
+      snprintf(err, errlen, "layer %d (dag): units and depth must be >= 1 and the edge drop "
+               "probability in [0, 1), got %d, %d, %g", l + 1, L->cout, L->depth, L->p);
+      return DS_EINPUT;
+    }
+    long long din = (long long)*c * *h * *w, T = din + (long long)L->depth * L->cout;
+    if (T > INT_MAX || (double)L->cout * (double)T * L->depth > 1e15) {
+      snprintf(err, errlen, "layer %d (dag): %lld inputs + %d x %d units are too many", l + 1,
+               din, L->depth, L->cout);
+      return DS_EINPUT;
+    }
+    y->ndag = L->depth;
+    y->dagP = 0;
+    for (int k = 0; k < L->depth; k++)
+      y->dagP += (size_t)L->cout * (size_t)(din + (long long)k * L->cout);
+    co = (int)T, ho = wo = 1;
+    break;
+  }
   case DS_LAYER_DENSE:
     if (L->cout < 1) {
       snprintf(err, errlen, "layer %d (dense): units must be >= 1", l + 1);
@@ -177,6 +205,11 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
       z.col = fmax(z.col, (double)ds_conv_col_size(g, INT_MAX)); /* a full block */
     }
     int kind = y.L.kind;
+    if (kind == DS_LAYER_DAG) {
+      z.params += (double)y.dagP;
+      z.macs += (double)y.dagP;
+      z.acts += (double)y.L.depth * y.L.cout; /* pre-activations (the output below) */
+    }
     if (kind == DS_LAYER_DENSE) {
       z.params += (double)y.cout * (double)y.din + (y.L.nobias ? 0 : y.cout);
       z.macs += (double)y.cout * (double)y.din;
@@ -241,6 +274,10 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
       size_t cs = ds_conv_col_size(&y->g[k], nmax);
       if (cs > maxcol) maxcol = cs;
     }
+    if (y->L.kind == DS_LAYER_DAG) {
+      y->off_w[0] = y->off_b[0] = off;
+      off += y->dagP;
+    }
     if (y->L.kind == DS_LAYER_DENSE) {
       y->off_w[0] = off;
       off += y->din * y->cout;
@@ -265,6 +302,19 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
       y->z1 = dalloc(y->dout * nmax, &ok);
       y->a1 = dalloc(y->dout * nmax, &ok);
       if (y->shortcut) y->sc = dalloc(y->dout * nmax, &ok);
+    }
+    if (kind == DS_LAYER_DAG) {
+      size_t Dm = (size_t)y->ndag * y->L.cout, mn = (size_t)y->L.cout * nmax;
+      y->dmask = dalloc(y->dagP, &ok);
+      y->dscale = dalloc(Dm, &ok);
+      y->weff = dalloc(y->dagP, &ok);
+      y->veff = dalloc(y->dagP, &ok);
+      y->pre = dalloc(Dm * nmax, &ok);
+      y->acc = dalloc(y->dout * nmax, &ok);
+      y->racc = dalloc(y->dout * nmax, &ok);
+      y->dz = dalloc(mn, &ok);
+      y->rdz = dalloc(mn, &ok);
+      if (ok) ds_dag_reset(y, param == DS_PARAM_NTK);
     }
   }
   m->dF = dalloc((size_t)dout * nmax, &ok);
@@ -332,6 +382,7 @@ void ds_cnn_init_scaled(const ds_cnn *m, ds_rng *rng, double *theta, double scal
       fill(theta + y->off_w[k], (size_t)y->fan[k] * y->g[k].cout, ntk, y->fan[k], rng, scale, std);
       fill(theta + y->off_b[k], (size_t)y->g[k].cout, ntk, y->fan[k], rng, scale, std);
     }
+    if (y->L.kind == DS_LAYER_DAG) ds_dag_init(y, rng, theta + y->off_w[0], ntk, scale, std);
     if (y->L.kind == DS_LAYER_DENSE) {
       fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng, scale, std);
       if (!y->L.nobias) fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng, scale, std);
@@ -400,6 +451,9 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
     dense_forward(y->out, theta + y->off_w[0], y->L.nobias ? NULL : theta + y->off_b[0], x,
                   y->cout, (int)y->din, n, y->alpha[0], m->beta, y->rowmajor);
     break;
+  case DS_LAYER_DAG:
+    ds_dag_forward(y, theta + y->off_w[0], x, n);
+    break;
   case DS_LAYER_DROPOUT:
     if (!m->drop_on || y->L.p == 0.0) {
       y->y = x;
@@ -437,7 +491,8 @@ const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, in
 
 int ds_cnn_nweights(const ds_cnn *m) {
   int count = 0;
-  for (int l = 0; l < m->nl; l++) count += m->ly[l].nconv + (m->ly[l].L.kind == DS_LAYER_DENSE);
+  for (int l = 0; l < m->nl; l++)
+    count += m->ly[l].nconv + m->ly[l].ndag + (m->ly[l].L.kind == DS_LAYER_DENSE);
   return count;
 }
 
@@ -449,6 +504,12 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
       return;
     }
     i -= y->nconv;
+    if (i < y->ndag) {
+      *off = y->off_w[0] + ds_dag_woff(y, i), *rows = y->L.cout;
+      *cols = (int)y->din + i * y->L.cout;
+      return;
+    }
+    i -= y->ndag;
     if (y->L.kind == DS_LAYER_DENSE) {
       if (i == 0) {
         *off = y->off_w[0], *rows = y->cout, *cols = (int)y->din;
@@ -485,6 +546,9 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
     break;
   case DS_LAYER_GAP:
     if (dx) ds_gap_backward(dx, dy, y->cin, y->hin * y->win, n);
+    break;
+  case DS_LAYER_DAG:
+    ds_dag_backward(y, dy, dx, gw, n);
     break;
   case DS_LAYER_FLATTEN:
     if (dx && dx != dy) memcpy(dx, dy, cnt * sizeof *dx);
@@ -546,7 +610,7 @@ static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
     const ds_cnn_ly *y = &m->ly[l];
     int kind = y->L.kind;
     int inplace = kind == DS_LAYER_RELU || kind == DS_LAYER_FLATTEN || kind == DS_LAYER_DROPOUT;
-    int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE;
+    int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE || kind == DS_LAYER_DAG;
     if (l == 0 && !dX && !(grad && has_params)) break;
     double *dx = l == 0 ? dX : (inplace && dy != dF) ? dy : dy == m->d1 ? m->d2 : m->d1;
     layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad);

@@ -22,7 +22,31 @@ typedef struct {
   int *arg;                /* maxpool arg-max */
   double *mask;            /* dropout scales */
   double *r, *z1, *a1, *sc; /* resblock: relu(x), conv1 out, relu(z1), shortcut out */
+  /* dag (cnnlayers.c): ndag = depth weight matrices of P = sum_k m in_k
+   * entries from off_w[0]; dmask (P, 0/1), dscale (depth m: 1/sqrt(in-degree)),
+   * weff, veff (P: s .* M .* W and s .* M .* V of the last forward / tangent),
+   * pre (depth m x nmax pre-activations), acc, racc (dout x nmax) and dz, rdz
+   * (m x nmax) backward scratch */
+  int ndag;
+  size_t dagP;
+  double *dmask, *dscale, *weff, *veff, *pre, *acc, *racc, *dz, *rdz;
 } ds_cnn_ly;
+
+/* The DAG block (cnnlayers.c; cnn.h's DS_LAYER_DAG). W, V, gW, RgW point at
+ * the layer's weights (theta + off_w[0]) and the like; x (din x n) is its
+ * input, y->out its output [x; f_1; ...; f_depth] (dout x n). */
+size_t ds_dag_woff(const ds_cnn_ly *y, int k); /* W_k's offset from off_w[0] */
+void ds_dag_reset(ds_cnn_ly *y, int ntk);      /* mask keeping every edge */
+/* The block's mask and weights (model.init_scale / init_std as ds_cnn_init_scaled). */
+void ds_dag_init(const ds_cnn_ly *y, ds_rng *rng, double *W, int ntk, double scale, double std);
+void ds_dag_forward(ds_cnn_ly *y, const double *W, const double *x, int n);
+/* dx (NULL: skipped; overwritten), gW (NULL: skipped; overwritten) from dy. */
+void ds_dag_backward(ds_cnn_ly *y, const double *dy, double *dx, double *gW, int n);
+/* R{out} (Ry, dout x n) along V from R{x} (Rx). */
+void ds_dag_tangent(ds_cnn_ly *y, const double *V, const double *Rx, double *Ry, int n);
+/* (dy, Rdy) -> (dx, Rdx) (NULL: skipped), R{gW} (overwritten); Ry: the tangent. */
+void ds_dag_rbackward(ds_cnn_ly *y, const double *dy, const double *Rdy, const double *Ry,
+                      double *dx, double *Rdx, double *RgW, int n);
 
 struct ds_cnn {
   int nl, dout, param, nmax, din;

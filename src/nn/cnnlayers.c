@@ -13,13 +13,39 @@
  * and 0 otherwise. The mask of (step, sample, unit) comes from one Philox
  * block whose key is (seed, step, sample id) and whose counter is (unit,
  * layer): it depends on nothing else (not on the batch, the rank, or the
- * order of the calls), so runs agree across rank counts. */
+ * order of the calls), so runs agree across rank counts.
+ *
+ * DAG block (seed 003 Eq. A.5 with App. A.1's randomly dropped edges, Fig.
+ * 2.2): with c_1 = a (the input, d_in x 1) and c_{k+1} = [c_k; f_k],
+ *   z_k = E_k c_k,  E_k = diag(s_k) (M_k .* W_k),  f_k = relu(z_k),
+ * and the block's output is c_{depth+1} = [a; f_1; ...; f_depth]. Each neuron
+ * v of layer k is the seed's f_v = sigma(sum_{u in S_in(v)} w_uv f_u /
+ * sqrt(in(v))) on the DAG left after dropping: S_in(v) = the kept edges of
+ * row v of M_k, so s_k[v] = 1/sqrt(in(v)) with in(v) the mask's in-degree
+ * (Def. 2.2.2 and App. A.1, "simply remove the edges ... the new DAG").
+ * Backward (cotangent g of the output, the running sum of what reaches each
+ * concatenated neuron: g starts as dy and, top down over k,
+ *   dz_k = g[f_k] .* [z_k > 0],  dW_k = s_k .* M_k .* (dz_k c_k^T),
+ *   g[c_k] += E_k^T dz_k,
+ * so dx = g[a] at the end. The tangent forward and the R-backward are the
+ * same chain with R{E_k} = diag(s_k)(M_k .* V_k):
+ *   R{z_k} = R{E_k} c_k + E_k R{c_k},  R{f_k} = [z_k > 0] R{z_k};
+ *   R{dz_k} = R{g[f_k]} .* [z_k > 0],
+ *   R{dW_k} = s_k .* M_k .* (R{dz_k} c_k^T + dz_k R{c_k}^T),
+ *   R{g[c_k]} += E_k^T R{dz_k} + R{E_k}^T dz_k.
+ * The mask multiplies W in the forward pass and the gradient, so F does not
+ * depend on masked entries and their gradient (and Hv) is exactly 0. */
+#include <cblas.h>
+#include <math.h>
 #include <string.h>
 
 #include "dynsweep/cnn.h"
 
+#include "cnn_internal.h"
+
 static const char *const kind_names[DS_LAYER_NKINDS] = {
-    "conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resblock", "dropout"};
+    "conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resblock", "dropout",
+    "dag"};
 
 const char *ds_cnn_kind_name(int kind) {
   return kind >= 0 && kind < DS_LAYER_NKINDS ? kind_names[kind] : "?";
@@ -119,4 +145,169 @@ void ds_dropout_mask(double *mask, size_t units, int n, double p, uint64_t seed,
       mask[(size_t)i * units + j] = u >= p ? keep : 0.0;
     }
   }
+}
+
+/* ---- the DAG block ---- */
+
+size_t ds_dag_woff(const ds_cnn_ly *y, int k) {
+  const size_t m = (size_t)y->L.cout;
+  return m * ((size_t)k * y->din + m * (size_t)k * (k - 1) / 2);
+}
+
+static size_t dag_in(const ds_cnn_ly *y, int k) { return y->din + (size_t)k * y->L.cout; }
+
+void ds_dag_reset(ds_cnn_ly *y, int ntk) {
+  for (size_t i = 0; i < y->dagP; i++) y->dmask[i] = 1.0;
+  for (int k = 0; k < y->ndag; k++)
+    for (int r = 0; r < y->L.cout; r++)
+      y->dscale[(size_t)k * y->L.cout + r] = ntk ? 1.0 / sqrt((double)dag_in(y, k)) : 1.0;
+}
+
+void ds_dag_init(const ds_cnn_ly *y, ds_rng *rng, double *W, int ntk, double scale, double std) {
+  const int m = y->L.cout;
+  for (int k = 0; k < y->ndag; k++) {
+    const size_t in = dag_in(y, k), o = ds_dag_woff(y, k);
+    double *M = y->dmask + o;
+    for (size_t i = 0; i < (size_t)m * in; i++) M[i] = ds_rng_uniform(rng) >= y->L.p ? 1.0 : 0.0;
+    for (int r = 0; r < m; r++) {
+      double deg = 0.0;
+      for (size_t c = 0; c < in; c++) deg += M[(size_t)r * in + c];
+      y->dscale[(size_t)k * m + r] = ntk ? (deg > 0.0 ? 1.0 / sqrt(deg) : 0.0) : 1.0;
+      double bound = 1.0 / sqrt(deg > 0.0 ? deg : 1.0);
+      for (size_t c = 0; c < in; c++) {
+        size_t i = (size_t)r * in + c;
+        double w = std > 0 ? scale * std * ds_rng_normal(rng)
+                   : ntk   ? scale * ds_rng_normal(rng)
+                           : scale * (bound * (2.0 * ds_rng_uniform(rng) - 1.0));
+        W[o + i] = M[i] != 0.0 ? w : 0.0;
+      }
+    }
+  }
+}
+
+/* E = s .* M .* W over the whole block */
+static void dag_eff(const ds_cnn_ly *y, const double *W, double *E) {
+  const int m = y->L.cout;
+  for (int k = 0; k < y->ndag; k++) {
+    const size_t in = dag_in(y, k), o = ds_dag_woff(y, k);
+    for (int r = 0; r < m; r++) {
+      double s = y->dscale[(size_t)k * m + r];
+      for (size_t c = 0; c < in; c++) {
+        size_t i = o + (size_t)r * in + c;
+        E[i] = s * y->dmask[i] * W[i];
+      }
+    }
+  }
+}
+
+/* G (row-major m x in at o) .*= s .* M */
+static void dag_gmask(const ds_cnn_ly *y, int k, double *G) {
+  const int m = y->L.cout;
+  const size_t in = dag_in(y, k), o = ds_dag_woff(y, k);
+  for (int r = 0; r < m; r++) {
+    double s = y->dscale[(size_t)k * m + r];
+    for (size_t c = 0; c < in; c++) {
+      size_t i = o + (size_t)r * in + c;
+      G[i] *= s * y->dmask[i];
+    }
+  }
+}
+
+void ds_dag_forward(ds_cnn_ly *y, const double *W, const double *x, int n) {
+  const int m = y->L.cout;
+  const size_t din = y->din, T = y->dout, Dm = (size_t)y->ndag * m;
+  dag_eff(y, W, y->weff);
+  for (int i = 0; i < n; i++) memcpy(y->out + i * T, x + i * din, din * sizeof *x);
+  for (int k = 0; k < y->ndag; k++) {
+    const size_t in = dag_in(y, k);
+    double *z = y->pre + (size_t)k * m;
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, (int)in, 1.0,
+                y->weff + ds_dag_woff(y, k), (int)in, y->out, (int)T, 0.0, z, (int)Dm);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < m; j++) {
+        double v = z[i * Dm + j];
+        y->out[i * T + in + j] = v > 0.0 ? v : 0.0;
+      }
+  }
+}
+
+/* d (m x n) = g[f_k] .* [z_k > 0] */
+static void dag_gate(const ds_cnn_ly *y, int k, const double *g, double *d, int n) {
+  const int m = y->L.cout;
+  const size_t T = y->dout, Dm = (size_t)y->ndag * m, in = dag_in(y, k);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      d[(size_t)i * m + j] = y->pre[i * Dm + (size_t)k * m + j] > 0.0 ? g[i * T + in + j] : 0.0;
+}
+
+static void copy_rows(double *dst, const double *src, size_t rows, size_t ld, int n) {
+  for (int i = 0; i < n; i++) memcpy(dst + i * rows, src + i * ld, rows * sizeof *dst);
+}
+
+void ds_dag_backward(ds_cnn_ly *y, const double *dy, double *dx, double *gW, int n) {
+  const int m = y->L.cout;
+  const size_t T = y->dout;
+  memcpy(y->acc, dy, T * n * sizeof *dy);
+  for (int k = y->ndag - 1; k >= 0; k--) {
+    const int in = (int)dag_in(y, k);
+    const size_t o = ds_dag_woff(y, k);
+    dag_gate(y, k, y->acc, y->dz, n);
+    if (gW) { /* (dz c^T) row-major m x in = column-major in x m */
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, in, m, n, 1.0, y->out, (int)T, y->dz,
+                  m, 0.0, gW + o, in);
+      dag_gmask(y, k, gW);
+    }
+    if (k > 0 || dx)
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, in, n, m, 1.0, y->weff + o, in,
+                  y->dz, m, 1.0, y->acc, (int)T);
+  }
+  if (dx) copy_rows(dx, y->acc, y->din, T, n);
+}
+
+void ds_dag_tangent(ds_cnn_ly *y, const double *V, const double *Rx, double *Ry, int n) {
+  const int m = y->L.cout;
+  const size_t din = y->din, T = y->dout;
+  dag_eff(y, V, y->veff);
+  for (int i = 0; i < n; i++) memcpy(Ry + i * T, Rx + i * din, din * sizeof *Rx);
+  const size_t Dm = (size_t)y->ndag * m;
+  for (int k = 0; k < y->ndag; k++) {
+    const int in = (int)dag_in(y, k);
+    const size_t o = ds_dag_woff(y, k);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, in, 1.0, y->veff + o, in, y->out,
+                (int)T, 0.0, y->rdz, m);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, in, 1.0, y->weff + o, in, Ry,
+                (int)T, 1.0, y->rdz, m);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < m; j++)
+        Ry[i * T + in + j] =
+            y->pre[i * Dm + (size_t)k * m + j] > 0.0 ? y->rdz[(size_t)i * m + j] : 0.0;
+  }
+}
+
+void ds_dag_rbackward(ds_cnn_ly *y, const double *dy, const double *Rdy, const double *Ry,
+                      double *dx, double *Rdx, double *RgW, int n) {
+  const int m = y->L.cout;
+  const size_t T = y->dout;
+  memcpy(y->acc, dy, T * n * sizeof *dy);
+  memcpy(y->racc, Rdy, T * n * sizeof *Rdy);
+  for (int k = y->ndag - 1; k >= 0; k--) {
+    const int in = (int)dag_in(y, k);
+    const size_t o = ds_dag_woff(y, k);
+    dag_gate(y, k, y->acc, y->dz, n);
+    dag_gate(y, k, y->racc, y->rdz, n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, in, m, n, 1.0, y->out, (int)T, y->rdz,
+                m, 0.0, RgW + o, in);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, in, m, n, 1.0, Ry, (int)T, y->dz, m,
+                1.0, RgW + o, in);
+    dag_gmask(y, k, RgW);
+    if (k > 0 || dx) {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, in, n, m, 1.0, y->weff + o, in,
+                  y->rdz, m, 1.0, y->racc, (int)T);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, in, n, m, 1.0, y->veff + o, in,
+                  y->dz, m, 1.0, y->racc, (int)T);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, in, n, m, 1.0, y->weff + o, in,
+                  y->dz, m, 1.0, y->acc, (int)T);
+    }
+  }
+  if (dx) copy_rows(dx, y->acc, y->din, T, n), copy_rows(Rdx, y->racc, y->din, T, n);
 }

@@ -6,13 +6,15 @@
  *               five 2 x 2 average pools, flatten, dense
  *   tf_mnist    TensorFlow's "Deep MNIST" tutorial CNN (002, Fig. 5 right)
  *   wrn         Zagoruyko & Komodakis' WRN-d-k, pre-activation blocks, no
- *               BatchNorm (003 says nothing of BN with the NTK scaling) */
+ *               BatchNorm (003 says nothing of BN with the NTK scaling)
+ *   dag         003's DenseNet-DAG with randomly dropped edges (Eq. A.5-A.6,
+ *               App. A.1, Fig. 2.2): flatten, one dag block, dense readout */
 #include <stdio.h>
 
 #include "dynsweep/cnn.h"
 
 const char *const ds_cnn_net_names[DS_NET_NKINDS + 1] = {"cnn", "cnn5", "myrtle5", "tf_mnist",
-                                                         "wrn", NULL};
+                                                         "wrn", "dag", NULL};
 
 static ds_cnn_layer conv(int c, int s, int t, int same) {
   return (ds_cnn_layer){.kind = DS_LAYER_CONV, .cout = c, .size = s, .stride = t, .same = same};
@@ -41,7 +43,7 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
     return -1;
   }
   const char *name = ds_cnn_net_names[n->net], *key;
-  static const int own_depth[DS_NET_NKINDS] = {0, 4, 4, 2, 0};
+  static const int own_depth[DS_NET_NKINDS] = {0, 4, 4, 2, 0, 0};
   if (n->net >= DS_NET_MYRTLE5 && (key = generic_key(n))) {
     snprintf(err, errlen, "model.net %s fixes its layers; %s applies to model.net cnn or cnn5",
              name, key);
@@ -52,9 +54,14 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
              "(leave it out, or use model.net cnn)", name, own_depth[n->net], n->depth);
     return -1;
   }
-  if (n->net == DS_NET_MYRTLE5 && n->dropout != 0.0) {
-    snprintf(err, errlen, "model.net myrtle5 has no dropout; model.dropout applies to cnn, cnn5 "
-             "and tf_mnist");
+  if (n->net == DS_NET_DAG && !(n->dag_drop >= 0.0 && n->dag_drop < 1.0)) {
+    snprintf(err, errlen, "model.dag_drop %g: the edge drop probability must be in [0, 1) "
+             "(003 Fig. 2.2: 0.5)", n->dag_drop);
+    return -1;
+  }
+  if ((n->net == DS_NET_MYRTLE5 || n->net == DS_NET_DAG) && n->dropout != 0.0) {
+    snprintf(err, errlen, "model.net %s has no dropout; model.dropout applies to cnn, cnn5 "
+             "and tf_mnist (dag's edges are dropped once: model.dag_drop)", name);
     return -1;
   }
   if (n->overparam && (n->net != DS_NET_TF_MNIST || n->dout < 1)) {
@@ -129,6 +136,10 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
     L[k++] = kind(DS_LAYER_GAP);
     break;
   }
+  case DS_NET_DAG:
+    L[k++] = kind(DS_LAYER_FLATTEN);
+    L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DAG, .cout = C, .depth = n->depth, .p = n->dag_drop};
+    break;
   }
   if (n->dropout > 0.0 && n->net != DS_NET_WRN)
     L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DROPOUT, .p = n->dropout};

@@ -12,6 +12,7 @@
  *   avgpool, gap, flatten: the same linear map on R{x}
  *   maxpool  R{y} = R{x} at the forward's arg-max (frozen)
  *   dropout  R{y} = mask R{x} (the forward's mask; the identity when off)
+ *   dag      the block's chain (cnnlayers.c: R{z_k} = R{E_k} c_k + E_k R{c_k})
  *   resblock R{r} = [x > 0] R{x}, R{z1} = conv1 rule, R{a1} = [z1 > 0] R{z1},
  *            R{y} = conv2 rule on (a1, R{a1}) + (R{x} | convS rule on (r, R{r})).
  * Then R{F} = the readout's R{Z}, G = dL/dF, R{G} = (d2L/dF2) R{F}
@@ -23,6 +24,8 @@
  *   dense    the same with B_in(d; W) = alpha W^T d, B_w(d; x) = alpha d x^T
  *   relu, pools, gap, flatten, dropout: their backward applied to dy and to
  *            R{dy} alike (masks and arg-maxes frozen)
+ *   dag      cnnlayers.c's R-backward of the block (masks frozen, gradients
+ *            masked)
  *   resblock the chain of cnn.c's backward with the conv rule at each conv
  *            and [z1 > 0], [x > 0] applied to both.
  * Hv = R{grad}: the exact Hessian of L(F(theta)) times v (ReLU's second
@@ -139,6 +142,9 @@ static void layer_r(ds_cnn *m, rop_buf *b, int l, const double *theta, const dou
   case DS_LAYER_FLATTEN:
     memcpy(Ry, Rx, cnt * sizeof *Ry);
     break;
+  case DS_LAYER_DAG:
+    ds_dag_tangent(y, v + y->off_w[0], Rx, Ry, n);
+    break;
   case DS_LAYER_DROPOUT:
     if (m->drop_on && y->L.p > 0.0)
       for (size_t i = 0; i < cnt; i++) Ry[i] = Rx[i] * y->mask[i];
@@ -209,6 +215,9 @@ static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const do
     break;
   case DS_LAYER_FLATTEN:
     if (dx) memcpy(dx, dy, cnt * sizeof *dx), memcpy(Rdx, Rdy, cnt * sizeof *Rdx);
+    break;
+  case DS_LAYER_DAG:
+    ds_dag_rbackward(y, dy, Rdy, b->Ry[l], dx, Rdx, out + y->off_w[0], n);
     break;
   case DS_LAYER_DROPOUT:
     if (dx) {
@@ -321,7 +330,7 @@ double ds_cnn_hvp(ds_cnn *m, const double *theta, const double *X, const double 
   int cur = 0;
   for (int l = m->nl - 1; l >= 0; l--) {
     const ds_cnn_ly *y = &m->ly[l];
-    int has_params = y->nconv > 0 || y->L.kind == DS_LAYER_DENSE;
+    int has_params = y->nconv > 0 || y->L.kind == DS_LAYER_DENSE || y->L.kind == DS_LAYER_DAG;
     if (l == 0 && !has_params) break;
     double *dx = l ? b->d[1 - cur] : NULL, *Rdx = l ? b->Rd[1 - cur] : NULL;
     layer_rb(m, b, l, theta, v, l ? m->ly[l - 1].y : X, l ? b->Ry[l - 1] : b->R0, n,

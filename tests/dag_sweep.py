@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""A DenseNet-DAG sweep point (model.net dag, seed 003 Fig. 2.2) against
+PyTorch float64, end to end (tests/dag_sweep.sh).
+
+`cnn_sweep_dump SWEEP ID` writes the point's initial weights and data as the
+point trainer draws them (the DAG's edge mask from the point's init stream:
+the dropped weights are the exact zeros of theta0). PyTorch rebuilds the net
+(cnn_layers_torch.py's DAG forward, the mask read off theta0), replays the
+point's GD on (1/n) sum (f - y)^2, and computes the NTK K_t = J_t J_t^T by
+functorch (vmap of jacrev over the weights) at every step. The store's
+series loss, ntk/top (lambda_max(K_t)) and ntk/kernel_change
+(||K_t - K_0||_F / ||K_0||_F, the quantity of docs/repro/003_dag_kernel.md)
+must agree to TOL relative at every recorded step; so must the singular
+values of the weight matrices (layers/sv/W<l>: W_1, W_2 with their masked
+zeros, the readout) and, to 1e-8 (Lanczos), the top 2 eigenvalues of the
+loss Hessian (hessian/top, against torch's full Hessian) every 5 steps (which they cannot unless
+the mask and the 1/sqrt(kept in-degree) scales are the point's); the masked
+weights stay exactly 0 through torch's GD as well, and about half are kept.
+
+Usage: dag_sweep.py DUMP_BINARY SWEEP STORE WIDTH DEPTH  (exit 0 ok, 1 mismatch, 77 skip)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+try:
+    import h5py
+    import numpy as np
+    import torch
+    import functorch
+    from dynsweep.store import read_points
+except ImportError as e:  # pragma: no cover
+    print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
+    sys.exit(77)
+
+TOL = 1e-10
+
+
+def main():
+    dump, sweep, store, m, depth = sys.argv[1:4] + [int(v) for v in sys.argv[4:6]]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p0.bin")
+        subprocess.run([dump, sweep, "0", path], check=True)
+        raw = open(path, "rb").read()
+    h = np.frombuffer(raw[:52], np.int32)
+    c0, h0, w0, dout, n = int(h[0]), int(h[1]), int(h[2]), int(h[9]), int(h[11])
+    lr = float(np.frombuffer(raw[60:68], np.float64)[0])
+    d = np.frombuffer(raw[68:], np.float64)
+    din = c0 * h0 * w0
+    sizes = [m * (din + k * m) for k in range(depth)]
+    T = din + depth * m
+    P = sum(sizes) + dout * T + dout
+    theta0, X, Y = d[:P], d[P:P + din * n], d[P + din * n:P + din * n + dout * n]
+    X = torch.tensor(X.reshape(n, din).copy())
+    Y = torch.tensor(Y.reshape(n, dout).copy())
+    Ws, o = [], 0
+    for k, s in enumerate(sizes):
+        Ws.append(torch.tensor(theta0[o:o + s].reshape(m, din + k * m).copy()))
+        o += s
+    R = torch.tensor(theta0[o:o + dout * T].reshape(T, dout).T.copy())  # column-major
+    b = torch.tensor(theta0[o + dout * T:].copy())
+    Ms = [(W != 0).to(torch.float64) for W in Ws]
+    kept = sum(float(M.sum()) for M in Ms) / sum(sizes)
+    scales = [torch.where(M.sum(1) > 0, M.sum(1).clamp(min=1) ** -0.5, torch.zeros(m)) for M in Ms]
+
+    def f(params, x):  # one sample x (din,) -> (dout,)
+        *W, Rr = params
+        cat = x
+        for Wk, Mk, sk in zip(W, Ms, scales):
+            cat = torch.cat([cat, torch.relu((sk[:, None] * Mk * Wk) @ cat)])
+        return Rr @ cat / T ** 0.5  # bias_scale 0: the bias is inert
+
+    params = [W.clone() for W in Ws] + [R.clone()]
+    jac = functorch.vmap(functorch.jacrev(f), in_dims=(None, 0))
+    with h5py.File(store, "r") as fh:
+        pts = read_points(fh, ids=[0])[0]
+    ser = {name: (st, v.reshape(len(st), -1)) for name, _, _, st, v in pts}
+    steps = int(ser["loss"][0][-1])
+    hes_steps = {int(s) for s in ser["hessian/top"][0]}
+    K0, err = None, {"loss": 0.0, "ntk/top": 0.0, "ntk/kernel_change": 0.0}
+    got, hes, svs = {}, {}, {}
+    shapes = [p.shape for p in params]
+
+    def loss_flat(v):
+        ps, o = [], 0
+        for shp in shapes:
+            k = int(np.prod(shp))
+            ps.append(v[o:o + k].reshape(shp))
+            o += k
+        F = torch.stack([f(ps, x) for x in X])
+        return ((F - Y) ** 2).sum() / n
+
+    for t in range(steps + 1):
+        params = [p.detach().requires_grad_(True) for p in params]
+        F = torch.stack([f(params, x) for x in X])
+        loss = ((F - Y) ** 2).sum() / n
+        J = jac([p.detach() for p in params], X)
+        Jf = torch.cat([j.reshape(n * dout, -1) for j in J], 1)
+        K = Jf @ Jf.T
+        K0 = K if K0 is None else K0
+        got[t] = {"loss": loss.item(), "ntk/top": torch.linalg.eigvalsh(K)[-1].item(),
+                  "ntk/kernel_change": (torch.linalg.norm(K - K0) / torch.linalg.norm(K0)).item()}
+        if t in hes_steps:  # the loss Hessian's top 2 (Lanczos in dynsweep) and the weights' svs
+            v = torch.cat([p.detach().reshape(-1) for p in params])
+            H = torch.autograd.functional.hessian(loss_flat, v)
+            hes[t] = torch.linalg.eigvalsh(H).flip(0)[:2].numpy()
+            svs[t] = [torch.linalg.svdvals(p.detach())[:2].numpy() for p in params]
+        g = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            params = [(p - lr * gi).detach() for p, gi in zip(params, g)]
+    for name in err:
+        st, v = ser[name]
+        for s, val in zip(st, v[:, 0]):
+            ref = got[int(s)][name]
+            scale = max(abs(ref), 1e-300) if name != "ntk/kernel_change" else max(abs(ref), 1e-12)
+            err[name] = max(err[name], abs(val - ref) / scale)
+    err["hessian/top"] = err["layers/sv"] = 0.0
+    for s, v in zip(*ser["hessian/top"]):
+        ref = hes[int(s)]
+        err["hessian/top"] = max(err["hessian/top"], float(np.max(np.abs(v - ref)) / abs(ref[0])))
+    for l in range(depth + 1):
+        st, v = ser[f"layers/sv/W{l + 1}"]
+        for s, row in zip(st, v):
+            ref = svs[int(s)][l]
+            err["layers/sv"] = max(err["layers/sv"], float(np.max(np.abs(row[:len(ref)] - ref)) / ref[0]))
+    tol = {"hessian/top": 1e-8}
+    zeros = all(bool(((p == 0) | (M != 0)).all()) for p, M in zip(params, Ms))
+    print(f"dag point 0: m {m}, depth {depth}, {P} params, {kept:.3f} of the hidden weights kept; "
+          f"loss {got[0]['loss']:.4g} -> {got[steps]['loss']:.4g}, kernel change "
+          f"{got[steps]['ntk/kernel_change']:.4g}; max rel err "
+          + ", ".join(f"{k} {e:.2e}" for k, e in err.items()) + f"; masked stay 0: {zeros}")
+    ok = all(e <= tol.get(k, TOL) for k, e in err.items()) and 0.3 < kept < 0.7 and zeros
+    ok &= got[steps]["ntk/kernel_change"] > 0 and got[steps]["loss"] < got[0]["loss"]
+    if not ok:
+        print(f"FAIL: tolerance {TOL}, keep rate, masked weights, or nothing moved")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
