@@ -11,7 +11,9 @@
 # wall seconds of the slowest member, best of K after a warm-up) under
 # `mpirun -n S` for every team size S in turn, so each speedup (team 1's
 # seconds / team S's) is taken within one repeat; min / median / max over
-# the R repeats are printed. One OpenBLAS thread per rank; more ranks than
+# the R repeats are printed, and the ratio of the busiest member's CPU
+# seconds of its own work (team 1's / team S's: how far the work divides).
+# One OpenBLAS thread per rank; more ranks than
 # cores are oversubscribed (--oversubscribe), and the load average at the
 # start and the end is printed: on a shared machine the figures are only
 # as good as the cores were free. Defaults: R = 3, K = 2, cases
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#CASES[@]} -gt 0 ] || CASES=("32 16 64" "64 16 128")
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-echo "cores: $(nproc); load at the start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cores: $(getconf _NPROCESSORS_ONLN); load at the start $(cut -d' ' -f1-3 /proc/loadavg)"
 OUT=$(mktemp -d /tmp/dynsweep-cnn-team.XXXX)
 trap 'rm -rf "$OUT"' EXIT
 for ((r = 0; r < R; r++)); do
@@ -50,15 +52,18 @@ out, R, nc, teams = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(x) for
 def mmm(v):
     return "%7.4f %7.4f %7.4f" % (min(v), statistics.median(v), max(v))
 print(f"wall seconds, min / median / max over {R} repeats; speedup = team 1 / team S in the same repeat")
-print("%-34s %-5s %-23s %-23s %-23s %-23s" % ("case", "team", "step s", "step speedup", "ntk s", "ntk speedup"))
+print("%-34s %-5s %-23s %-23s %-23s %-23s %-23s %-23s" % ("case", "team", "step s", "step speedup", "ntk s",
+      "ntk speedup", "step cpu/member ratio", "ntk cpu/member ratio"))
 for c in range(nc):
     rows = {}
     for s in teams:
         rows[s] = []
         for r in range(R):
             t = open(f"{out}/r{r}-c{c}-s{s}.txt").read()
-            m = re.search(r"team \d+: step ([\d.]+) s ntk ([\d.]+) s \((.*?);", t)
-            rows[s].append((float(m.group(1)), float(m.group(2)), m.group(3)))
+            m = re.search(r"team \d+: step ([\d.]+) s ntk ([\d.]+) s cpu/member step ([\d.]+) s "
+                          r"ntk ([\d.]+) s \((.*?);", t)
+            rows[s].append((float(m.group(1)), float(m.group(2)), m.group(5), float(m.group(3)),
+                            float(m.group(4))))
     sums = {s: re.search(r"loss (\S+), trace K (\S+)\)", open(f"{out}/r0-c{c}-s{s}.txt").read()).groups()
             for s in teams}
     for s in teams:
@@ -66,7 +71,10 @@ for c in range(nc):
         nt = [x[1] for x in rows[s]]
         sp = [rows[teams[0]][r][0] / rows[s][r][0] for r in range(R)]
         sn = [rows[teams[0]][r][1] / rows[s][r][1] for r in range(R)]
-        print("%-34s %-5d %-23s %-23s %-23s %-23s" % (rows[s][0][2], s, mmm(st), mmm(sp), mmm(nt), mmm(sn)))
+        cs = [rows[teams[0]][r][3] / rows[s][r][3] for r in range(R)]
+        cn = [rows[teams[0]][r][4] / rows[s][r][4] for r in range(R)]
+        print("%-34s %-5d %-23s %-23s %-23s %-23s %-23s %-23s" % (rows[s][0][2], s, mmm(st), mmm(sp), mmm(nt),
+              mmm(sn), mmm(cs), mmm(cn)))
     print("  loss / trace K per team (the same computation): " +
           "; ".join(f"{s}: {sums[s][0]} / {sums[s][1]}" for s in teams))
 PY

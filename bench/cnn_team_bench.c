@@ -14,9 +14,13 @@
  *         eigensolve after it is the team's ScaLAPACK in both cases and is
  *         not timed.
  * Wall-clock seconds (MPI_Wtime, after a barrier; the slowest member), best
- * of R repeats after one warm-up, one OpenBLAS thread per rank. Prints one
- * line "team S: step T s ntk T s P params" (rank 0), and a checksum of the
- * gradient and K so runs on different teams can be compared.
+ * of R repeats after one warm-up, one OpenBLAS thread per rank; and the
+ * CPU seconds of the busiest member's own work (its block's loss and
+ * gradient; its rows of J and its slice's DSYRK), without the collectives:
+ * on a machine whose cores are busy the wall seconds cannot drop with more
+ * ranks, the work per member can. Prints one line "team S: step T s ntk T s
+ * cpu/member step T s ntk T s (...)" (rank 0), with the loss and trace K
+ * as checksums so runs on different teams can be compared.
  *
  *   mpirun -n S build/dynsweep-bench-cnn-team [--C 32] [--hw 16] [--n 64] [--reps 3] */
 #include <cblas.h>
@@ -25,10 +29,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dynsweep/cnn.h"
 #include "dynsweep/diag.h"
 #include "dynsweep/nn.h"
+
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* The largest of the members' v. */
+static double maxof(double v) {
+  double m = 0;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
 
 static double slowest(double t0) {
   double t = MPI_Wtime() - t0, m = 0;
@@ -71,11 +89,14 @@ int main(int argc, char **argv) {
   ds_loss l;
   if (ds_loss_setup(&l, &ls, n) != DS_OK) MPI_Abort(MPI_COMM_WORLD, 1);
   int lo = (int)((long)n * me / s), hi = (int)((long)n * (me + 1) / s);
-  double best_step = INFINITY, best_ntk = INFINITY, loss = 0;
+  double best_step = INFINITY, best_ntk = INFINITY, loss = 0, cpu_step = INFINITY, cpu_ntk = INFINITY;
   for (int rep = 0; rep <= R; rep++) { /* rep 0: warm-up */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
+    double c0 = cpu_now();
     grad[P] = ds_cnn_loss_grad(m, theta, X + (size_t)lo * d, Y + lo, hi - lo, &l, grad);
+    double c = maxof(cpu_now() - c0);
+    if (rep > 0 && c < cpu_step) cpu_step = c;
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : grad, me == 0 ? grad : NULL, (int)P + 1, MPI_DOUBLE,
                MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Bcast(grad, (int)P + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -92,11 +113,29 @@ int main(int argc, char **argv) {
     double t = slowest(t0);
     if (rep > 0 && t < best_ntk) best_ntk = t;
   }
+  /* the members' own work in the NTK, without the collectives (whose waits
+   * Open MPI spends polling): the rows of J of its samples, then the DSYRK of
+   * its parameter slice (on a copy of the right shape) */
+  {
+    int nr = hi - lo;
+    size_t c0 = P * me / s, nc = P * (me + 1) / s - c0;
+    double *Jr = malloc(P * (nr > 0 ? nr : 1) * sizeof *Jr), *Kp = malloc((size_t)n * n * sizeof *Kp);
+    double *Jc = calloc(nc * n + 1, sizeof *Jc);
+    for (int rep = 0; rep <= R; rep++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = cpu_now();
+      if (nr > 0) ds_diag_cnn_jacobian(m, theta, X, n, 1, lo, nr, Jr);
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, (int)nc, 1.0, Jc, (int)nc, 0.0, Kp, n);
+      double c = maxof(cpu_now() - t0);
+      if (rep > 0 && c < cpu_ntk) cpu_ntk = c;
+    }
+    free(Jr), free(Kp), free(Jc);
+  }
   double tr = 0;
   for (int i = 0; i < n; i++) tr += K[(size_t)i * n + i];
   if (me == 0)
-    printf("team %d: step %.4f s ntk %.4f s (cnn5 C=%d %dx%d n=%d, P=%zu; loss %.12g, trace K %.12g)\n",
-           s, best_step, best_ntk, C, hw, hw, n, P, loss, tr);
+    printf("team %d: step %.4f s ntk %.4f s cpu/member step %.4f s ntk %.4f s (cnn5 C=%d %dx%d n=%d, P=%zu; loss %.12g, trace K %.12g)\n",
+           s, best_step, best_ntk, cpu_step, cpu_ntk, C, hw, hw, n, P, loss, tr);
   free(theta), free(grad), free(X), free(Y), free(K);
   ds_cnn_free(m);
   ds_team_free(&team);
