@@ -4,7 +4,8 @@
 # step's samples over the members (src/worker/point.c, cnn_split_loss: loss
 # and gradient of a contiguous block each, summed by reduce + broadcast), and
 # its NTK's rows of J (src/diag/cnn.c: MPI_Alltoallv to parameter slices,
-# summed DSYRKs; tests/test_cnn_team.c checks K itself).
+# summed DSYRKs) and AGOP (samples split, shares summed; tests/test_cnn_team.c
+# checks K and G themselves).
 # tests/cnn_team.yaml (3 conv layers of 8 channels on 6 x 6 images, 24
 # samples; loss, test loss, gradient and parameter norms, layer spectra, NTK,
 # Hessian top-3):

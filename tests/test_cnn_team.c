@@ -1,4 +1,4 @@
-/* test_cnn_team.c -- the CNN NTK on a team (issue 26, "Big CNNs run on
+/* test_cnn_team.c -- the CNN NTK and AGOP on a team (issue 26, "Big CNNs run on
  * teams"; src/diag/cnn.c ds_diag_cnn_ntk_team), run on 3 ranks: each member
  * forms its samples' rows of J, MPI_Alltoallv makes them parameter-column
  * slices, the slices' DSYRKs are summed. On the team of all 3 ranks and on a
@@ -9,7 +9,10 @@
  *   - a budget too small for the split (the blocked row path on every
  *     member) gives the one-rank blocked K bit for bit;
  *   - ds_diag_cnn_ntk's top eigenvalues on the team equal the one-rank
- *     ones to 1e-12. */
+ *     ones to 1e-12;
+ *   - the AGOP on the team (ds_diag_cnn_agop_team: samples split, shares
+ *     summed) equals the one-rank AGOP to 1e-13, alignment included, and
+ *     every member holds bitwise the same G. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -77,6 +80,21 @@ static void one(ds_team *t, ds_team *solo, const char *name, int c, int n) {
   for (int i = 0; i < topk; i++)
     CHECK(ds_close_rel(ev[i], ev1[i], 1e-12), "%s config %d: eigenvalue %d %.17g vs %.17g", name,
           c, i, ev[i], ev1[i]);
+  /* the AGOP: samples split, shares summed */
+  double *G = calloc(d * d, sizeof *G), *G1 = calloc(d * d, sizeof *G1), *Gr = calloc(d * d, sizeof *Gr);
+  double al = 0, al1 = 0;
+  for (size_t q = 0; q < d * d; q++) Gr[q] = q % (d + 1) == 0 ? 1.0 : 0.0; /* a reference: I */
+  CHECK(ds_diag_cnn_agop(m, theta, X, n, sp->dout, Gr, G1, &al1) == DS_OK, "agop solo");
+  CHECK(ds_diag_cnn_agop_team(t, m, theta, X, n, sp->dout, Gr, G, &al) == DS_OK, "agop team");
+  e = 0;
+  for (size_t q = 0; q < d * d; q++) e = fmax(e, fabs(G[q] - G1[q]));
+  CHECK(e <= 1e-13 * maxabs(G1, d * d) && ds_close_rel(al, al1, 1e-13),
+        "%s config %d n %d: team AGOP differs by %g (max %g), alignment %.17g vs %.17g", name, c, n,
+        e, maxabs(G1, d * d), al, al1);
+  memcpy(Gr, G, d * d * sizeof *G);
+  MPI_Bcast(Gr, (int)(d * d), MPI_DOUBLE, 0, t->comm);
+  CHECK(memcmp(Gr, G, d * d * sizeof *G) == 0, "%s config %d: members hold different G", name, c);
+  free(G), free(G1), free(Gr);
   free(theta), free(X), free(K), free(K1), free(Kr), free(Kb);
   ds_cnn_free(m);
 }

@@ -146,6 +146,11 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
 int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,
                             const double *Y, int n, int kout, const ds_loss *l, int k, int iters,
                             ds_rng *rng, double *evals);
+/* The same on team t (collective): each member's block of the samples
+ * ([floor(n r / s), floor(n (r+1) / s))), its share of G summed by reduce +
+ * broadcast (every member holds bitwise the same G). */
+int ds_diag_cnn_agop_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                          int k, const double *Gref, double *G, double *align);
 int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, int k,
                      const double *Gref, double *G, double *align);
 #endif

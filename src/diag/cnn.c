@@ -35,7 +35,9 @@
  * same K; the order of the sum depends on the team size only). Per member:
  * its rows (kn P / s doubles), their packed copy for the send, and its
  * column slice (kn P / s): 3 kn P / s doubles. When that exceeds jbytes the
- * members fall back to the blocked row path above, each forming all of K. */
+ * members fall back to the blocked row path above, each forming all of K.
+ * The AGOP (agop.c's ds_diag_cnn_agop) is split by samples the same way
+ * (ds_diag_cnn_agop_team, below). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -181,6 +183,31 @@ int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const dou
   /* one rank, or the split does not fit: every member forms the same K (same
    * theta, X; deterministic BLAS on one thread) by the blocked row path */
   return ds_diag_agree(t, ds_diag_cnn_ntk_matrix(net, theta, X, n, k, jbytes, K));
+}
+
+/* The AGOP on a team: G = (1/n) sum_i sum_o g_oi g_oi^T is a sum over
+ * samples, so member r takes its block of nb samples (ds_diag_cnn_agop
+ * normalises by 1/nb: rescaled by nb/n) and the d x d shares are summed by a
+ * reduce to the root and a broadcast. */
+int ds_diag_cnn_agop_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                          int k, const double *Gref, double *G, double *align) {
+  if (t->size < 2) return ds_diag_cnn_agop(net, theta, X, n, k, Gref, G, align);
+  int d = ds_cnn_din(net), s = t->size, me = t->rank;
+  int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s);
+  size_t dd = (size_t)d * d;
+  int rc = DS_OK;
+  if (dd > INT_MAX) rc = ds_fail(DS_EINPUT, "diag cnn agop: d = %d is too large to sum over a team", d);
+  else if (hi > lo) rc = ds_diag_cnn_agop(net, theta, X + (size_t)lo * d, hi - lo, k, NULL, G, NULL);
+  else memset(G, 0, dd * sizeof *G);
+  rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) return rc;
+  cblas_dscal((int)dd, (double)(hi - lo) / n, G, 1);
+  if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : G, me == 0 ? G : NULL, (int)dd, MPI_DOUBLE, MPI_SUM, 0,
+                 t->comm) != MPI_SUCCESS ||
+      MPI_Bcast(G, (int)dd, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
+    return ds_fail(DS_EMPI, "diag cnn agop: MPI_Reduce/MPI_Bcast of G failed");
+  if (align) *align = ds_diag_agop_align(G, Gref, d);
+  return DS_OK;
 }
 
 int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
