@@ -9,7 +9,8 @@
 # tests/cnn_team.yaml (3 conv layers of 8 channels on 6 x 6 images, 24
 # samples; loss, test loss, gradient and parameter norms, layer spectra, NTK,
 # Hessian top-3):
-#   - plan takes it with train.distributed: on;
+#   - plan takes it with train.distributed: on, and checks a team's
+#     per-member memory (theta and data on every member, J split);
 #   - teams of 2 and 3 ranks give every series of the one-rank store to
 #     1e-10 relative (teams_compare.py);
 #   - the same team size on mpirun -n 3 and -n 5 gives the same store bit for
@@ -35,6 +36,9 @@ close() { "$PY" "$DS_SRC/tests/teams_compare.py" "$@"; }
 
 rc=$(code "$DYNSWEEP" plan "$sweep" --set train.distributed=on --set train.ranks_per_point=2)
 check "plan takes a CNN with train.distributed: on on teams of 2 (exit $rc)" test "$rc" = 0
+rc=$(code "$DYNSWEEP" plan "$sweep" --set train.ranks_per_point=2 --rank-memory 1)
+check "plan: a CNN on a team does not fit 1 MB per rank: the per-member estimate, not M / 2" \
+  grep -q "does not fit: estimated .* MB on each of its 2 team members (a CNN keeps theta" "$T/out"
 
 drun 1 "$sweep" -o "$T/a.h5" -q
 drun 3 "$sweep" -o "$T/t2.h5" -q --set train.ranks_per_point=2

@@ -126,7 +126,7 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
  * form their own samples' rows of J, an MPI_Alltoallv turns them into
  * parameter-column slices, and the slices' DSYRKs are summed (reduce and
  * broadcast: bitwise the same K everywhere); a team of 1, or a split whose
- * 3 kn P / size doubles per member exceed jbytes, uses
+ * 2 kn P / size doubles per member exceed jbytes, uses
  * ds_diag_cnn_ntk_matrix on every member instead (src/diag/cnn.c). */
 int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
                          int k, size_t jbytes, double *K);

@@ -33,8 +33,9 @@
  * J[:, P_q] J[:, P_q]^T -- a local DSYRK of kn^2 P/s flops each, summed by a
  * reduce to the team root and a broadcast (every member holds bitwise the
  * same K; the order of the sum depends on the team size only). Per member:
- * its rows (kn P / s doubles), their packed copy for the send, and its
- * column slice (kn P / s): 3 kn P / s doubles. When that exceeds jbytes the
+ * its rows packed for the send (kn P / s doubles; formed a sample at a time
+ * in k P of scratch) and its column slice (kn P / s): 2 kn P / s doubles,
+ * as much as one rank's whole J on a team of 2. When that exceeds jbytes the
  * members fall back to the blocked row path above, each forming all of K.
  * The AGOP (agop.c's ds_diag_cnn_agop) is split by samples the same way
  * (ds_diag_cnn_agop_team, below). */
@@ -120,34 +121,45 @@ static int ntk_split(ds_team *t, ds_cnn *net, const double *theta, const double 
   size_t P = ds_cnn_nparams(net), kn = (size_t)k * n;
   size_t rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows, columns a member has */
   *done = 0;
-  if (s < 2 || (2 * rmax * P + kn * cmax) * sizeof(double) > jbytes || rmax * P > INT_MAX ||
-      kn * cmax > INT_MAX)
+  if (s < 2 || (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) > jbytes ||
+      rmax * P > INT_MAX || kn * cmax > INT_MAX)
     return DS_OK;
   int *cnt = ds_calloc(4 * (size_t)s, sizeof *cnt), *sdsp = cnt + s, *rcnt = cnt + 2 * s,
       *rdsp = cnt + 3 * s;
   int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s), nr = k * (hi - lo);
   size_t c0 = P * me / s, nc = P * (me + 1) / s - c0;
-  double *Jr = ds_calloc(P * (nr > 0 ? nr : 1), sizeof *Jr);
+  double *Jr = ds_calloc(P * (size_t)k, sizeof *Jr); /* one sample's k rows */
   double *pk = ds_calloc(P * (nr > 0 ? nr : 1), sizeof *pk);
   double *Jc = ds_calloc(kn * (nc > 0 ? nc : 1), sizeof *Jc);
   double *Kp = ds_calloc(kn * kn, sizeof *Kp);
   int rc = cnt && Jr && pk && Jc && Kp ? DS_OK
            : ds_fail(DS_ENOMEM, "diag cnn ntk: out of memory for the team's Jacobian (%d of %zu "
                      "rows, %zu of %zu columns)", nr, kn, nc, P);
-  if (rc == DS_OK && nr > 0) rc = ds_diag_cnn_jacobian(net, theta, X, n, k, k * lo, nr, Jr);
-  rc = ds_diag_agree(t, rc);
   if (rc == DS_OK) {
-    /* to member q: each of my rows' columns [P q / s, P (q+1) / s), row after row */
+    /* to member q: each of my rows' columns [P q / s, P (q+1) / s), row after
+     * row (pk); from member q: its k (qhi - qlo) rows of my nc columns -- in
+     * q's order they are rows k qlo .. of J, so Jc is nc x kn column-major */
     size_t off = 0;
     for (int q = 0; q < s; q++) {
-      size_t q0 = P * q / s, ql = P * (q + 1) / s - q0;
+      size_t ql = P * (q + 1) / s - P * q / s;
       int qlo = (int)((int64_t)n * q / s), qhi = (int)((int64_t)n * (q + 1) / s);
-      for (int j = 0; j < nr; j++) memcpy(pk + off + j * ql, Jr + (size_t)j * P + q0, ql * sizeof *pk);
       cnt[q] = (int)(ql * nr), sdsp[q] = (int)off, off += ql * nr;
-      /* from member q: its k (qhi - qlo) rows of my nc columns -- in q's
-       * order they are rows k qlo .. of J, so Jc is nc x kn column-major */
       rcnt[q] = (int)(nc * k * (qhi - qlo)), rdsp[q] = (int)(nc * k * qlo);
     }
+    /* my rows, a sample (k rows) at a time, scattered straight into pk */
+    for (int i = lo; i < hi && rc == DS_OK; i++) {
+      rc = ds_diag_cnn_jacobian(net, theta, X, n, k, k * i, k, Jr);
+      for (int o = 0; o < k && rc == DS_OK; o++) {
+        size_t j = (size_t)k * (i - lo) + o;
+        for (int q = 0; q < s; q++) {
+          size_t q0 = P * q / s, ql = P * (q + 1) / s - q0;
+          memcpy(pk + sdsp[q] + j * ql, Jr + (size_t)o * P + q0, ql * sizeof *pk);
+        }
+      }
+    }
+  }
+  rc = ds_diag_agree(t, rc);
+  if (rc == DS_OK) {
     if (MPI_Alltoallv(pk, cnt, sdsp, MPI_DOUBLE, Jc, rcnt, rdsp, MPI_DOUBLE, t->comm) != MPI_SUCCESS)
       rc = ds_fail(DS_EMPI, "diag cnn ntk: MPI_Alltoallv of the Jacobian failed");
   }
