@@ -57,7 +57,7 @@ check "model.approx lin: every loss equals PyTorch float64's f_lin GD replay to 
   "$PY" "$DS_SRC/tests/cnn_lin_sweep.py" "$DUMP" "$T/lin.yaml" "$T/lin.h5"
 drun 2 "$sweep" -o "$T/b.h5" -q
 check "-n 2 and -n 1 stores: every series equal bit for bit" same_points "$T/a.h5" "$T/b.h5"
-# teams of 2 ranks (replicated CNN; K's eigenproblem and the SVDs on the team's
+# teams of 2 ranks (the samples split over the members, tests/cnn_team.sh; K's eigenproblem and the SVDs on the team's
 # ScaLAPACK grid): equal to round-off, as the MLPs' teams (tests/teams.sh)
 drun 3 "$sweep" -o "$T/t.h5" -q --set train.ranks_per_point=2
 check "teams of 2 ranks: every series equal to 1e-10" "$PY" "$DS_SRC/tests/teams_compare.py" "$T/a.h5" "$T/t.h5"

@@ -31,8 +31,8 @@ check "plan takes model.approx quad on a CNN (f_quad, src/nn/cnnquad.c; exit $rc
 refuses "model.param meanfield" "is not supported (a CNN has biases (model.bias_scale) and draws its weights" \
   --set model.param=meanfield
 refuses "optimizer.lr_in" "series loss_gap, lr_in / lr_out or loss.optimum is not supported" --set optimizer.lr_in=0.2
-refuses "the team trainer" "train.distributed: on is not supported with model.type cnn (the team trainer has dense layers)" \
-  --set train.distributed=on
+rc=$(code "$DYNSWEEP" plan "$sweep" --set train.distributed=on)
+check "plan takes train.distributed: on (a CNN's samples split over its team: cnn_team.sh; exit $rc)" test "$rc" = 0
 refuses "CNN keys on an MLP" "without model.type cnn is not supported (they are the convolutional net's" \
   --set model.type=relu
 # layer lists and named nets (src/nn/cnnnets.c): plan names the layer that does not fit

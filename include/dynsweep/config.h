@@ -390,8 +390,15 @@ double ds_point_cost(const ds_point_cfg *c);
  * gradient and optimiser state, data, activations, SVD workspaces and the
  * diagnostics' matrices (docs/sweep-spec.md, "Teams"). */
 double ds_point_mem_bytes(const ds_point_cfg *c);
+/* Estimated peak memory of one member of a team of `team` ranks running the
+ * point: ds_point_mem_bytes / team for an MLP (pooled); a CNN keeps theta,
+ * its data and work space on every member and splits only the NTK's J and
+ * the AGOP's input gradients (src/config/cost.c). */
+double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team);
 /* Team size of a point: train.ranks_per_point, or for auto (0) the smallest
- * power of two t with ds_point_mem_bytes / t <= rank_mem_bytes. */
+ * power of two t with ds_point_mem_bytes / t <= rank_mem_bytes (a CNN: with
+ * ds_point_rank_mem_bytes(c, t) <= rank_mem_bytes, doubling t only while that
+ * drops). */
 int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes);
 /* Estimated bytes the point's trajectory occupies in the store. */
 double ds_point_store_bytes(const ds_point_cfg *c);

@@ -122,8 +122,16 @@ int ds_diag_cnn_jacobian(ds_cnn *net, const double *theta, const double *X, int 
  * Lanczos). One rank; no team. */
 int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, int n, int k,
                            size_t jbytes, double *K);
+/* K (kn x kn, full) on every member of team t (collective): the members
+ * form their own samples' rows of J, an MPI_Alltoallv turns them into
+ * parameter-column slices, and the slices' DSYRKs are summed (reduce and
+ * broadcast: bitwise the same K everywhere); a team of 1, or a split whose
+ * 2 kn P / size doubles per member exceed jbytes, uses
+ * ds_diag_cnn_ntk_matrix on every member instead (src/diag/cnn.c). */
+int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                         int k, size_t jbytes, double *K);
 /* As ds_diag_ntk: top eigenvalues (and eigenvectors), K written to K if
- * not NULL. */
+ * not NULL; K as ds_diag_cnn_ntk_team. */
 int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
                     size_t jbytes, int topk, double *evals, double *evecs, double *K);
 /* The worker's budget for J (bytes). */
@@ -138,6 +146,11 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
 int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,
                             const double *Y, int n, int kout, const ds_loss *l, int k, int iters,
                             ds_rng *rng, double *evals);
+/* The same on team t (collective): each member's block of the samples
+ * ([floor(n r / s), floor(n (r+1) / s))), its share of G summed by reduce +
+ * broadcast (every member holds bitwise the same G). */
+int ds_diag_cnn_agop_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                          int k, const double *Gref, double *G, double *align);
 int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, int k,
                      const double *Gref, double *G, double *align);
 #endif

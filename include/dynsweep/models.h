@@ -16,7 +16,11 @@
  *                     (never an error)
  *   DS_TRAINER_TEAM   one point on a team's BLACS grid (src/spectra/dtrain.c):
  *                     train.distributed: on refuses at plan what it does not
- *                     take; auto quietly trains those on one rank
+ *                     take; auto quietly trains those on one rank. A CNN
+ *                     on a team instead splits each step's samples over the
+ *                     members (src/worker/point.c) and takes what the point
+ *                     trainer takes: ds_net_refusal(c, TEAM) of a CNN is its
+ *                     point trainer's
  * What the point trainer does not take is refused at plan, whatever the
  * trainer. */
 #ifndef DYNSWEEP_MODELS_H

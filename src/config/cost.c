@@ -270,24 +270,46 @@ static double mem_opt_state(ds_opt_kind k) {
  * workspace of the largest layer; and for the diagnostics: the NTK Jacobian
  * (kn x P) and three kn x kn matrices (K, K0, eigenvectors), iters Lanczos
  * vectors of P, the full Hessian (two P x P), the AGOP (d_in x d_in). */
-double ds_point_mem_bytes(const ds_point_cfg *c) {
+/* A CNN's J on one member of a team of t (src/diag/cnn.c): split (its rows
+ * packed, its column slice, a sample's rows of scratch and its partial K:
+ * 2 kn P / t + kn^2) when that fits the 1 GiB budget (DS_DIAG_CNN_JBYTES),
+ * else the blocked row path's J up to the budget on every member. */
+static double cnn_j_words(double kn, double P, int t) {
+  double budget = 134217728.0, split = 2.0 * (kn / t + 1.0) * P + kn * kn;
+  if (t > 1 && 2.0 * (kn / t + 1.0) * P <= budget) return split;
+  return kn * P < budget ? kn * P : budget;
+}
+
+/* A CNN point on one member of a team of t: theta, gradient, optimiser
+ * state, the data and the net's work space (for max(n_train, n_test)
+ * samples: cnnpoint.c) are on every member; only the NTK's J and the
+ * AGOP's input gradients are split (src/worker/point.c, src/diag/cnn.c). */
+static double cnn_mem_bytes(const ds_point_cfg *c, int t) {
   const ds_spectra_spec *sp = &c->record.spectra;
   cnn_shape cs;
-  if (c->model.type == DS_MODEL_CNN) { /* the net's work space is for max(n_train, n_test) */
-    if (!cnn_shape_of(c, &cs)) return 0; /* samples (cnnpoint.c) */
-    double n = c->data.n_train, nt = c->data.n_test, nmax = n > nt ? n : nt;
-    double words = cs.P * (2.0 + mem_opt_state(c->optimizer.type)) +
-                   (n + nt) * (c->data.d_in + c->data.d_out);
-    /* diagnostics (src/diag/cnn.c): J up to its budget (DS_DIAG_CNN_JBYTES, 1 GiB),
-     * K, K_0, the eigenvectors; the AGOP and the input gradients; a batch NTK */
-    double kn = (double)c->data.d_out * n, d0 = c->data.d_in, b = cost_batch(c);
-    double J = kn * cs.P < 134217728.0 ? kn * cs.P : 134217728.0;
-    if (ds_cadence_on(&sp->ntk)) words += J + 3.0 * kn * kn;
-    if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0 + d0 * n;
-    if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n))
-      words += J + (double)c->data.d_out * b * c->data.d_out * b;
-    return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
-  }
+  if (!cnn_shape_of(c, &cs)) return 0;
+  double n = c->data.n_train, nt = c->data.n_test, nmax = n > nt ? n : nt;
+  double words = cs.P * (2.0 + mem_opt_state(c->optimizer.type)) +
+                 (n + nt) * (c->data.d_in + c->data.d_out);
+  /* diagnostics (src/diag/cnn.c): J (cnn_j_words), K, K_0, the eigenvectors;
+   * the AGOP and the input gradients; a batch NTK */
+  double kn = (double)c->data.d_out * n, d0 = c->data.d_in, b = cost_batch(c), bk = c->data.d_out * b;
+  if (ds_cadence_on(&sp->ntk)) words += cnn_j_words(kn, cs.P, t) + 3.0 * kn * kn;
+  if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0 + d0 * (n / t + 1.0);
+  if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n))
+    words += cnn_j_words(bk, cs.P, t) + bk * bk;
+  return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
+}
+
+double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team) {
+  if (team < 1) team = 1;
+  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, team);
+  return ds_point_mem_bytes(c) / team;
+}
+
+double ds_point_mem_bytes(const ds_point_cfg *c) {
+  const ds_spectra_spec *sp = &c->record.spectra;
+  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, 1);
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
   double P = ds_point_nparams(c), n = c->data.n_train, nt = c->data.n_test;
@@ -312,8 +334,18 @@ double ds_point_mem_bytes(const ds_point_cfg *c) {
 
 int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes) {
   if (c->train.ranks_per_point > 0) return c->train.ranks_per_point;
-  double m = ds_point_mem_bytes(c);
   int t = 1;
+  if (c->model.type == DS_MODEL_CNN) { /* most of it is on every member: a larger team only
+                                          while it lowers the share */
+    double m = cnn_mem_bytes(c, 1);
+    while (rank_mem_bytes > 0 && m > rank_mem_bytes && t < (1 << 20)) {
+      double next = cnn_mem_bytes(c, 2 * t);
+      if (!(next < m)) break;
+      t *= 2, m = next;
+    }
+    return t;
+  }
+  double m = ds_point_mem_bytes(c);
   while (rank_mem_bytes > 0 && m / t > rank_mem_bytes && t < (1 << 20)) t *= 2;
   return t;
 }

@@ -41,8 +41,12 @@ int ds_sweep_estimate(const ds_sweep *sw, const ds_probe *pr, double rank_mem_by
     }
     e->sec[i] = ds_point_seconds(&p.cfg, pr);
     e->team[i] = ds_point_team_size(&p.cfg, rank_mem_bytes);
+    /* a CNN on a team splits its samples unless train.distributed is off
+     * (src/worker/point.c): its work divides over the team as an MLP's does
+     * on the grid */
     e->dist[i] = p.cfg.train.distributed == DS_DIST_ON ||
-                 (p.cfg.train.distributed == DS_DIST_AUTO && wide >= DS_DIST_AUTO_WIDTH);
+                 (p.cfg.train.distributed == DS_DIST_AUTO &&
+                  (wide >= DS_DIST_AUTO_WIDTH || p.cfg.model.type == DS_MODEL_CNN));
     /* a team trains on every member (the same steps) unless distributed */
     e->core_s += e->dist[i] ? e->sec[i] : e->sec[i] * e->team[i];
   }

@@ -182,8 +182,7 @@ const ds_net_feature ds_net_features[] = {
      has_cnn_not_loss_series,
      {MLP_ONLY, MLP_ONLY, MLP_ONLY}, "model.type=cnn " IMG " optimizer.lr_in=0.2"},
     {"model.type cnn", {"model.type"}, has_cnn,
-     {NULL, "tiles train linear, relu and tanh MLPs", "the team trainer has dense layers"},
-     "model.type=cnn " IMG},
+     {NULL, "tiles train linear, relu and tanh MLPs", NULL}, "model.type=cnn " IMG},
     {"model.type e2e", {"model.type"}, has_e2e, {NULL, TILE_NETS, ONE_RANK}, "model.type=e2e"},
     {"model.type tanh", {"model.type"}, has_tanh,
      {NULL, NULL, "the team trainer has linear and ReLU layers"}, "model.type=tanh"},
@@ -229,6 +228,10 @@ const ds_net_feature ds_net_features[] = {
 const int ds_nnet_features = (int)(sizeof ds_net_features / sizeof ds_net_features[0]);
 
 const ds_net_feature *ds_net_refusal(const ds_point_cfg *c, ds_trainer t) {
+  /* a CNN on a team splits each step's samples over the members with theta
+   * replicated (src/worker/point.c, cnn_split_loss): what the point trainer
+   * takes (the team column's other rows are the MLPs' BLACS-grid trainer's) */
+  if (t == DS_TRAINER_TEAM && c->model.type == DS_MODEL_CNN) t = DS_TRAINER_POINT;
   for (int i = 0; i < ds_nnet_features; i++)
     if (ds_net_features[i].refuse[t] && ds_net_features[i].has(c)) return &ds_net_features[i];
   return NULL;
@@ -307,9 +310,14 @@ void ds_models_print(FILE *f, int md) {
   for (int i = 0; i < ds_nparam_rows; i++)
     fprintf(f, md ? "| `%s` | %s |\n" : "  %-10s %s\n", ds_param_rows[i].name,
             ds_param_rows[i].forward);
-  fprintf(f, md ? "\n| feature | point | tile | team | example (`--set`) |\n"
+  fprintf(f, md ? "\nteam: an MLP trains on the team's BLACS grid (train.distributed); a CNN "
+                  "splits each step's samples over the team (theta replicated) and takes what "
+                  "point takes, whatever the team column's other rows say.\n"
+                  "\n| feature | point | tile | team | example (`--set`) |\n"
                   "| --- | --- | --- | --- | --- |\n"
-                : "\nwhich trainer takes what (a reason: it does not):\n");
+                : "\nwhich trainer takes what (a reason: it does not; team: an MLP on the team's "
+                  "BLACS grid;\n a CNN splits each step's samples over the team and takes what "
+                  "point takes):\n");
   for (int i = 0; i < ds_nnet_features; i++) {
     const ds_net_feature *r = &ds_net_features[i];
     if (md) fprintf(f, "| %s |", r->feature);
@@ -323,7 +331,7 @@ void ds_models_print(FILE *f, int md) {
   }
   fprintf(f, md ? "\n| record.spectra | linear | relu | e2e | tanh | cnn | approx lin/quad | computes |\n"
                   "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
-                : "\ndiagnostics (point trainer; tiles and teams compute none):\n");
+                : "\ndiagnostics (point trainer and CNN teams; tiles and MLP teams compute none):\n");
   for (int i = 0; i < ds_ndiag_rows; i++) {
     const ds_diag_row *d = &ds_diag_rows[i];
     if (md) {

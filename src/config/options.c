@@ -269,7 +269,9 @@ const ds_option ds_options[] = {
     {"train.distributed", NULL, DS_OT_ENUM, OFF(train.distributed), 0, 0, 0, dist_kinds,
      DS_DIST_AUTO, "auto", "train on the team's process grid (weights and activations block-cyclic, "
      "pdgemm): on, off, or auto = on when the team has > 1 rank and the widest layer has >= 512 "
-     "units (and the point is supported: not e2e/approx/cross_entropy/record.spectra)", 0, 0},
+     "units (and the point is supported: not e2e/approx/cross_entropy/record.spectra); a CNN "
+     "(model.type cnn) instead splits each step's samples over the team, on or auto = on for a "
+     "team of > 1 rank", 0, 0},
     /* ---- record ---- */
     {"record.series", NULL, DS_OT_SERIES, OFF(record.series), 0, 0, 0, ds_series_names,
      ALL_SERIES, "the first six", "series to record", 0, 0},

@@ -37,7 +37,7 @@ int ds_diag_input_jacobian(const ds_mlp *m, const double *theta, const double *X
 }
 
 /* cos(G, Gref) over the d x d entries; NaN without a reference or for a zero matrix. */
-static double agop_align(const double *G, const double *Gref, int d) {
+double ds_diag_agop_align(const double *G, const double *Gref, int d) {
   if (!Gref) return NAN;
   double dot = 0.0, g2 = 0.0, r2 = 0.0;
   for (size_t q = 0; q < (size_t)d * d; q++) {
@@ -64,7 +64,7 @@ int ds_diag_agop(const ds_mlp *m, const double *theta, const double *X, ds_mlp_w
   for (int c = 0; c < d; c++)
     for (int r = c + 1; r < d; r++) G[(size_t)r * d + c] = G[(size_t)c * d + r];
   free(Jx);
-  if (align) *align = agop_align(G, Gref, d);
+  if (align) *align = ds_diag_agop_align(G, Gref, d);
   return DS_OK;
 }
 
@@ -92,7 +92,7 @@ int ds_diag_cnn_agop(ds_cnn *net, const double *theta, const double *X, int n, i
     for (int r = c + 1; r < d; r++) G[(size_t)r * d + c] = G[(size_t)c * d + r];
   free(dX);
   free(dF);
-  if (align) *align = agop_align(G, Gref, d);
+  if (align) *align = ds_diag_agop_align(G, Gref, d);
   return DS_OK;
 }
 

@@ -24,7 +24,21 @@
  * per-sample gradients) -- but K itself (kn^2, bounded by
  * record.spectra.ntk_max) is needed anyway for the kernel change ||K_t -
  * K_0|| and the eigenvectors of the loss split, so the blocked exact K stays
- * (a JVP-based Lanczos for the top eigenvalues alone is not built). */
+ * (a JVP-based Lanczos for the top eigenvalues alone is not built).
+ *
+ * Teams (issue 26, "Big CNNs run on teams"): member r of s forms the rows of
+ * J of its samples only, [floor(n r / s), floor(n (r+1) / s)) (k rows each),
+ * then one MPI_Alltoallv transposes the rows into parameter-column slices:
+ * member q gets J[:, P_q] (all kn rows, its P/s columns), and K = sum_q
+ * J[:, P_q] J[:, P_q]^T -- a local DSYRK of kn^2 P/s flops each, summed by a
+ * reduce to the team root and a broadcast (every member holds bitwise the
+ * same K; the order of the sum depends on the team size only). Per member:
+ * its rows packed for the send (kn P / s doubles; formed a sample at a time
+ * in k P of scratch) and its column slice (kn P / s): 2 kn P / s doubles,
+ * as much as one rank's whole J on a team of 2. When that exceeds jbytes the
+ * members fall back to the blocked row path above, each forming all of K.
+ * The AGOP (agop.c's ds_diag_cnn_agop) is split by samples the same way
+ * (ds_diag_cnn_agop_team, below). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -98,6 +112,116 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
   return DS_OK;
 }
 
+/* The team's K (above): 1 and K (kn x kn, full) on every member when the
+ * split fits jbytes; 0 (nothing done, nothing communicated) when it does not
+ * -- every member decides alike (same sizes). Collective. */
+static int ntk_split(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
+                     size_t jbytes, double *K, int *done) {
+  int s = t->size, me = t->rank;
+  size_t P = ds_cnn_nparams(net), kn = (size_t)k * n;
+  size_t rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows, columns a member has */
+  *done = 0;
+  if (s < 2 || (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) > jbytes ||
+      rmax * P > INT_MAX || kn * cmax > INT_MAX)
+    return DS_OK;
+  int *cnt = ds_calloc(4 * (size_t)s, sizeof *cnt), *sdsp = cnt + s, *rcnt = cnt + 2 * s,
+      *rdsp = cnt + 3 * s;
+  int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s), nr = k * (hi - lo);
+  size_t c0 = P * me / s, nc = P * (me + 1) / s - c0;
+  double *Jr = ds_calloc(P * (size_t)k, sizeof *Jr); /* one sample's k rows */
+  double *pk = ds_calloc(P * (nr > 0 ? nr : 1), sizeof *pk);
+  double *Jc = ds_calloc(kn * (nc > 0 ? nc : 1), sizeof *Jc);
+  double *Kp = ds_calloc(kn * kn, sizeof *Kp);
+  int rc = cnt && Jr && pk && Jc && Kp ? DS_OK
+           : ds_fail(DS_ENOMEM, "diag cnn ntk: out of memory for the team's Jacobian (%d of %zu "
+                     "rows, %zu of %zu columns)", nr, kn, nc, P);
+  if (rc == DS_OK) {
+    /* to member q: each of my rows' columns [P q / s, P (q+1) / s), row after
+     * row (pk); from member q: its k (qhi - qlo) rows of my nc columns -- in
+     * q's order they are rows k qlo .. of J, so Jc is nc x kn column-major */
+    size_t off = 0;
+    for (int q = 0; q < s; q++) {
+      size_t ql = P * (q + 1) / s - P * q / s;
+      int qlo = (int)((int64_t)n * q / s), qhi = (int)((int64_t)n * (q + 1) / s);
+      cnt[q] = (int)(ql * nr), sdsp[q] = (int)off, off += ql * nr;
+      rcnt[q] = (int)(nc * k * (qhi - qlo)), rdsp[q] = (int)(nc * k * qlo);
+    }
+    /* my rows, a sample (k rows) at a time, scattered straight into pk */
+    for (int i = lo; i < hi && rc == DS_OK; i++) {
+      rc = ds_diag_cnn_jacobian(net, theta, X, n, k, k * i, k, Jr);
+      for (int o = 0; o < k && rc == DS_OK; o++) {
+        size_t j = (size_t)k * (i - lo) + o;
+        for (int q = 0; q < s; q++) {
+          size_t q0 = P * q / s, ql = P * (q + 1) / s - q0;
+          memcpy(pk + sdsp[q] + j * ql, Jr + (size_t)o * P + q0, ql * sizeof *pk);
+        }
+      }
+    }
+  }
+  rc = ds_diag_agree(t, rc);
+  if (rc == DS_OK) {
+    if (MPI_Alltoallv(pk, cnt, sdsp, MPI_DOUBLE, Jc, rcnt, rdsp, MPI_DOUBLE, t->comm) != MPI_SUCCESS)
+      rc = ds_fail(DS_EMPI, "diag cnn ntk: MPI_Alltoallv of the Jacobian failed");
+  }
+  if (rc == DS_OK) {
+    if (nc > 0) /* my part of K (lower) = J[:, mine] J[:, mine]^T */
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, (int)kn, (int)nc, 1.0, Jc, (int)nc, 0.0,
+                  Kp, (int)kn);
+    if (MPI_Reduce(Kp, K, (int)(kn * kn), MPI_DOUBLE, MPI_SUM, 0, t->comm) != MPI_SUCCESS ||
+        MPI_Bcast(K, (int)(kn * kn), MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
+      rc = ds_fail(DS_EMPI, "diag cnn ntk: MPI_Reduce/MPI_Bcast of K failed");
+  }
+  free(cnt);
+  free(Jr);
+  free(pk);
+  free(Jc);
+  free(Kp);
+  if (rc != DS_OK) return rc;
+  for (size_t c = 0; c < kn; c++) /* mirror to full */
+    for (size_t r = c + 1; r < kn; r++) K[r * kn + c] = K[c * kn + r];
+  *done = 1;
+  return DS_OK;
+}
+
+int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                         int k, size_t jbytes, double *K) {
+  size_t kn = (size_t)k * n;
+  if (kn * kn > (size_t)INT_MAX)
+    return ds_diag_agree(t, ds_fail(DS_EINPUT, "diag cnn ntk: k*n = %zu is too large for the NTK "
+                                    "matrix", kn));
+  int done = 0;
+  DS_TRY(ntk_split(t, net, theta, X, n, k, jbytes, K, &done));
+  if (done) return DS_OK;
+  /* one rank, or the split does not fit: every member forms the same K (same
+   * theta, X; deterministic BLAS on one thread) by the blocked row path */
+  return ds_diag_agree(t, ds_diag_cnn_ntk_matrix(net, theta, X, n, k, jbytes, K));
+}
+
+/* The AGOP on a team: G = (1/n) sum_i sum_o g_oi g_oi^T is a sum over
+ * samples, so member r takes its block of nb samples (ds_diag_cnn_agop
+ * normalises by 1/nb: rescaled by nb/n) and the d x d shares are summed by a
+ * reduce to the root and a broadcast. */
+int ds_diag_cnn_agop_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                          int k, const double *Gref, double *G, double *align) {
+  if (t->size < 2) return ds_diag_cnn_agop(net, theta, X, n, k, Gref, G, align);
+  int d = ds_cnn_din(net), s = t->size, me = t->rank;
+  int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s);
+  size_t dd = (size_t)d * d;
+  int rc = DS_OK;
+  if (dd > INT_MAX) rc = ds_fail(DS_EINPUT, "diag cnn agop: d = %d is too large to sum over a team", d);
+  else if (hi > lo) rc = ds_diag_cnn_agop(net, theta, X + (size_t)lo * d, hi - lo, k, NULL, G, NULL);
+  else memset(G, 0, dd * sizeof *G);
+  rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) return rc;
+  cblas_dscal((int)dd, (double)(hi - lo) / n, G, 1);
+  if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : G, me == 0 ? G : NULL, (int)dd, MPI_DOUBLE, MPI_SUM, 0,
+                 t->comm) != MPI_SUCCESS ||
+      MPI_Bcast(G, (int)dd, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
+    return ds_fail(DS_EMPI, "diag cnn agop: MPI_Reduce/MPI_Bcast of G failed");
+  if (align) *align = ds_diag_agop_align(G, Gref, d);
+  return DS_OK;
+}
+
 int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
                     size_t jbytes, int topk, double *evals, double *evecs, double *K) {
   size_t kn = (size_t)k * n;
@@ -110,10 +234,10 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
     Kb = K ? K : ds_calloc(kn * kn, sizeof *Kb);
     if (!Kb) rc = DS_ENOMEM;
   }
-  /* every team member forms the same K (same theta, X; deterministic BLAS on
-   * one thread), then the eigenproblem is the team's */
-  if (rc == DS_OK) rc = ds_diag_cnn_ntk_matrix(net, theta, X, n, k, jbytes, Kb);
+  /* K on every member (split over the team when it fits: ds_diag_cnn_ntk_team),
+   * then the eigenproblem is the team's */
   rc = ds_diag_agree(t, rc);
+  if (rc == DS_OK) rc = ds_diag_cnn_ntk_team(t, net, theta, X, n, k, jbytes, Kb);
   if (rc == DS_OK) rc = ds_diag_ntk_eig(t, (int)kn, Kb, topk, evals, evecs);
   if (Kb != K) free(Kb);
   return rc;

@@ -52,6 +52,9 @@ void ds_diag_fix_sign(double *v, int n);
  * team, so every member gets the same code. what names the matrix. */
 int ds_diag_root_finite(ds_team *t, const double *A, size_t count, const char *what);
 
+/* The AGOP's alignment <G, Gref> / (||G|| ||Gref||) (agop.c; NaN without
+ * Gref or for a zero G). */
+double ds_diag_agop_align(const double *G, const double *Gref, int d);
 /* The eigen part of the NTK (ntk.c; shared with the CNN's, cnn.c): checks K
  * (kn x kn, full, on every member) is finite, then top-topk eigenvalues
  * descending into evals and, with evecs, their sign-fixed eigenvectors

@@ -151,13 +151,16 @@ double ds_rank_memory(int node_ranks, double given_mb, char *why, size_t n) {
 
 int ds_point_misfit(const ds_point_cfg *c, int team, double has, const char *src, char *reason,
                     size_t n) {
-  double est = ds_point_mem_bytes(c), per = est / (team > 0 ? team : 1);
+  double est = ds_point_mem_bytes(c), per = ds_point_rank_mem_bytes(c, team);
   if (!(per > has)) return 0;
   char e[32], p[32], h[32];
   ds_fmt_bytes(e, sizeof e, est);
   ds_fmt_bytes(p, sizeof p, per);
   ds_fmt_bytes(h, sizeof h, has);
-  if (team > 1)
+  if (team > 1 && c->model.type == DS_MODEL_CNN) /* cost.c: replicated but for J */
+    snprintf(reason, n, "does not fit: estimated %s on each of its %d team members (a CNN keeps "
+             "theta, its data and work space on every member), a rank has %s (%s)", p, team, h, src);
+  else if (team > 1)
     snprintf(reason, n, "does not fit: estimated %s = %d x %s, a rank has %s (%s)", e, team, p, h,
              src);
   else

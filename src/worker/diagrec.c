@@ -336,8 +336,8 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
   if (d->agop_on && ds_cadence_due(&sp->agop, t, T, last, rose)) {
     double align;
     if (d->cnn)
-      DS_TRY(ds_diag_cnn_agop(d->cnn, theta, train->X, train->n, train->d_out, d->Gref, d->G,
-                              &align));
+      DS_TRY(ds_diag_cnn_agop_team(team, d->cnn, theta, train->X, train->n, train->d_out,
+                                   d->Gref, d->G, &align)); /* samples split over the team */
     else
       DS_TRY(ds_diag_agop(m, theta, train->X, w, d->Gref, d->G, &align));
     if (!d->Gref) align = NAN;

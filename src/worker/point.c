@@ -43,6 +43,14 @@ typedef struct {
                           whose nparams is the CNN's (theta's length for the optimiser,
                           records and checkpoints); plan refuses what reads its layers */
   uint64_t drop_seed;  /* cnn dropout: masks keyed by (drop_seed, step, sample, unit) */
+  int drop_on;         /* dropout is on for this step's loss (step_loss_grad) */
+  const int *drop_ids; /* ... for these training-set indices (NULL: 0, 1, ...) */
+  /* train.distributed on a CNN (issue 26): each team member evaluates the
+   * loss and gradient of its contiguous block of the samples, summed over
+   * the team (cnn_split_loss); theta and the optimiser state stay replicated */
+  int csplit;
+  int *iota;           /* 0, 1, ..., nmax - 1 (the dropout ids of full-set blocks) */
+  double *red;         /* nparams + 1 doubles: gradient and loss summed over the team */
   ds_approx approx;    /* f_lin / f_quad around theta0 */
   int use_approx;
   ds_cnn_lin cnnlin;   /* model.type cnn, model.approx lin: f_lin around theta0 (cnnrop.c) */
@@ -95,6 +103,8 @@ static void state_free(point_state *st) {
   free(st->svbuf);
   free(st->rowbuf);
   free(st->Fbuf);
+  free(st->iota);
+  free(st->red);
   free(st->ix.sv);
   ds_diagrec_free(&st->diag);
   if (st->dist) {
@@ -103,6 +113,56 @@ static void state_free(point_state *st) {
     ds_dtrain_work_free(&st->dt, &st->dwbatch);
     ds_dtrain_free(&st->dt);
   }
+}
+
+/* Loss and gradient (grad != NULL) of the CNN (or its f_lin) on the nb
+ * samples from lo of X, Y; l normalises over the whole set. */
+static double cnn_block_loss(point_state *st, const double *X, const double *Y, int lo, int nb,
+                             const ds_loss *l, double *grad) {
+  int d = st->train.d_in, k = st->train.d_out;
+  X += (size_t)lo * d, Y += (size_t)lo * k;
+  if (st->use_cnnlin) {
+    if (grad) return ds_cnn_lin_loss_grad(&st->cnnlin, st->theta, X, Y, nb, l, grad);
+    return ds_loss_eval(l, ds_cnn_lin_forward(&st->cnnlin, st->theta, X, nb), Y, k, nb, NULL);
+  }
+  if (st->use_cnnquad) {
+    if (grad) return ds_cnn_quad_loss_grad(&st->cnnquad, st->theta, X, Y, nb, l, grad);
+    return ds_loss_eval(l, ds_cnn_quad_forward(&st->cnnquad, st->theta, X, nb), Y, k, nb, NULL);
+  }
+  return ds_cnnpoint_loss(st->cnn, st->theta, X, Y, nb, k, l, grad);
+}
+
+/* The CNN's loss on a team (train.distributed, issue 26): member r of s
+ * takes samples [floor(n r / s), floor(n (r+1) / s)) -- a contiguous block;
+ * the loss is a sum over samples with the whole set's normalisation in l
+ * (mse, lp: c sum over entries; cross-entropy: c sum over columns), so the
+ * blocks' losses and gradients add up to the set's. Dropout masks are keyed
+ * by the sample's index in the training set, not its column, so a block
+ * draws the masks the whole set would. The sum is a reduce to the team root
+ * then a broadcast (as dtrain.c's): every member gets bitwise the same
+ * gradient, hence the same theta after the update; the summation order
+ * depends on the team size only (not on mpirun -n). */
+static double cnn_split_loss(point_state *st, const double *X, const double *Y, int n,
+                             const ds_loss *l, double *grad) {
+  ds_team *tm = st->team;
+  int lo = (int)((int64_t)n * tm->rank / tm->size), hi = (int)((int64_t)n * (tm->rank + 1) / tm->size);
+  size_t P = st->mlp.nparams;
+  if (st->drop_on) /* this block's columns are samples drop_ids[lo..] (or lo..) */
+    ds_cnn_dropout(st->cnn, 1, st->drop_seed, (uint64_t)st->opt.t,
+                   (st->drop_ids ? st->drop_ids : st->iota) + lo);
+  double loss = 0;
+  if (hi > lo) loss = cnn_block_loss(st, X, Y, lo, hi - lo, l, grad);
+  else if (grad) memset(grad, 0, P * sizeof *grad); /* more members than samples */
+  size_t m = grad ? P + 1 : 1;
+  if (grad) memcpy(st->red, grad, P * sizeof *grad);
+  st->red[m - 1] = loss;
+  int me = tm->rank;
+  if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : st->red, me == 0 ? st->red : NULL, (int)m, MPI_DOUBLE,
+                 MPI_SUM, 0, tm->comm) != MPI_SUCCESS ||
+      MPI_Bcast(st->red, (int)m, MPI_DOUBLE, 0, tm->comm) != MPI_SUCCESS)
+    return NAN; /* a NaN loss: the point stops as diverged, on every member */
+  if (grad) memcpy(grad, st->red, P * sizeof *grad);
+  return st->red[m - 1];
 }
 
 /* Loss (and gradient when grad != NULL) of the model being trained. */
@@ -116,6 +176,7 @@ static double model_loss(point_state *st, const double *X, const double *Y, cons
   }
   if (st->cnn) {
     int n = w == &st->wtest ? st->test.n : w == &st->wbatch ? st->batch : st->train.n;
+    if (st->csplit) return cnn_split_loss(st, X, Y, n, l, grad);
     if (st->use_cnnlin) {
       if (grad) return ds_cnn_lin_loss_grad(&st->cnnlin, st->theta, X, Y, n, l, grad);
       return ds_loss_eval(l, ds_cnn_lin_forward(&st->cnnlin, st->theta, X, n), Y,
@@ -199,6 +260,11 @@ static int dist_choose(const ds_point_cfg *c, const int *dims, const ds_team *te
   const char *why = dist_unsupported(c, buf, sizeof buf);
   *dist = 0;
   if (c->train.distributed == DS_DIST_OFF || !team) return DS_OK;
+  if (c->model.type == DS_MODEL_CNN) { /* on and auto: split the samples over a team > 1 */
+    if (why) return ds_fail(DS_EINPUT, "train.distributed is not supported with %s", why);
+    *dist = team->size > 1 ? 2 : 0;
+    return DS_OK;
+  }
   if (c->train.distributed == DS_DIST_ON) {
     if (why) return ds_fail(DS_EINPUT, "train.distributed: on is not supported with %s", why);
     *dist = 1;
@@ -304,6 +370,12 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
     ds_rng_init(&rdrop, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);
     st->drop_seed = ds_rng_u64(&rdrop);
     if (st->test.n > 0) DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
+    if (st->csplit) {
+      st->iota = ds_calloc((size_t)nmax, sizeof *st->iota);
+      st->red = ds_calloc(st->mlp.nparams + 1, sizeof *st->red);
+      if (!st->iota || !st->red) return DS_ENOMEM;
+      for (int i = 0; i < nmax; i++) st->iota[i] = i;
+    }
   } else if (st->dist) {
     DS_TRY(ds_dtrain_work_init(&st->dt, st->train.n, 1, &st->dwtrain));
     if (st->test.n > 0) {
@@ -378,6 +450,7 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   st->min_loss = INFINITY;
   st->team = team;
   DS_TRY(dist_choose(c, dims, team, &st->dist));
+  if (st->dist == 2) st->dist = 0, st->csplit = 1; /* a CNN's sample split */
   DS_TRY(setup_model(sw, p, st, dims));
   DS_TRY(setup_data(sw, p, st));
   if (c->optimizer.lr_units == DS_LR_LAMBDA0) DS_TRY(lr_per_lambda0(st, team));
@@ -780,13 +853,16 @@ static double step_loss_grad(point_state *st) {
   }
   /* CNN dropout: on for the step's loss and gradient only, masks of step t
    * for the samples' indices in the training set (cnn.h) */
-  if (st->cnn) ds_cnn_dropout(st->cnn, 1, st->drop_seed, (uint64_t)st->opt.t,
-                              st->batch ? st->idx : NULL);
+  if (st->cnn) {
+    st->drop_on = 1, st->drop_ids = st->batch ? st->idx : NULL;
+    ds_cnn_dropout(st->cnn, 1, st->drop_seed, (uint64_t)st->opt.t, st->drop_ids);
+  }
   if (!st->batch)
     loss = model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, grad);
   else
     loss = model_loss(st, st->Xb, st->Yb, &st->loss_batch, &st->wbatch, grad);
   if (st->cnn) ds_cnn_dropout(st->cnn, 0, 0, 0, NULL);
+  st->drop_on = 0;
   return loss;
 }
 
