@@ -20,10 +20,6 @@ typedef struct {
 } ds_raw;
 
 void ds_raw_free(ds_raw *r);
-/* The image shape an IDX image file's header gives: 1 for 3 dimensions
- * (n, rows, cols: *H = rows, *W = cols), 0 otherwise or when the header
- * cannot be read (the loaders report that with the file's name). */
-int ds_idx_image_shape(const char *path, int *H, int *W);
 /* Load the file(s) of spec (file kinds only). which = 0: path/labels_path,
  * 1: test_path/test_labels_path. want_x = 0 reads only the shape and labels
  * where the format allows it (IDX, HDF5); 2 reads and checks every value

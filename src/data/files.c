@@ -49,20 +49,6 @@ static int idx_read_header(gzFile f, const char *path, idx_header *h) {
   return DS_OK;
 }
 
-int ds_idx_image_shape(const char *path, int *H, int *W) {
-  gzFile f;
-  if (ds_gz_open(path, &f) != DS_OK) return ds_clear_error(), 0;
-  unsigned char b[16];
-  int got = gzread(f, b, sizeof b) == (int)sizeof b;
-  gzclose(f);
-  if (!got || b[0] || b[1] || b[3] != 3) return 0;
-  size_t h = (size_t)b[8] << 24 | (size_t)b[9] << 16 | (size_t)b[10] << 8 | b[11];
-  size_t w = (size_t)b[12] << 24 | (size_t)b[13] << 16 | (size_t)b[14] << 8 | b[15];
-  if (h < 1 || w < 1 || h * w > (size_t)INT32_MAX) return 0;
-  *H = (int)h, *W = (int)w;
-  return 1;
-}
-
 static double idx_value(const unsigned char *p, int type) {
   switch (type) {
     case 0x08: return p[0];

@@ -38,6 +38,24 @@ int ds_data_is_file_kind(ds_data_kind k) {
          k == DS_DATA_CIFAR10 || k == DS_DATA_CIFAR100 || k == DS_DATA_SVHN;
 }
 
+/* The image shape an IDX image file's header gives (its first 16 bytes;
+ * files.c reads the whole file): 1 for 3 dimensions (n, rows, cols: *H =
+ * rows, *W = cols), 0 otherwise or when the header cannot be read (the
+ * loaders report that with the file's name). */
+static int idx_image_shape(const char *path, int *H, int *W) {
+  gzFile f;
+  if (ds_gz_open(path, &f) != DS_OK) return ds_clear_error(), 0;
+  unsigned char b[16];
+  int got = gzread(f, b, sizeof b) == (int)sizeof b;
+  gzclose(f);
+  if (!got || b[0] || b[1] || b[3] != 3) return 0;
+  size_t h = (size_t)b[8] << 24 | (size_t)b[9] << 16 | (size_t)b[10] << 8 | b[11];
+  size_t w = (size_t)b[12] << 24 | (size_t)b[13] << 16 | (size_t)b[14] << 8 | b[15];
+  if (h < 1 || w < 1 || h * w > (size_t)INT32_MAX) return 0;
+  *H = (int)h, *W = (int)w;
+  return 1;
+}
+
 int ds_data_image_side(int d_in) {
   int s = (int)lround(sqrt((double)d_in));
   return s >= 3 && (long long)s * s == d_in ? s : 0;
@@ -60,7 +78,7 @@ int ds_data_image_filters(int d_in, double *u1, double *u2) {
 
 int ds_data_image_shape(const ds_data_spec *s, int *C, int *H, int *W) {
   if (s->kind == DS_DATA_IDX) { /* the images file's header: n x rows x cols */
-    int h = 0, w = 0, yes = s->path[0] && ds_idx_image_shape(s->path, &h, &w);
+    int h = 0, w = 0, yes = s->path[0] && idx_image_shape(s->path, &h, &w);
     *C = yes ? 1 : 0, *H = h, *W = w;
     return yes;
   }
