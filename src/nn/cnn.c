@@ -426,9 +426,25 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
   }
 }
 
+/* a conv layer followed by a ReLU: the pair runs as one pass (conv.c's
+ * ds_conv_forward_relu, ds_conv_backward_mask; the same bits) */
+static int conv_relu(const ds_cnn *m, int l) {
+  return l + 1 < m->nl && m->ly[l].L.kind == DS_LAYER_CONV &&
+         m->ly[l + 1].L.kind == DS_LAYER_RELU;
+}
+
 const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, int n) {
   const double *x = X;
   for (int l = 0; l < m->nl; l++) {
+    if (conv_relu(m, l)) { /* conv l writes its output and relu l + 1's */
+      ds_cnn_ly *y = &m->ly[l], *r = &m->ly[l + 1];
+      ds_conv_forward_relu(y->out, r->out, theta + y->off_w[0], theta + y->off_b[0], x,
+                           &y->g[0], n, y->alpha[0], m->beta, m->col);
+      y->y = y->out, r->y = r->out;
+      x = r->y;
+      l++;
+      continue;
+    }
     layer_forward(m, l, theta, x, n);
     x = m->ly[l].y;
   }
@@ -464,14 +480,14 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
  * parameters' gradient into grad (NULL: skipped). dx may be dy for the
  * elementwise layers (in place). x: the layer's input. */
 static void layer_backward(ds_cnn *m, int l, const double *theta, const double *x, int n,
-                           double *dy, double *dx, double *grad) {
+                           double *dy, double *dx, double *grad, const double *mask) {
   ds_cnn_ly *y = &m->ly[l];
   const size_t cnt = y->dout * n, cin = y->din * n;
   double *gw = grad ? grad + y->off_w[0] : NULL, *gb = grad ? grad + y->off_b[0] : NULL;
   switch (y->L.kind) {
   case DS_LAYER_CONV:
-    ds_conv_backward(dx, gw, gb, dy, theta + y->off_w[0], x, &y->g[0], n, y->alpha[0], m->beta,
-                     0, m->col);
+    ds_conv_backward_mask(dx, gw, gb, dy, theta + y->off_w[0], x, mask, &y->g[0], n,
+                          y->alpha[0], m->beta, 0, m->col);
     break;
   case DS_LAYER_RELU: /* y = relu(x): dx = dy [x > 0] */
     if (dx)
@@ -549,8 +565,13 @@ static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
     int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE;
     if (l == 0 && !dX && !(grad && has_params)) break;
     double *dx = l == 0 ? dX : (inplace && dy != dF) ? dy : dy == m->d1 ? m->d2 : m->d1;
-    layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad);
+    /* relu l - 1 (not the first layer) then conv l: conv l's dx masked by the relu's
+     * input in the same pass; the relu's backward (in place, dx = dy) is then done */
+    const int fused = l >= 2 && kind == DS_LAYER_CONV && m->ly[l - 1].L.kind == DS_LAYER_RELU;
+    layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad,
+                   fused ? m->ly[l - 2].y : NULL);
     dy = dx;
+    if (fused) l--;
   }
 }
 
