@@ -164,17 +164,20 @@ void ds_conv_forward_relu(double *Z, double *R, const double *W, const double *b
       for (int k = 0; k < cout; k++) {
         const double *zb = Zb + (size_t)k * ld + (size_t)i * P;
         double *zk = z + (size_t)k * P, bk = b ? beta * b[k] : 0.0;
-        if (nb == 1) {
+        double *rk = R ? R + (i0 + i) * dout + (size_t)k * P : NULL;
+        if (rk) { /* one pass: z = zb + beta b, r = relu(z) */
+          for (int p = 0; p < P; p++) {
+            double v = b ? zb[p] + bk : zb[p];
+            zk[p] = v;
+            rk[p] = v > 0.0 ? v : 0.0;
+          }
+        } else if (nb == 1) {
           if (b)
             for (int p = 0; p < P; p++) zk[p] += bk;
         } else if (b) {
           for (int p = 0; p < P; p++) zk[p] = zb[p] + bk;
         } else {
           memcpy(zk, zb, (size_t)P * sizeof *zk);
-        }
-        if (R) {
-          double *rk = R + (i0 + i) * dout + (size_t)k * P;
-          for (int p = 0; p < P; p++) rk[p] = zk[p] > 0.0 ? zk[p] : 0.0;
         }
       }
     }
