@@ -12,7 +12,10 @@
  * y = conv2(relu(conv1(r))) + S, r = relu(x):
  *   dW2 from (dy, relu(z1)); dz1 = conv2^T dy * [z1 > 0]; dW1 from (dz1, r);
  *   dr = conv1^T dz1 (+ convS^T dy, its dWs from (dy, r));
- *   dx = dr * [x > 0] (+ dy for the identity shortcut). */
+ *   dx = dr * [x > 0] (+ dy for the identity shortcut).
+ * A conv layer followed by a ReLU runs as one pass (conv.c's
+ * ds_conv_forward_relu; backward, ds_conv_backward_mask masks the conv's dx
+ * by the ReLU's input and the ReLU's own step is skipped): the same bits. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>

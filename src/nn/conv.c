@@ -19,7 +19,13 @@
  * CONV_BUDGET doubles), never on n: the blocks, hence dW's sums over
  * samples, are the same for every call of the same n, and every per-sample
  * output (Z, dA) does not depend on the block at all. db is summed per
- * sample in sample order as before. */
+ * sample in sample order as before.
+ *
+ * A ReLU after the layer can run inside it (ds_conv_forward_relu: R =
+ * max(Z, 0) in the loop that adds the bias, per block after its GEMM), and
+ * the mask of a ReLU before it inside its backward (ds_conv_backward_mask:
+ * dA [M > 0], M the ReLU's input, in the copy out of the block): elementwise,
+ * so the same bits as the separate passes, while the block is in cache. */
 #include <cblas.h>
 #include <string.h>
 
