@@ -140,6 +140,30 @@ static double layer_blocks(int cin, int h, int w, int cout, int s, int t, int sa
   }
   ds_conv_backward(NULL, dW2, NULL, R, W, A, &g, n, alpha, beta, 0, col);
   CHECK(!memcmp(dW, dW2, K * cout * 8), "dW: the same bits for the same n");
+  /* the ReLU fused in (cnn.c's conv + relu pairs): forward's R = relu(Z) and
+   * backward's dA [M > 0] the same bits as the separate passes, n samples a
+   * call (blocks) and one (nb = 1: the GEMM writes Z and dA in place) */
+  double *Zf = malloc(dz * n * 8), *Rf = malloc(dz * n * 8), *M = malloc(din * n * 8),
+         *dAf = malloc(din * n * 8), *dWf = malloc(K * cout * 8), *dbf = malloc(cout * 8);
+  randn(M, din * n, &r);
+  for (int one = 0; one < 2; one++) {
+    int n1 = one ? 1 : n;
+    ds_conv_forward_relu(Zf, Rf, W, b, A, &g, n1, alpha, beta, one ? col1 : col);
+    ds_conv_backward_mask(dAf, dWf, dbf, R, W, A, M, &g, n1, alpha, beta, 0, one ? col1 : col);
+    int zok = 1, aok = 1;
+    for (size_t j = 0; j < dz * n1; j++) {
+      double z = one ? Z1[j] : Z[j];
+      zok &= !memcmp(&Zf[j], &z, 8) && Rf[j] == (z > 0.0 ? z : 0.0);
+    }
+    for (size_t j = 0; j < din * n1; j++) {
+      double a = M[j] > 0.0 ? (one ? dA1[j] : dA[j]) : 0.0;
+      aok &= !memcmp(&dAf[j], &a, 8);
+    }
+    CHECK(zok, "conv + relu forward (%d samples a call): Z and relu(Z) the same bits", n1);
+    CHECK(aok, "conv backward masked (%d samples a call): dA [M > 0] the same bits", n1);
+    if (!one) CHECK(!memcmp(dWf, dW, K * cout * 8), "masked backward: the same dW bits");
+  }
+  free(Zf), free(Rf), free(M), free(dAf), free(dWf), free(dbf);
   free(A), free(W), free(b), free(R), free(Z), free(Z1), free(col), free(col1), free(dA),
       free(dA1), free(dW), free(dW1), free(dW2), free(db), free(db1);
   return err;

@@ -68,6 +68,16 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
 void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
                       const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
                       int accumulate, double *col);
+/* The same with a ReLU fused in (conv.c; the same bits as the separate
+ * layers): forward also writes R = relu(Z) (R NULL: not); backward masks dA
+ * by [M > 0], M the input of a ReLU that produced A (M NULL: no mask). */
+void ds_conv_forward_relu(double *Z, double *R, const double *W, const double *b,
+                          const double *A, const ds_conv_geom *g, int n, double alpha,
+                          double beta, double *col);
+void ds_conv_backward_mask(double *dA, double *dW, double *db, const double *dZ,
+                           const double *W, const double *A, const double *M,
+                           const ds_conv_geom *g, int n, double alpha, double beta,
+                           int accumulate, double *col);
 /* Doubles of the col scratch ds_conv_forward/backward need for calls of up
  * to n samples (the caller allocates it once, for its largest layer). */
 size_t ds_conv_col_size(const ds_conv_geom *g, int n);

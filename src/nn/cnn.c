@@ -12,7 +12,10 @@
  * y = conv2(relu(conv1(r))) + S, r = relu(x):
  *   dW2 from (dy, relu(z1)); dz1 = conv2^T dy * [z1 > 0]; dW1 from (dz1, r);
  *   dr = conv1^T dz1 (+ convS^T dy, its dWs from (dy, r));
- *   dx = dr * [x > 0] (+ dy for the identity shortcut). */
+ *   dx = dr * [x > 0] (+ dy for the identity shortcut).
+ * A conv layer followed by a ReLU runs as one pass (conv.c's
+ * ds_conv_forward_relu; backward, ds_conv_backward_mask masks the conv's dx
+ * by the ReLU's input and the ReLU's own step is skipped): the same bits. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -480,9 +483,25 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
   }
 }
 
+/* a conv layer followed by a ReLU: the pair runs as one pass (conv.c's
+ * ds_conv_forward_relu, ds_conv_backward_mask; the same bits) */
+static int conv_relu(const ds_cnn *m, int l) {
+  return l + 1 < m->nl && m->ly[l].L.kind == DS_LAYER_CONV &&
+         m->ly[l + 1].L.kind == DS_LAYER_RELU;
+}
+
 const double *ds_cnn_forward(ds_cnn *m, const double *theta, const double *X, int n) {
   const double *x = X;
   for (int l = 0; l < m->nl; l++) {
+    if (conv_relu(m, l)) { /* conv l writes its output and relu l + 1's */
+      ds_cnn_ly *y = &m->ly[l], *r = &m->ly[l + 1];
+      ds_conv_forward_relu(y->out, r->out, theta + y->off_w[0], theta + y->off_b[0], x,
+                           &y->g[0], n, y->alpha[0], m->beta, m->col);
+      y->y = y->out, r->y = r->out;
+      x = r->y;
+      l++;
+      continue;
+    }
     layer_forward(m, l, theta, x, n);
     x = m->ly[l].y;
   }
@@ -525,14 +544,14 @@ void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols) {
  * parameters' gradient into grad (NULL: skipped). dx may be dy for the
  * elementwise layers (in place). x: the layer's input. */
 static void layer_backward(ds_cnn *m, int l, const double *theta, const double *x, int n,
-                           double *dy, double *dx, double *grad) {
+                           double *dy, double *dx, double *grad, const double *mask) {
   ds_cnn_ly *y = &m->ly[l];
   const size_t cnt = y->dout * n, cin = y->din * n;
   double *gw = grad ? grad + y->off_w[0] : NULL, *gb = grad ? grad + y->off_b[0] : NULL;
   switch (y->L.kind) {
   case DS_LAYER_CONV:
-    ds_conv_backward(dx, gw, gb, dy, theta + y->off_w[0], x, &y->g[0], n, y->alpha[0], m->beta,
-                     0, m->col);
+    ds_conv_backward_mask(dx, gw, gb, dy, theta + y->off_w[0], x, mask, &y->g[0], n,
+                          y->alpha[0], m->beta, 0, m->col);
     break;
   case DS_LAYER_RELU: /* y = relu(x): dx = dy [x > 0] */
     if (dx)
@@ -613,8 +632,13 @@ static void cnn_backward(ds_cnn *m, const double *theta, const double *X, int n,
     int has_params = y->nconv > 0 || kind == DS_LAYER_DENSE || kind == DS_LAYER_DAG;
     if (l == 0 && !dX && !(grad && has_params)) break;
     double *dx = l == 0 ? dX : (inplace && dy != dF) ? dy : dy == m->d1 ? m->d2 : m->d1;
-    layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad);
+    /* relu l - 1 (not the first layer) then conv l: conv l's dx masked by the relu's
+     * input in the same pass; the relu's backward (in place, dx = dy) is then done */
+    const int fused = l >= 2 && kind == DS_LAYER_CONV && m->ly[l - 1].L.kind == DS_LAYER_RELU;
+    layer_backward(m, l, theta, l ? m->ly[l - 1].y : X, n, dy, dx, grad,
+                   fused ? m->ly[l - 2].y : NULL);
     dy = dx;
+    if (fused) l--;
   }
 }
 

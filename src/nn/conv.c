@@ -19,7 +19,13 @@
  * CONV_BUDGET doubles), never on n: the blocks, hence dW's sums over
  * samples, are the same for every call of the same n, and every per-sample
  * output (Z, dA) does not depend on the block at all. db is summed per
- * sample in sample order as before. */
+ * sample in sample order as before.
+ *
+ * A ReLU after the layer can run inside it (ds_conv_forward_relu: R =
+ * max(Z, 0) in the loop that adds the bias, per block after its GEMM), and
+ * the mask of a ReLU before it inside its backward (ds_conv_backward_mask:
+ * dA [M > 0], M the ReLU's input, in the copy out of the block): elementwise,
+ * so the same bits as the separate passes, while the block is in cache. */
 #include <cblas.h>
 #include <string.h>
 
@@ -143,8 +149,12 @@ static void col2im(double *dA, const double *dU, size_t ld, int nb, const ds_con
   }
 }
 
-void ds_conv_forward(double *Z, const double *W, const double *b, const double *A,
-                     const ds_conv_geom *g, int n, double alpha, double beta, double *col) {
+/* R NULL: the plain layer; else also R = relu(Z), written per block right
+ * after the block's GEMM and scatter while Z is still in cache (one pass over
+ * Z from memory fewer than a separate ReLU layer; the same bits) */
+void ds_conv_forward_relu(double *Z, double *R, const double *W, const double *b,
+                          const double *A, const ds_conv_geom *g, int n, double alpha,
+                          double beta, double *col) {
   const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout;
   const size_t din = (size_t)g->cin * g->h * g->w, dout = (size_t)cout * P;
   const int nbmax = conv_block(g);
@@ -160,7 +170,14 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
       for (int k = 0; k < cout; k++) {
         const double *zb = Zb + (size_t)k * ld + (size_t)i * P;
         double *zk = z + (size_t)k * P, bk = b ? beta * b[k] : 0.0;
-        if (nb == 1) {
+        double *rk = R ? R + (i0 + i) * dout + (size_t)k * P : NULL;
+        if (rk) { /* one pass: z = zb + beta b, r = relu(z) */
+          for (int p = 0; p < P; p++) {
+            double v = b ? zb[p] + bk : zb[p];
+            zk[p] = v;
+            rk[p] = v > 0.0 ? v : 0.0;
+          }
+        } else if (nb == 1) {
           if (b)
             for (int p = 0; p < P; p++) zk[p] += bk;
         } else if (b) {
@@ -171,6 +188,11 @@ void ds_conv_forward(double *Z, const double *W, const double *b, const double *
       }
     }
   }
+}
+
+void ds_conv_forward(double *Z, const double *W, const double *b, const double *A,
+                     const ds_conv_geom *g, int n, double alpha, double beta, double *col) {
+  ds_conv_forward_relu(Z, NULL, W, b, A, g, n, alpha, beta, col);
 }
 
 /* The input gradient at stride 1 is a convolution too: dA_i[o, y, x] = alpha
@@ -200,9 +222,20 @@ static void flipped(ds_conv_geom *f, double *Wf, const double *W, const ds_conv_
               W[(size_t)k * K + (o * s + p) * s + q];
 }
 
-void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
-                      const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
-                      int accumulate, double *col) {
+/* dA[j] = M[j] > 0 ? dA[j] : 0 for count entries (the backward of a ReLU
+ * whose input was M) */
+static void relu_mask(double *dA, const double *M, size_t count) {
+  for (size_t j = 0; j < count; j++) dA[j] = M[j] > 0.0 ? dA[j] : 0.0;
+}
+
+/* M NULL: the plain layer; else dA is masked by [M > 0] (M: din x n, the
+ * input of a ReLU whose output is A), block by block right after the block's
+ * dA is written, while it is in cache: the backward of ReLU then conv in one
+ * pass, the same bits as the two layers' */
+void ds_conv_backward_mask(double *dA, double *dW, double *db, const double *dZ,
+                           const double *W, const double *A, const double *M,
+                           const ds_conv_geom *g, int n, double alpha, double beta,
+                           int accumulate, double *col) {
   const int P = g->ho * g->wo, K = g->cin * g->s * g->s, cout = g->cout, cin = g->cin;
   const int HW = g->h * g->w, Kf = cout * g->s * g->s;
   const size_t din = (size_t)cin * HW, dout = (size_t)cout * P;
@@ -250,15 +283,31 @@ void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, cons
                   (int)ldf, Wf, Kf, 0.0, dAb, (int)ldf);
       if (nb > 1)
         for (int i = 0; i < nb; i++)
-          for (int o = 0; o < cin; o++)
-            memcpy(dA + (i0 + i) * din + (size_t)o * HW, dAb + (size_t)o * ldf + (size_t)i * HW,
-                   (size_t)HW * sizeof *dAb);
+          for (int o = 0; o < cin; o++) {
+            double *d = dA + (i0 + i) * din + (size_t)o * HW;
+            const double *e = dAb + (size_t)o * ldf + (size_t)i * HW;
+            if (M) {
+              const double *mk = M + (i0 + i) * din + (size_t)o * HW;
+              for (int j = 0; j < HW; j++) d[j] = mk[j] > 0.0 ? e[j] : 0.0;
+            } else {
+              memcpy(d, e, (size_t)HW * sizeof *dAb);
+            }
+          }
+      else if (M)
+        relu_mask(dA + i0 * din, M + i0 * din, din);
     } else if (dA) {
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)ld, K, cout, alpha, dZb,
                   (int)ld, W, K, 0.0, U, (int)ld);
       col2im(dA + i0 * din, U, ld, nb, g);
+      if (M) relu_mask(dA + i0 * din, M + i0 * din, (size_t)nb * din);
     }
   }
+}
+
+void ds_conv_backward(double *dA, double *dW, double *db, const double *dZ, const double *W,
+                      const double *A, const ds_conv_geom *g, int n, double alpha, double beta,
+                      int accumulate, double *col) {
+  ds_conv_backward_mask(dA, dW, db, dZ, W, A, NULL, g, n, alpha, beta, accumulate, col);
 }
 
 void ds_gap_forward(double *G, const double *A, int c, int p, int n) {
