@@ -256,9 +256,6 @@ CAD(escape)
 #define NETS (M(DS_MODEL_LINEAR) | M(DS_MODEL_RELU) | M(DS_MODEL_TANH))
 #define EXACT "not supported with model.type %s (yet); use model.type linear for the same network"
 #define CNN(k) (M(DS_MODEL_CNN) | (k))
-#define HESS_CNN "not supported with model.type %s (yet): the full Hessian of a CNN (P HVPs and a " \
-                 "P x P eigensolve) is not built; use record.spectra.hessian (Lanczos top-k on " \
-                 "R-operator HVPs, issue 26)"
 
 const ds_diag_row ds_diag_rows[] = {
     {"layers", cad_layers, CNN(ALL), 1, NULL, NULL,
@@ -275,7 +272,9 @@ const ds_diag_row ds_diag_rows[] = {
     {"hessian", cad_hessian, CNN(NETS), 0, EXACT, NULL,
      "top-k Hessian eigenvalues (Lanczos on HVPs; a CNN: R-operator HVPs through every layer, "
      "ReLU masks and max-pool arg-maxes frozen, dropout off)"},
-    {"hessian_full", cad_hessian_full, NETS, 0, EXACT, HESS_CNN, "the whole Hessian spectrum"},
+    {"hessian_full", cad_hessian_full, CNN(NETS), 0, EXACT, NULL,
+     "the whole Hessian spectrum (a CNN: P R-operator HVPs with unit vectors, symmetrised, "
+     "ScaLAPACK pdsyevd)"},
     {"ntk", cad_ntk, CNN(NETS), 0, EXACT, NULL,
      "top NTK eigenvalues, critical lr, loss split, kernel change (a CNN: K = J J^T from "
      "per-sample gradients)"},
