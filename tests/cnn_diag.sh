@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cnn_diag.sh -- issue 26: the diagnostics of CNN points, end to end.
 # tests/sweeps/cnn_diag.yaml (a 2-conv-layer CNN on 4 x 4 images of the rank-2
-# task; GD and SGD with layer spectra, NTK, batch NTK and AGOP recorded):
-#   - plan takes it, and refuses what CNNs do not have yet with the reason
-#     (the full Hessian; escape);
+# task; GD and SGD with layer spectra, NTK, batch NTK, AGOP and the escape
+# proxy recorded):
+#   - plan takes it, and refuses what CNNs do not have with the reason
+#     (activations; hessian_full above hessian_full_max);
 #   - record.spectra.hessian (Lanczos on ds_cnn_hvp's R-operator HVPs): the
 #     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
 #     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
@@ -33,8 +34,6 @@ rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
 refuses "the full Hessian above hessian_full_max" "record.spectra.hessian_full: the network has 163 parameters, more than record.spectra.hessian_full_max = 100" \
   --set record.spectra.hessian_full.every=10 --set record.spectra.hessian_full_max=100
-refuses "the escape proxy" "record.spectra.escape: not supported with model.type cnn" \
-  --set record.spectra.escape.every=10
 refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
   --set record.spectra.activations.every=10
 

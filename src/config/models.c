@@ -279,9 +279,9 @@ const ds_diag_row ds_diag_rows[] = {
      "top NTK eigenvalues, critical lr, loss split, kernel change (a CNN: K = J J^T from "
      "per-sample gradients)"},
     {"batch_ntk", cad_batch_ntk, CNN(NETS), 0, EXACT, NULL, "the NTK of each minibatch"},
-    {"escape", cad_escape, ALL, 1, NULL,
-     "not supported with model.type %s: the proxy rescales an MLP's weights to norm sqrt(depth)",
-     "the escape-speed proxy"},
+    {"escape", cad_escape, CNN(ALL), 1, NULL, NULL,
+     "the escape-speed proxy (a CNN: theta~ = sqrt(L) theta/||theta||, L its weight matrices "
+     "as layers/sv)"},
 };
 const int ds_ndiag_rows = (int)(sizeof ds_diag_rows / sizeof ds_diag_rows[0]);
 

@@ -51,8 +51,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   d->nlayers = cnn ? ds_cnn_nweights(cnn) : L;
   if (cnn) { /* plan refuses these for CNNs (models.c); a guard for callers that do not plan */
     const char *no = ds_cadence_on(&sp->e2e) ? "e2e"
-                     : ds_cadence_on(&sp->activations) ? "activations"
-                     : ds_cadence_on(&sp->escape) ? "escape" : NULL;
+                     : ds_cadence_on(&sp->activations) ? "activations" : NULL;
     if (no) return ds_fail(DS_EINPUT, "record.spectra.%s: not available for model.type cnn", no);
   }
   ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_DIAG);
@@ -357,7 +356,12 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(ds_traj_append(tr, d->ix_act_ratio, t, d->col));
   }
   if (d->esc_on && ds_cadence_due(&sp->escape, t, T, last, rose)) {
-    double s = ds_diag_escape(m, theta, train->X, train->Y, l, w);
+    double s;
+    if (d->cnn) /* L = the CNN's weight matrices (ds_cnn_nweights) */
+      DS_TRY(ds_diag_cnn_escape(team, d->cnn, theta, train->X, train->Y, train->n, train->d_out,
+                                l, &s));
+    else
+      s = ds_diag_escape(m, theta, train->X, train->Y, l, w);
     DS_TRY(ds_traj_append(tr, d->ix_escape, t, &s));
   }
   return DS_OK;
