@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # cnn_diag.sh -- issue 26: the diagnostics of CNN points, end to end.
 # tests/sweeps/cnn_diag.yaml (a 2-conv-layer CNN on 4 x 4 images of the rank-2
-# task; GD and SGD with layer spectra, NTK, batch NTK and AGOP recorded):
-#   - plan takes it, and refuses what CNNs do not have yet with the reason
-#     (the full Hessian; escape);
+# task; GD and SGD with layer spectra, NTK, batch NTK, AGOP and the escape
+# proxy recorded):
+#   - plan takes it, and refuses what CNNs do not have with the reason
+#     (activations; hessian_full above hessian_full_max);
 #   - record.spectra.hessian (Lanczos on ds_cnn_hvp's R-operator HVPs): the
 #     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
 #     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
 #     relative; Lanczos run to P iterations), on 1 rank and on teams of 2;
+#   - hessian_full (every eigenvalue: P HVP columns, pdsyevd) equals the same
+#     replay's eigvalsh to 1e-8 on 1 rank and on teams of 2, and plan refuses
+#     it above record.spectra.hessian_full_max;
 #   - model.approx lin (ds_cnn_lin): the losses of 40 GD steps equal
 #     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
@@ -28,10 +32,8 @@ DUMP=$DS_BUILD/tests/cnn_sweep_dump
 refuses() { plan_refuses "$sweep" "$@"; } # refuses WHAT MESSAGE --set ... (lib.sh)
 rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
-refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet): the full Hessian of a CNN" \
-  --set record.spectra.hessian_full.every=10
-refuses "the escape proxy" "record.spectra.escape: not supported with model.type cnn" \
-  --set record.spectra.escape.every=10
+refuses "the full Hessian above hessian_full_max" "record.spectra.hessian_full: the network has 163 parameters, more than record.spectra.hessian_full_max = 100" \
+  --set record.spectra.hessian_full.every=10 --set record.spectra.hessian_full_max=100
 refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
   --set record.spectra.activations.every=10
 
@@ -45,6 +47,12 @@ check "... and fails against another learning rate's replay" bash -c \
 drun 1 "$sweep" -o "$T/h.h5" -q --set record.spectra.hessian.every=10 --set record.spectra.lanczos_iters=200
 check "hessian/top equals PyTorch float64's full Hessian eigenvalues to 1e-8" \
   "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/h.h5"
+drun 1 "$sweep" -o "$T/hf.h5" -q --set record.spectra.hessian_full.every=10
+check "hessian/spectrum (P = 163 HVP columns, pdsyevd) equals PyTorch float64's full Hessian to 1e-8" \
+  "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/hf.h5"
+drun 3 "$sweep" -o "$T/hf2.h5" -q --set record.spectra.hessian_full.every=10 --set train.ranks_per_point=2
+check "... and on teams of 2 ranks (sample shares of each column summed)" \
+  "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/hf2.h5"
 drun 3 "$sweep" -o "$T/h2.h5" -q --set record.spectra.hessian.every=10 --set record.spectra.lanczos_iters=200 \
   --set train.ranks_per_point=2
 check "... and on teams of 2 ranks (sample shares of the HVP summed)" \

@@ -13,6 +13,8 @@ initial weights and data as the point trainer draws them; PyTorch replays GD
     readout: layers/sv/W<l>, sv/W<l>, layers/fro, layer_fro, layers/spectral;
   - the AGOP over the pixels (vmap(jacrev) in the inputs) and its cosine with
     G* = diag(1, 1, 0, ...) of the rank-2 task: agop/alignment.
+    escape/speed: -Tr[G^T f(theta~)], G = dL/dF at F = 0 by autograd,
+    theta~ = sqrt(L) theta / ||theta||, L = 3 weight matrices.
 The SGD point (batch 6) starts from the same weights: its step-0 NTK series
 equal the GD point's, and lambda_max of its step-0 minibatch NTK (a principal
 submatrix of K_0) lies in [min_i K_0[i,i], lambda_max(K_0)].
@@ -77,6 +79,15 @@ def reference(cfg, shapes, pad, theta0, X, Y, lr, steps, split, topk):
         Gs = np.zeros_like(G)
         Gs[0, 0] = Gs[1, 1] = 1.0
         put("agop/alignment", t, np.sum(G * Gs) / (np.linalg.norm(G) * np.linalg.norm(Gs)))
+        # seed 004's escape proxy: -Tr[G^T f(theta~)], G = dL/dF at F = 0,
+        # theta~ = sqrt(L) theta / ||theta|| (all parameters), L = the weight
+        # matrices (conv kernels and the readout)
+        F0 = torch.zeros(n, Y.shape[1], dtype=torch.float64, requires_grad=True)
+        (G0,) = torch.autograd.grad(half_mean(F0, Y), F0)
+        with torch.no_grad():
+            nrm = torch.sqrt(sum((p ** 2).sum() for p in params))
+            tt = [p * (np.sqrt(len(mats)) / nrm) for p in params]
+            put("escape/speed", t, -(G0 * forward(tt, shapes, pad, cfg, X)).sum().item())
         put("loss", t, half_mean(forward(params, shapes, pad, cfg, X), Y).item())
         L = half_mean(forward(params, shapes, pad, cfg, X), Y)
         grads = torch.autograd.grad(L, params)

@@ -2,7 +2,10 @@
 """dynsweep's f_quad of a CNN (ds_cnn_quad, src/nn/cnnquad.c) against PyTorch
 float64 with functorch, for the nets of tests/test_cnn_quad.c (2-layer CNN,
 avg/max pooling, gap, residual blocks with both shortcuts, hidden dense with
-dropout, myrtle5, tf_mnist with dropout, wrn-10-1, tf_mnist overparam):
+dropout, myrtle5, tf_mnist with dropout, wrn-10-1, tf_mnist overparam, and
+seed 003's DenseNet-DAG block after a flatten, after conv + relu and as the
+first layer; its edge masks are read off theta0's exact zeros,
+cnn_layers_torch.dag_masks):
 
   - J v = jvp(f, theta0, v) and D2f(theta0)[v, v] = jvp of (p -> jvp(f, p, v))
     along v (jvp of jvp), dropout off;
@@ -69,6 +72,7 @@ def check(binary, k, tmp):
     assert o == len(d), (o, len(d))
     p0 = tuple(p.detach() for p in cl.unpack(theta0, shapes))
     vs = tuple(p.detach() for p in cl.unpack(v, shapes))
+    cl.dag_masks(layers, p0)
     off = [torch.ones(n, u, dtype=torch.float64) for u in units]
     f = lambda *p: cl.forward(cfg, layers, list(p), X, off)  # noqa: E731
     _, jv, qv = f_quad_parts(f, p0, vs)

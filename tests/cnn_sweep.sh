@@ -24,8 +24,8 @@ DUMP=$DS_BUILD/tests/cnn_sweep_dump
 refuses() { plan_refuses "$sweep" "$@"; } # refuses WHAT MESSAGE --set ... (lib.sh)
 rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the example CNN sweep (exit $rc)" test "$rc" = 0
-refuses "the full Hessian" "record.spectra.hessian_full: not supported with model.type cnn (yet): the full Hessian of a CNN" \
-  --set record.spectra.hessian_full.every=10
+rc=$(code "$DYNSWEEP" plan "$sweep" --set record.spectra.hessian_full.every=10)
+check "plan takes the full Hessian spectrum of a CNN (P HVP columns, hessian.c; exit $rc)" test "$rc" = 0
 rc=$(code "$DYNSWEEP" plan "$sweep" --set model.approx=quad)
 check "plan takes model.approx quad on a CNN (f_quad, src/nn/cnnquad.c; exit $rc)" test "$rc" = 0
 refuses "model.param meanfield" "is not supported (a CNN has biases (model.bias_scale) and draws its weights" \

@@ -10,8 +10,10 @@ SW=$DS_SRC/sweeps/repro/003_dag_kernel.yaml
 plan_refuses "$SW" "model.dag_drop 1" "model.dag_drop" --set model.dag_drop=1
 plan_refuses "$SW" "model.dag_drop on another net" "model.dag_drop without model.net dag" \
   --set model.net=cnn --set model.dag_drop=0.3
-plan_refuses "$SW" "model.net dag with model.approx quad" "model.net dag with model.approx quad" \
-  --set model.approx=quad --set record.spectra.ntk.every=0
+# f_quad of the dag block (src/nn/cnnquad.c) is written: plan takes it
+rc=$(code "$DYNSWEEP" plan "$SW" --set model.approx=quad --set record.spectra.ntk.every=0)
+[ "$rc" = 0 ] || cat "$T/err" >&2
+check "plan takes model.net dag with model.approx quad (exit $rc)" [ "$rc" = 0 ]
 plan_refuses "$SW" "model.net dag with model.dropout" "model.net dag has no dropout" \
   --set model.dropout=0.5
 plan_refuses "$SW" "model.net dag with a kernel" "model.net dag fixes its layers" \

@@ -1,7 +1,8 @@
 /* test_cnn_quad.c -- f_quad of a CNN (ds_cnn_quad, src/nn/cnnquad.c) against
  * finite differences, for nets that together hold every layer kind (conv,
  * relu, avg/max pooling, gap, flatten, hidden dense with and without bias,
- * resblocks with both shortcuts, dropout on):
+ * resblocks with both shortcuts, dropout on, seed 003's DenseNet-DAG block
+ * with edges dropped, after a flatten, after conv + relu, and as layer 0):
  *   - D2F(theta0)[v, v] (QF) against (F(theta0 + h v) - 2 F(theta0) +
  *     F(theta0 - h v)) / h^2, and J v (RF) against the central difference;
  *   - f_quad(theta0 + t v) = F0 + t J v + t^2/2 D2F[v, v] exactly (it is a
@@ -64,6 +65,15 @@ static const qspec qspecs[] = {
     {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0, 0},
     {"tf_mnist overparam (2 ch, nobias dense)", 1, 8, 8, 3, DS_PARAM_NTK, 0.5, 0, {LK(0)},
      DS_NET_TF_MNIST, 2, 2, 0.0, 1, 0},
+    /* seed 003's DenseNet-DAG block (cnn.h's DS_LAYER_DAG): as model.net dag
+     * (flatten, dag), after conv + relu (standard), and as the first layer */
+    {"flatten, dag 4 x 2 drop 0.5 (model.net dag)", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
+     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2}}, -1, 0, 0, 0, 0, 1},
+    {"conv, relu, dag 3 x 3 drop 0.3, standard", 2, 4, 4, 1, DS_PARAM_STANDARD, 1.0, 3,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3}}, -1, 0, 0, 0,
+     0, 1},
+    {"dag 5 x 3 first, no drop", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
+     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0, 1},
 };
 #define NQ ((int)(sizeof qspecs / sizeof qspecs[0]))
 
@@ -224,7 +234,8 @@ static int dump(const char *path, int k) {
   double hd[2] = {sp->beta, lr};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {
-    int li[6] = {L[l].kind, L[l].cout, L[l].size, L[l].stride, L[l].same, L[l].nobias};
+    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
+    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
     fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
   }
   fwrite(th0, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f), fwrite(v, 8, P, f);

@@ -143,6 +143,19 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
  * (columns of X, Y with kout outputs; l keeps the whole set's coefficient),
  * shared among the team's members as for the MLPs. Dropout as the net is set
  * (off for spectra). */
+/* Every eigenvalue of a CNN's loss Hessian, ascending, into evals (P =
+ * ds_cnn_nparams) on every member: P columns H e_p by ds_cnn_hvp (samples as
+ * ds_diag_cnn_hessian_top), symmetrised, ScaLAPACK pdsyevd as
+ * ds_diag_hessian_full. t must not be NULL (a team of 1 is fine). */
+/* Seed 004's escape-speed proxy of a CNN into *out (every member): as
+ * ds_diag_escape with L = ds_cnn_nweights (its weight matrices: conv
+ * kernels, hidden dense layers, DAG depths, the readout); n samples of X, Y
+ * (k outputs), one forward each, split over the team (t may be NULL). The
+ * net is left at theta~'s forward pass. */
+int ds_diag_cnn_escape(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                       const double *Y, int n, int k, const ds_loss *l, double *out);
+int ds_diag_cnn_hessian_full(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                             const double *Y, int n, int kout, const ds_loss *l, double *evals);
 int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,
                             const double *Y, int n, int kout, const ds_loss *l, int k, int iters,
                             ds_rng *rng, double *evals);

@@ -102,10 +102,6 @@ static int has_cnn_opts(const ds_point_cfg *c) {
                          m->pool_every != 1 || m->pool_size != 2 || m->hidden != 0 ||
                          m->dropout != 0 || m->overparam || m->dag_drop != 0.5);
 }
-static int has_dag(const ds_point_cfg *c) { return has_cnn(c) && c->model.net == DS_NET_DAG; }
-static int has_dag_quad(const ds_point_cfg *c) {
-  return has_dag(c) && c->model.approx == DS_APPROX_QUAD;
-}
 static int has_dag_drop_off(const ds_point_cfg *c) {
   return has_cnn(c) && c->model.net != DS_NET_DAG && c->model.dag_drop != 0.5;
 }
@@ -152,8 +148,6 @@ static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->rec
  * an image */
 #define CNN_ONLY "they are the convolutional net's; set model.type cnn"
 #define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says (model.init_scale and model.init_std apply)"
-#define DAG_QUAD "f_quad's second directional derivative is not written for the dag block " \
-  "(cnn.h's DS_LAYER_DAG); model.approx lin works"
 #define DAG_ONLY "it is the edge drop probability of model.net dag"
 #define MLP_ONLY "they are defined for an MLP's weight matrices"
 #define IMG "model.image=[1,1,2]"
@@ -170,8 +164,6 @@ const ds_net_feature ds_net_features[] = {
      "overparam or dag_drop without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
-    {"model.net dag with model.approx quad", {"model.net", "model.approx"}, has_dag_quad,
-     {DAG_QUAD, DAG_QUAD, DAG_QUAD}, "model.type=cnn " IMG " model.net=dag model.approx=quad"},
     {"model.dag_drop without model.net dag", {"model.dag_drop", "model.net"}, has_dag_drop_off,
      {DAG_ONLY, DAG_ONLY, DAG_ONLY}, "model.type=cnn " IMG " model.dag_drop=0.25"},
     {"model.type cnn with widths, meanfield, bias, gain, train_output or an init kind other than "
@@ -264,9 +256,6 @@ CAD(escape)
 #define NETS (M(DS_MODEL_LINEAR) | M(DS_MODEL_RELU) | M(DS_MODEL_TANH))
 #define EXACT "not supported with model.type %s (yet); use model.type linear for the same network"
 #define CNN(k) (M(DS_MODEL_CNN) | (k))
-#define HESS_CNN "not supported with model.type %s (yet): the full Hessian of a CNN (P HVPs and a " \
-                 "P x P eigensolve) is not built; use record.spectra.hessian (Lanczos top-k on " \
-                 "R-operator HVPs, issue 26)"
 
 const ds_diag_row ds_diag_rows[] = {
     {"layers", cad_layers, CNN(ALL), 1, NULL, NULL,
@@ -283,14 +272,16 @@ const ds_diag_row ds_diag_rows[] = {
     {"hessian", cad_hessian, CNN(NETS), 0, EXACT, NULL,
      "top-k Hessian eigenvalues (Lanczos on HVPs; a CNN: R-operator HVPs through every layer, "
      "ReLU masks and max-pool arg-maxes frozen, dropout off)"},
-    {"hessian_full", cad_hessian_full, NETS, 0, EXACT, HESS_CNN, "the whole Hessian spectrum"},
+    {"hessian_full", cad_hessian_full, CNN(NETS), 0, EXACT, NULL,
+     "the whole Hessian spectrum (a CNN: P R-operator HVPs with unit vectors, symmetrised, "
+     "ScaLAPACK pdsyevd)"},
     {"ntk", cad_ntk, CNN(NETS), 0, EXACT, NULL,
      "top NTK eigenvalues, critical lr, loss split, kernel change (a CNN: K = J J^T from "
      "per-sample gradients)"},
     {"batch_ntk", cad_batch_ntk, CNN(NETS), 0, EXACT, NULL, "the NTK of each minibatch"},
-    {"escape", cad_escape, ALL, 1, NULL,
-     "not supported with model.type %s: the proxy rescales an MLP's weights to norm sqrt(depth)",
-     "the escape-speed proxy"},
+    {"escape", cad_escape, CNN(ALL), 1, NULL, NULL,
+     "the escape-speed proxy (a CNN: theta~ = sqrt(L) theta/||theta||, L its weight matrices "
+     "as layers/sv)"},
 };
 const int ds_ndiag_rows = (int)(sizeof ds_diag_rows / sizeof ds_diag_rows[0]);
 

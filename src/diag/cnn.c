@@ -242,3 +242,45 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
   if (Kb != K) free(Kb);
   return rc;
 }
+
+/* Seed 004's escape-speed proxy for a CNN, as ds_diag_escape:
+ *   -Tr[G^T f_theta~(X)] = -sum_i G_i . f_theta~(x_i),
+ * G = dL/dF at F = 0 (per sample: l keeps the whole set's coefficient, so a
+ * sample's column does not depend on the others), theta~ = sqrt(L) theta /
+ * ||theta|| over every parameter (biases included, as an MLP's theta), with
+ * L = ds_cnn_nweights (the weight matrices layers/sv reports: conv kernels,
+ * hidden dense layers and DAG depths, the readout), an MLP's depth for a
+ * stack of dense layers. One forward per sample (no assumption on the net's
+ * nmax); on a team each member takes its sample share, the shares summed on
+ * the root in rank order and broadcast (the same value on every member). */
+int ds_diag_cnn_escape(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                       const double *Y, int n, int k, const ds_loss *l, double *out) {
+  size_t P = ds_cnn_nparams(net);
+  int d = ds_cnn_din(net), s = t ? t->size : 1, me = t ? t->rank : 0;
+  int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s);
+  double *tt = ds_calloc(P, sizeof *tt), *G = ds_calloc((size_t)k * 2, sizeof *G);
+  int rc = tt && G ? DS_OK : DS_ENOMEM;
+  double nrm = cblas_dnrm2((int)P, theta, 1), part = 0.0;
+  if (rc == DS_OK && !(nrm > 0.0)) part = NAN;
+  if (rc == DS_OK && nrm > 0.0) {
+    double sc = sqrt((double)ds_cnn_nweights(net)) / nrm;
+    for (size_t p = 0; p < P; p++) tt[p] = sc * theta[p];
+    for (int i = lo; i < hi; i++) {
+      memset(G + k, 0, (size_t)k * sizeof *G); /* F = 0 */
+      ds_loss_eval(l, G + k, Y + (size_t)i * k, k, 1, G);
+      const double *F = ds_cnn_forward(net, tt, X + (size_t)i * d, 1);
+      for (int o = 0; o < k; o++) part -= G[o] * F[o];
+    }
+  }
+  free(tt), free(G);
+  if (t && t->size > 1) {
+    rc = ds_diag_agree(t, rc);
+    if (rc != DS_OK) return rc;
+    if (MPI_Reduce(me == 0 ? MPI_IN_PLACE : &part, me == 0 ? &part : NULL, 1, MPI_DOUBLE,
+                   MPI_SUM, 0, t->comm) != MPI_SUCCESS ||
+        MPI_Bcast(&part, 1, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS)
+      return ds_fail(DS_EMPI, "diag cnn escape: MPI_Reduce/MPI_Bcast failed");
+  }
+  *out = part;
+  return rc;
+}

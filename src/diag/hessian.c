@@ -1,7 +1,11 @@
 /* hessian.c -- the loss Hessian: top-k eigenvalues by Lanczos with full
  * reorthogonalisation on exact HVPs (ds_mlp_loss_hvp, and ds_cnn_hvp for
  * CNNs: Pearlmutter's R-operator), and the whole spectrum from the P x P matrix of HVP columns
- * (computed by the team members in column blocks) with ScaLAPACK pdsyevd. */
+ * (computed by the team members in column blocks) with ScaLAPACK pdsyevd.
+ * A CNN's P x P matrix is P HVPs with unit vectors e_p (column p = H e_p),
+ * the team's members summing sample shares of each column as for Lanczos;
+ * it is symmetrised ((H + H^T)/2, exact arithmetic gives H = H^T) and goes
+ * to the same eigensolver. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -305,6 +309,21 @@ done:
   return rc;
 }
 
+/* H (P x P on the root, columns of HVPs) symmetrised (the lower triangle is
+ * what pdsyevd reads), checked finite, and its eigenvalues, ascending, into
+ * evals on every member (ds_syev_values). */
+static int full_spectrum(ds_team *t, double *H, size_t P, double *evals) {
+  if (t->rank == 0)
+    for (size_t j = 0; j < P; j++)
+      for (size_t i = j + 1; i < P; i++) {
+        double s = 0.5 * (H[j * P + i] + H[i * P + j]);
+        H[j * P + i] = H[i * P + j] = s;
+      }
+  int rc = ds_diag_root_finite(t, H, P * P, "the Hessian");
+  if (rc == DS_OK) rc = ds_syev_values(t, (int)P, H, (int)P, evals);
+  return rc;
+}
+
 int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const double *X,
                          const double *Y, const ds_loss *l, ds_mlp_work *w, double *evals) {
   size_t P = m->nparams;
@@ -316,14 +335,43 @@ int ds_diag_hessian_full(ds_team *t, const ds_mlp *m, const double *theta, const
   }
   rc = ds_diag_agree(t, rc);
   if (rc == DS_OK) rc = ds_diag_hessian_matrix(t, m, theta, X, Y, l, w, H, NULL);
-  if (rc == DS_OK && t->rank == 0) /* symmetrise (the lower triangle is what pdsyevd reads) */
-    for (size_t j = 0; j < P; j++)
-      for (size_t i = j + 1; i < P; i++) {
-        double s = 0.5 * (H[j * P + i] + H[i * P + j]);
-        H[j * P + i] = H[i * P + j] = s;
-      }
-  if (rc == DS_OK) rc = ds_diag_root_finite(t, H, P * P, "the Hessian");
-  if (rc == DS_OK) rc = ds_syev_values(t, (int)P, H, (int)P, evals);
+  if (rc == DS_OK) rc = full_spectrum(t, H, P, evals);
   free(H);
+  return rc;
+}
+
+/* A CNN's whole spectrum: column p of H is H e_p by ds_cnn_hvp (cnn_op: on
+ * a team every member takes its sample share of each column, summed on the
+ * root and broadcast, as for the Lanczos HVPs, so a member's net only ever
+ * sees its own samples); the root keeps the columns, then as the MLPs'. */
+int ds_diag_cnn_hessian_full(ds_team *t, ds_cnn *net, const double *theta, const double *X,
+                             const double *Y, int n, int kout, const ds_loss *l, double *evals) {
+  size_t P = ds_cnn_nparams(net);
+  if (n < 1 || P < 1 || P * P > (size_t)INT_MAX)
+    return ds_fail(DS_EINPUT, "diag hessian: %zu parameters, %d samples: no full Hessian", P, n);
+  int me = t ? t->rank : 0, rc = DS_OK;
+  cnn_ctx c = {NULL, net, theta, X, Y, l, 0, n, kout, (int)P, NULL};
+  double *H = me == 0 ? ds_calloc(P * P, sizeof *H) : NULL;
+  double *v = ds_calloc(P, sizeof *v), *z = ds_calloc(P, sizeof *z);
+  if ((me == 0 && !H) || !v || !z) rc = DS_ENOMEM;
+  if (t && t->size > 1) {
+    c.t = t;
+    c.lo = (int)((int64_t)n * t->rank / t->size);
+    c.hi = (int)((int64_t)n * (t->rank + 1) / t->size);
+    c.part = ds_calloc(P, sizeof *c.part);
+    if (!c.part) rc = DS_ENOMEM;
+  }
+  if (t) rc = ds_diag_agree(t, rc);
+  for (size_t p = 0; p < P && rc == DS_OK; p++) { /* column p = H e_p */
+    v[p] = 1.0;
+    rc = cnn_op(&c, v, z);
+    v[p] = 0.0;
+    if (rc == DS_OK && me == 0) memcpy(H + p * P, z, P * sizeof *z);
+  }
+  if (rc == DS_OK) {
+    if (t) rc = full_spectrum(t, H, P, evals);
+    else rc = ds_fail(DS_EINTERNAL, "diag hessian: the full spectrum needs a team");
+  }
+  free(H), free(v), free(z), free(c.part);
   return rc;
 }

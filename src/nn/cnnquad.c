@@ -20,6 +20,14 @@
  *   resblock r = relu(x), z1 = conv1(r), a1 = relu(z1), y = conv2(a1) + S:
  *            the relu and conv rules in that order; S = x (R{x}, Q{x}) or
  *            the conv rule of the 1 x 1 shortcut on (r, R{r}, Q{r}).
+ *   dag      (cnn.h's DS_LAYER_DAG) depth k sees c_k = [x; f_1; ...; f_{k-1}],
+ *            z_k = E_k c_k with E_k = s_k .* M_k .* W_k linear in theta (the
+ *            fixed mask M_k and scales s_k = 1/sqrt(kept in-degree) do not
+ *            move), f_k = relu(z_k): the dense rule without bias then relu,
+ *            R{z_k} = E(V)_k c_k + E_k R{c_k},
+ *            Q{z_k} = E_k Q{c_k} + 2 E(V)_k R{c_k},
+ *            R{f_k} = [z_k > 0] R{z_k}, Q{f_k} = [z_k > 0] Q{z_k}; the
+ *            output's R, Q are [R{x}; R{f_1}; ...] and [Q{x}; Q{f_1}; ...].
  * F_quad = F0 + R{F} + 1/2 Q{F}.
  *
  * Gradient of L(F_quad), g = dL/dF at F_quad: since d/dd of 1/2 g.Q{F} =
@@ -35,6 +43,10 @@
  *   dense    the same with B_in(d; W) = alpha W^T d, B_w(d; x) = alpha d x^T
  *   relu, pools, gap, flatten, dropout: their backward on dy and R{dy} alike
  *   resblock the chain of cnn.c's backward with the conv rule at each conv.
+ *   dag      gW += B_w(dy) + R{B_w}(dy, R{dy}): cnnlayers.c's plain backward
+ *            (ds_dag_backward) plus its R-backward (ds_dag_rbackward, which
+ *            also gives dx and R{dx}), as the dense rule is B_w(dy; x) plus
+ *            the R of it; both mask the weights' gradient with s .* M.
  * The Q's are not needed by the gradient (Q{x} enters F_quad only through
  * the outputs). Per-kind code is one switch in each direction; a kind
  * without a rule here is refused by ds_cnn_quad_init. */
@@ -51,6 +63,7 @@ typedef struct {
   double **Ra1, **Qa1; /* resblock: relu(z1)'s (dout x nmax) */
   double *Z0;          /* zeros (din x nmax): R{X} = Q{X} = 0 */
   double *d[2], *Rd[2], *t[6]; /* cotangents (ping-pong), scratch (maxact x nmax) */
+  double *gdag;                /* dag: the largest block's weight gradient (dagP) */
 } quad_buf;
 
 /* 1 when cnnquad.c has a rule for the kind (the switch of layer_q). */
@@ -65,6 +78,7 @@ static int kind_known(int kind) {
   case DS_LAYER_DENSE:
   case DS_LAYER_RESBLOCK:
   case DS_LAYER_DROPOUT:
+  case DS_LAYER_DAG:
     return 1;
   default:
     return 0;
@@ -75,14 +89,16 @@ static void quad_buf_free(quad_buf *b) {
   if (!b) return;
   free(b->Ry); /* the pointer arrays: one block */
   free(b->Z0); /* the doubles: one block */
+  free(b->gdag);
   free(b);
 }
 
 static quad_buf *quad_buf_new(const ds_cnn *m) {
   int nl = m->nl;
-  size_t n = (size_t)m->nmax, maxact = (size_t)m->din, total = 0;
+  size_t n = (size_t)m->nmax, maxact = (size_t)m->din, total = 0, dagP = 0;
   for (int l = 0; l < nl; l++) {
     const ds_cnn_ly *y = &m->ly[l];
+    if (y->L.kind == DS_LAYER_DAG && y->dagP > dagP) dagP = y->dagP;
     if (y->dout > maxact) maxact = y->dout;
     if (y->din > maxact) maxact = y->din;
     total += 2 * y->dout;
@@ -93,7 +109,8 @@ static quad_buf *quad_buf_new(const ds_cnn *m) {
   if (!b) return NULL;
   b->Ry = calloc(6 * (size_t)nl, sizeof(double *));
   b->Z0 = calloc(total * n, sizeof(double));
-  if (!b->Ry || !b->Z0) {
+  b->gdag = dagP ? malloc(dagP * sizeof(double)) : NULL;
+  if (!b->Ry || !b->Z0 || (dagP && !b->gdag)) {
     quad_buf_free(b);
     return NULL;
   }
@@ -155,6 +172,30 @@ static void dense_q(ds_cnn *m, const ds_cnn_ly *y, double *RZ, double *QZ, const
               rows);
 }
 
+/* DAG block, second order: (Ry, Qy) from (Rx, Qx) along V (the forward at
+ * theta0 in y: out, pre, weff). ds_dag_tangent gives Ry (and y->veff =
+ * E(V)); then per depth k Q{z_k} = E_k Q{c_k} + 2 E(V)_k R{c_k} into y->dz
+ * and Q{f_k} = [z_k > 0] Q{z_k}. */
+static void dag_q(ds_cnn_ly *y, const double *V, const double *Rx, const double *Qx, double *Ry,
+                  double *Qy, int n) {
+  const int mu = y->L.cout;
+  const size_t din = y->din, T = y->dout, Dm = (size_t)y->ndag * mu;
+  ds_dag_tangent(y, V, Rx, Ry, n);
+  for (int i = 0; i < n; i++) memcpy(Qy + i * T, Qx + i * din, din * sizeof *Qx);
+  for (int k = 0; k < y->ndag; k++) {
+    const int in = (int)(din + (size_t)k * mu);
+    const size_t o = ds_dag_woff(y, k);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, mu, n, in, 1.0, y->weff + o, in, Qy,
+                (int)T, 0.0, y->dz, mu);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, mu, n, in, 2.0, y->veff + o, in, Ry,
+                (int)T, 1.0, y->dz, mu);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < mu; j++)
+        Qy[i * T + in + j] =
+            y->pre[i * Dm + (size_t)k * mu + j] > 0.0 ? y->dz[(size_t)i * mu + j] : 0.0;
+  }
+}
+
 /* Layer l, second-order forward: (Ry, Qy) from (x, Rx, Qx) (the forward pass
  * at theta0 is in m). DS_OK, or DS_EINPUT for a kind without a rule. */
 static int layer_q(ds_cnn *m, quad_buf *b, int l, const double *theta, const double *v,
@@ -203,6 +244,9 @@ static int layer_q(ds_cnn *m, quad_buf *b, int l, const double *theta, const dou
   case DS_LAYER_DENSE:
     dense_q(m, y, Ry, Qy, theta + y->off_w[0], v + y->off_w[0],
             y->L.nobias ? NULL : v + y->off_b[0], x, Rx, Qx, n);
+    break;
+  case DS_LAYER_DAG:
+    dag_q(y, v + y->off_w[0], Rx, Qx, Ry, Qy, n);
     break;
   case DS_LAYER_RESBLOCK: {
     double *Rr = b->Rr[l], *Qr = b->Qr[l], *Ra1 = b->Ra1[l], *Qa1 = b->Qa1[l];
@@ -324,6 +368,16 @@ static int layer_qb(ds_cnn *m, quad_buf *b, int l, const double *theta, const do
     }
     break;
   }
+  case DS_LAYER_DAG: {
+    /* plain part B_w(dy) first (it leaves dx alone), then the R part with
+     * (dx, R{dx}); y->veff = E(d) from dag_q's tangent */
+    double *gw = grad + y->off_w[0];
+    ds_dag_backward(y, dy, NULL, b->gdag, n);
+    add(gw, b->gdag, 1.0, y->dagP);
+    ds_dag_rbackward(y, dy, Rdy, b->Ry[l], dx, Rdx, b->gdag, n);
+    add(gw, b->gdag, 1.0, y->dagP);
+    break;
+  }
   case DS_LAYER_RESBLOCK: {
     /* scratch: t0 (conv tmp), t1 (conv sum), t2, t3 (da1, R{da1}), t4, t5 (shortcut's) */
     double *da1 = b->t[2], *Rda1 = b->t[3];
@@ -427,7 +481,8 @@ double ds_cnn_quad_loss_grad(ds_cnn_quad *a, const double *theta, const double *
   int cur = 0;
   for (int ll = m->nl - 1; ll >= 0; ll--) {
     const ds_cnn_ly *y = &m->ly[ll];
-    if (ll == 0 && !(y->nconv > 0 || y->L.kind == DS_LAYER_DENSE)) break;
+    if (ll == 0 && !(y->nconv > 0 || y->L.kind == DS_LAYER_DENSE || y->L.kind == DS_LAYER_DAG))
+      break;
     double *dx = ll ? b->d[1 - cur] : NULL, *Rdx = ll ? b->Rd[1 - cur] : NULL;
     if (layer_qb(m, b, ll, a->theta0, a->d, ll ? m->ly[ll - 1].y : X, ll ? b->Ry[ll - 1] : b->Z0,
                  n, b->d[cur], b->Rd[cur], dx, Rdx, grad) != DS_OK) {

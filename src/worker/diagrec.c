@@ -50,10 +50,8 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   d->cnn = cnn;
   d->nlayers = cnn ? ds_cnn_nweights(cnn) : L;
   if (cnn) { /* plan refuses these for CNNs (models.c); a guard for callers that do not plan */
-    const char *no = ds_cadence_on(&sp->hessian_full)
-                     ? "hessian_full" : ds_cadence_on(&sp->e2e) ? "e2e"
-                     : ds_cadence_on(&sp->activations) ? "activations"
-                     : ds_cadence_on(&sp->escape) ? "escape" : NULL;
+    const char *no = ds_cadence_on(&sp->e2e) ? "e2e"
+                     : ds_cadence_on(&sp->activations) ? "activations" : NULL;
     if (no) return ds_fail(DS_EINPUT, "record.spectra.%s: not available for model.type cnn", no);
   }
   ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_DIAG);
@@ -64,7 +62,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   int Lw = d->nlayers;
   size_t need = (size_t)(L > Lw ? L : Lw) * (k + DS_DIAG_LAYER_EXTRA) + 4 * maxd + 16 +
                 (size_t)L * (k + 1) + 64;
-  if (ds_cadence_on(&sp->hessian_full)) need += m->nparams;
+  if (ds_cadence_on(&sp->hessian_full)) need += cnn ? ds_cnn_nparams(cnn) : m->nparams;
   if (ds_cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
   d->buf = ds_calloc(need, sizeof *d->buf);
   d->col = ds_calloc(maxd + L + Lw + 16, sizeof *d->col);
@@ -124,7 +122,8 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   }
   if (ds_cadence_on(&sp->hessian_full)) {
     d->hfull_on = 1;
-    DS_TRY(add(tr, &d->ix_hfull, "hessian/spectrum", (int)m->nparams,
+    DS_TRY(add(tr, &d->ix_hfull, "hessian/spectrum",
+               (int)(cnn ? ds_cnn_nparams(cnn) : m->nparams),
                "all eigenvalues of the loss Hessian, ascending (ScaLAPACK pdsyevd)"));
   }
   if (ds_cadence_on(&sp->ntk)) {
@@ -321,7 +320,11 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(ds_traj_append(tr, d->ix_hess, t, d->buf));
   }
   if (d->hfull_on && ds_cadence_due(&sp->hessian_full, t, T, last, rose)) {
-    DS_TRY(ds_diag_hessian_full(team, m, theta, train->X, train->Y, l, w, d->buf));
+    if (d->cnn) /* P R-operator HVPs (hessian.c), dropout off as for hessian/top */
+      DS_TRY(ds_diag_cnn_hessian_full(team, d->cnn, theta, train->X, train->Y, train->n,
+                                      train->d_out, l, d->buf));
+    else
+      DS_TRY(ds_diag_hessian_full(team, m, theta, train->X, train->Y, l, w, d->buf));
     DS_TRY(ds_traj_append(tr, d->ix_hfull, t, d->buf));
   }
   if (d->ntk_on && ds_cadence_due(&sp->ntk, t, T, last, rose)) {
@@ -353,7 +356,12 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(ds_traj_append(tr, d->ix_act_ratio, t, d->col));
   }
   if (d->esc_on && ds_cadence_due(&sp->escape, t, T, last, rose)) {
-    double s = ds_diag_escape(m, theta, train->X, train->Y, l, w);
+    double s;
+    if (d->cnn) /* L = the CNN's weight matrices (ds_cnn_nweights) */
+      DS_TRY(ds_diag_cnn_escape(team, d->cnn, theta, train->X, train->Y, train->n, train->d_out,
+                                l, &s));
+    else
+      s = ds_diag_escape(m, theta, train->X, train->Y, l, w);
     DS_TRY(ds_traj_append(tr, d->ix_escape, t, &s));
   }
   return DS_OK;
