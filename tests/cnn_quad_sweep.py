@@ -11,22 +11,18 @@ check has teeth).
 Usage: cnn_quad_sweep.py DUMP_BINARY SWEEP STORE  (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 try:
-    import h5py
     import numpy as np
     import torch
     import functorch
     from cnn_torch import forward, params_of
-    from cnn_sweep import half_mean, read_dump
-    from dynsweep.store import read_points
+    from cnn_sweep import half_mean, point0
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
     sys.exit(77)
@@ -40,12 +36,7 @@ def main():
         return 2
     torch.set_num_threads(1)
     dump, sweep, store = sys.argv[1:]
-    with h5py.File(store, "r") as f:
-        pts = read_points(f)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p0.bin")
-        subprocess.run([dump, sweep, "0", path], check=True)
-        cfg, shapes, pad, (theta0, X, Y, Xt, Yt) = read_dump(path)
+    pts, cfg, shapes, pad, theta0, X, Y, Xt, Yt = point0(dump, sweep, store, test=True)
     got = {s[0]: (s[3], s[4]) for s in pts[0]}
     want = {name: {int(s): float(np.atleast_1d(r)[0]) for s, r in zip(*got[name])}
             for name in ("loss", "test_loss")}

@@ -49,17 +49,17 @@ def read_dump(path):
     return cfg, shapes, pad, out
 
 
-def point0(dump, sweep, store):
+def point0(dump, sweep, store, test=False):
     """The store's points (dynsweep.store.read_points) and point 0's initial
     weights and data as the point trainer draws them (`dump` = cnn_sweep_dump):
-    (pts, cfg, shapes, pad, theta0, X, Y)."""
+    (pts, cfg, shapes, pad, theta0, X, Y), and with test=True also Xt, Yt."""
     with h5py.File(store, "r") as f:
         pts = read_points(f)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p0.bin")
         subprocess.run([dump, sweep, "0", path], check=True)
-        cfg, shapes, pad, (theta0, X, Y, _, _) = read_dump(path)
-    return pts, cfg, shapes, pad, theta0, X, Y
+        cfg, shapes, pad, (theta0, X, Y, Xt, Yt) = read_dump(path)
+    return (pts, cfg, shapes, pad, theta0, X, Y) + ((Xt, Yt) if test else ())
 
 
 def half_mean(F, Y):
