@@ -4,7 +4,7 @@
 # task; GD and SGD with layer spectra, NTK, batch NTK, AGOP and the escape
 # proxy recorded):
 #   - plan takes it, and refuses what CNNs do not have with the reason
-#     (activations; hessian_full above hessian_full_max);
+#     (hessian_full above hessian_full_max; activations of a tanh net);
 #   - record.spectra.hessian (Lanczos on ds_cnn_hvp's R-operator HVPs): the
 #     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
 #     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
@@ -16,7 +16,8 @@
 #     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
 #     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
-#     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
+#     split, kernel singular values, AGOP alignment, each ReLU's singular
+#     values and nonlinearity ratio; 1e-10 relative), and the
 #     check fails against another learning rate's replay;
 #   - -n 2 gives the same store bit for bit, teams of 2 ranks to 1e-10;
 #   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
@@ -34,8 +35,8 @@ rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
 refuses "the full Hessian above hessian_full_max" "record.spectra.hessian_full: the network has 163 parameters, more than record.spectra.hessian_full_max = 100" \
   --set record.spectra.hessian_full.every=10 --set record.spectra.hessian_full_max=100
-refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
-  --set record.spectra.activations.every=10
+refuses "activation spectra of a tanh MLP (CNNs and relu MLPs have them)" \
+  "record.spectra.activations: needs model.type relu or cnn" --set model.type=tanh
 
 drun 1 "$sweep" -o "$T/a.h5" -q
 check "the store's diagnostics equal PyTorch float64's replay to 1e-10" \
