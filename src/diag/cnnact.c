@@ -7,26 +7,21 @@
  *   - the top-k singular values of A, NaN-padded past min(n, d);
  *   - the nonlinearity ratio ||A - Z||_F^2 / ||Z||_F^2, Z the ReLU's input
  *     (NaN when Z = 0).
- * Singular values come from the g x g Gram matrix, g = min(n, d): G = A A^T
- * (n x n, the sample Gram) when n <= d, else G = A^T A (d x d, a sum over
- * samples), s_i = sqrt(lambda_i(G)) (ScaLAPACK pdsyevd on the team: ds_syev_values;
- * negative round-off eigenvalues clamp to 0). Forming G costs g^2 max(n, d)
- * flops; through G, s_i carries an absolute error of about eps s_1^2 / s_i,
- * so the top singular values are exact to round-off and ones below ~1e-8 s_1
- * are not resolved (the MLP's ds_diag_activations takes the SVD of A itself).
+ * The singular values are those of A itself, as the MLP's (ds_svd_values:
+ * LAPACK dgesdd on one rank, ScaLAPACK pdgesvd on the team grid), about
+ * 4 d n min(d, n) flops per ReLU. Not through the Gram matrix A A^T: that
+ * would be cheaper (n^2 d) but gives a singular value s_i only to about
+ * eps s_1^2 / s_i, so a dead unit's exact 0 (common in ReLU nets) would read
+ * as ~1e-8 s_1 (tests/cnn_act_torch.py saw 3e-9 s_1 on a 5-unit dense layer).
  *
  * Teams (samples split as the NTK's, cnn.c): member r runs the forward pass
- * of its samples [floor(n r / s), floor(n (r+1) / s)) only and sums its
- * samples' terms of the ratio; the Gram's shares:
- *   d < n:  G = sum_i a_i a_i^T over its samples (a DSYRK of d^2 n/s);
- *   n <= d: the rows of A are gathered on every member (MPI_Allgatherv,
- *           n d doubles) and member r takes the feature slice
- *           [floor(d r / s), floor(d (r+1) / s)): G_r = A[:, F_r] A[:, F_r]^T
- *           (n^2 d / s).
- * The shares and the ratio's sums are summed on the team root by MPI_Reduce;
- * the eigenvalues are the team's (pdsyevd), on every member. Results agree
- * with one rank to round-off (the order of the sums depends on the team
- * size). Dropout must be off (point.c turns it off between steps). */
+ * of its samples [floor(n r / s), floor(n (r+1) / s)) only, sums its
+ * samples' terms of the ratio (summed over the team by MPI_Allreduce), and
+ * sends its rows of A to the team root (MPI_Gatherv: A is d x n column-major,
+ * a member's samples are contiguous columns), where ds_svd_values takes the
+ * matrix as every root-held spectrum (scattered over the team grid). Results
+ * agree with one rank to round-off. Dropout must be off (point.c turns it
+ * off between steps). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -36,6 +31,26 @@
 
 #include "diag_internal.h"
 
+extern void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda,
+                    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
+                    const int *lwork, int *iwork, int *info, size_t);
+
+/* No team (t NULL, the room's unit tests): LAPACK dgesdd (JOBZ = 'N') on A
+ * (m x n, destroyed), min(m, n) values descending into sv. */
+static int svd_here(int m, int n, double *A, double *sv) {
+  int k = m < n ? m : n, one = 1, query = -1, info = 0, lwork;
+  double wq = 0, du = 0;
+  int *iw = ds_calloc((size_t)8 * k + 1, sizeof *iw);
+  if (!iw) return DS_ENOMEM;
+  dgesdd_("N", &m, &n, A, &m, sv, &du, &one, &du, &one, &wq, &query, iw, &info, 1);
+  lwork = (int)wq + 1;
+  double *work = ds_calloc((size_t)lwork, sizeof *work);
+  if (work) dgesdd_("N", &m, &n, A, &m, sv, &du, &one, &du, &one, work, &lwork, iw, &info, 1);
+  free(work), free(iw);
+  if (!work) return DS_ENOMEM;
+  return info ? ds_fail(DS_ENUM, "dgesdd: info %d on a %d x %d matrix", info, m, n) : DS_OK;
+}
+
 int ds_diag_cnn_activations(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
                             int k, double *out) {
   int s = t ? t->size : 1, me = t ? t->rank : 0, nr = ds_cnn_nrelus(net), d0 = ds_cnn_din(net);
@@ -43,30 +58,24 @@ int ds_diag_cnn_activations(ds_team *t, ds_cnn *net, const double *theta, const 
   int rc = DS_OK;
   if (k < 0) rc = ds_fail(DS_EINPUT, "diag activations: k = %d must be >= 0", k);
   if (n < 1) rc = ds_fail(DS_EINPUT, "diag activations: no samples");
-  /* the largest Gram and map over the ReLUs (shapes only: no forward pass yet) */
-  size_t gmax = 1, amax = 1;
   if (rc == DS_OK && nl > 0) ds_cnn_forward(net, theta, X + (size_t)lo * d0, nl);
+  size_t amax = 1; /* the largest map, d n */
   for (int j = 0; j < nr && rc == DS_OK; j++) {
     ds_cnn_relu r;
     ds_cnn_relu_map(net, j, X, &r);
-    size_t g = (size_t)(r.d < n ? r.d : n);
-    if (g * g > INT_MAX || (size_t)r.d * n > INT_MAX)
+    if ((size_t)r.d * n > INT_MAX)
       rc = ds_fail(DS_EINPUT, "diag activations: ReLU %d's map (%d features x %d samples) is too "
                    "large", j + 1, r.d, n);
-    gmax = g * g > gmax ? g * g : gmax;
-    if (r.d >= n) amax = (size_t)r.d * n > amax ? (size_t)r.d * n : amax;
+    amax = (size_t)r.d * n > amax ? (size_t)r.d * n : amax;
   }
-  double *G = NULL, *Gs = NULL, *ev = NULL, *A = NULL;
+  double *A = NULL, *sv = NULL;
   int *cnt = NULL;
   if (rc == DS_OK) {
-    G = ds_calloc(gmax, sizeof *G);
-    Gs = ds_calloc(gmax, sizeof *Gs);
-    ev = ds_calloc((size_t)n, sizeof *ev);
     A = ds_calloc(amax, sizeof *A);
+    sv = ds_calloc((size_t)n, sizeof *sv);
     cnt = ds_calloc(2 * (size_t)s, sizeof *cnt);
-    if (!G || !Gs || !ev || !A || !cnt)
-      rc = ds_fail(DS_ENOMEM, "diag activations: out of memory for the Gram matrices (%zu "
-                   "doubles) and maps (%zu)", gmax, amax);
+    if (!A || !sv || !cnt)
+      rc = ds_fail(DS_ENOMEM, "diag activations: out of memory for a %zu-double map", amax);
   }
   if (t) rc = ds_diag_agree(t, rc);
   for (int j = 0; j < nr && rc == DS_OK; j++) {
@@ -76,69 +85,36 @@ int ds_diag_cnn_activations(ds_team *t, ds_cnn *net, const double *theta, const 
     double sums[2] = {0.0, 0.0}; /* ||A - Z||^2, ||Z||^2 over my samples */
     for (int i = 0; i < nl; i++) {
       const double *a = r.A + i * r.lda, *z = r.Z + i * r.ldz;
+      memcpy(A + (size_t)(lo + i) * d, a, (size_t)d * sizeof *A); /* my columns of A^T */
       for (int q = 0; q < d; q++) {
         double e = a[q] - z[q];
         sums[0] += e * e;
         sums[1] += z[q] * z[q];
       }
     }
-    memset(Gs, 0, (size_t)g * g * sizeof *Gs);
-    if (d < n) { /* G = A^T A = sum over my samples a_i a_i^T (d x d, lower) */
-      if (nl > 0)
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, d, nl, 1.0, r.A, (int)r.lda, 0.0, Gs,
-                    d);
-    } else { /* G = A A^T (n x n): every member gets every row, then its feature slice */
-      for (int i = 0; i < nl; i++)
-        memcpy(A + (size_t)(lo + i) * d, r.A + i * r.lda, (size_t)d * sizeof *A);
-      if (s > 1) {
-        int *rcnt = cnt, *rdsp = cnt + s;
-        for (int q = 0; q < s; q++) {
-          int qlo = (int)((int64_t)n * q / s), qhi = (int)((int64_t)n * (q + 1) / s);
-          rcnt[q] = d * (qhi - qlo), rdsp[q] = d * qlo;
-        }
-        if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, A, rcnt, rdsp, MPI_DOUBLE,
-                           t->comm) != MPI_SUCCESS)
-          rc = ds_fail(DS_EMPI, "diag activations: MPI_Allgatherv of ReLU %d's map failed", j + 1);
+    if (s > 1) { /* my rows to the root; the ratio's sums to everyone */
+      int *rcnt = cnt, *rdsp = cnt + s;
+      for (int q = 0; q < s; q++) {
+        int qlo = (int)((int64_t)n * q / s), qhi = (int)((int64_t)n * (q + 1) / s);
+        rcnt[q] = d * (qhi - qlo), rdsp[q] = d * qlo;
       }
-      int f0 = (int)((int64_t)d * me / s), f1 = (int)((int64_t)d * (me + 1) / s);
-      if (rc == DS_OK && f1 > f0)
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, f1 - f0, 1.0, A + f0, d, 0.0, Gs, n);
-    }
-    if (rc != DS_OK) break;
-    if (s > 1) {
-      if (MPI_Reduce(Gs, G, g * g, MPI_DOUBLE, MPI_SUM, 0, t->comm) != MPI_SUCCESS ||
+      if (MPI_Gatherv(me == 0 ? MPI_IN_PLACE : A + (size_t)lo * d, d * nl, MPI_DOUBLE, A, rcnt,
+                      rdsp, MPI_DOUBLE, 0, t->comm) != MPI_SUCCESS ||
           MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, t->comm) != MPI_SUCCESS) {
-        rc = ds_fail(DS_EMPI, "diag activations: MPI_Reduce of ReLU %d's Gram failed", j + 1);
+        rc = ds_fail(DS_EMPI, "diag activations: MPI_Gatherv of ReLU %d's map failed", j + 1);
         break;
       }
-    } else {
-      memcpy(G, Gs, (size_t)g * g * sizeof *G);
     }
-    if (t) rc = ds_diag_root_finite(t, G, (size_t)g * g, "an activation Gram matrix");
-    if (rc == DS_OK) {
-      if (t) {
-        rc = ds_syev_values(t, g, G, g, ev); /* ascending, on every member */
-      } else { /* no team (tests of the room): LAPACK on this rank */
-        int info = 0, lw = -1, liw = -1, iw1;
-        double w1;
-        dsyevd_("N", "L", &g, G, &g, ev, &w1, &lw, &iw1, &liw, &info, 1, 1);
-        lw = (int)w1, liw = iw1;
-        double *wk = ds_calloc((size_t)lw, sizeof *wk);
-        int *iwk = ds_calloc((size_t)liw, sizeof *iwk);
-        if (!wk || !iwk) rc = DS_ENOMEM;
-        else dsyevd_("N", "L", &g, G, &g, ev, wk, &lw, iwk, &liw, &info, 1, 1);
-        if (rc == DS_OK && info != 0) rc = ds_fail(DS_ENUM, "diag activations: dsyevd info %d", info);
-        free(wk), free(iwk);
-      }
-    }
+    /* A^T (d x n, on the root) has A's singular values */
+    rc = t ? ds_svd_values(t, d, n, A, d, sv) : svd_here(d, n, A, sv);
     if (rc != DS_OK) {
       ds_context(rc, "diag activations: ReLU %d (layer %d)", j + 1, r.layer + 1);
       break;
     }
     double *o = out + (size_t)j * (k + 1);
-    for (int i = 0; i < k; i++) o[i] = i < g ? sqrt(ev[g - 1 - i] > 0.0 ? ev[g - 1 - i] : 0.0) : NAN;
+    for (int i = 0; i < k; i++) o[i] = i < g ? sv[i] : NAN;
     o[k] = sums[1] > 0.0 ? sums[0] / sums[1] : NAN;
   }
-  free(G), free(Gs), free(ev), free(A), free(cnt);
+  free(A), free(sv), free(cnt);
   return rc;
 }
