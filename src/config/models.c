@@ -267,7 +267,7 @@ const ds_diag_row ds_diag_rows[] = {
     {"activations", cad_activations, CNN(M(DS_MODEL_RELU)), 1,
      "needs model.type relu or cnn (activations of a ReLU net), got %s", NULL,
      "singular values of each hidden Z^sigma_l, nonlinearity ratio (a CNN: each ReLU's output "
-     "as n x C H W, through its Gram matrix; samples split over a team)"},
+     "as n x C H W, its rows gathered over a team)"},
     {"agop", cad_agop, CNN(ALL), 1, NULL, NULL,
      "the AGOP (a CNN: over the input pixels, d = C H W) and its alignment with a reference"},
     {"hessian", cad_hessian, CNN(NETS), 0, EXACT, NULL,
