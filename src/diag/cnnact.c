@@ -83,14 +83,16 @@ int ds_diag_cnn_activations(ds_team *t, ds_cnn *net, const double *theta, const 
     ds_cnn_relu_map(net, j, X, &r);
     int d = r.d, g = d < n ? d : n;
     double sums[2] = {0.0, 0.0}; /* ||A - Z||^2, ||Z||^2 over my samples */
-    for (int i = 0; i < nl; i++) {
+    for (int i = 0; i < nl; i++) { /* a sample's sums first: the error grows with d + n, not d n */
       const double *a = r.A + i * r.lda, *z = r.Z + i * r.ldz;
+      double e2 = 0.0, z2 = 0.0;
       memcpy(A + (size_t)(lo + i) * d, a, (size_t)d * sizeof *A); /* my columns of A^T */
       for (int q = 0; q < d; q++) {
         double e = a[q] - z[q];
-        sums[0] += e * e;
-        sums[1] += z[q] * z[q];
+        e2 += e * e;
+        z2 += z[q] * z[q];
       }
+      sums[0] += e2, sums[1] += z2;
     }
     if (s > 1) { /* my rows to the root; the ratio's sums to everyone */
       int *rcnt = cnt, *rdsp = cnt + s;
