@@ -84,7 +84,8 @@ set_tests_properties(dag_sweep PROPERTIES SKIP_RETURN_CODE 77)
 # issue 26, "Big CNNs run on teams": the CNN NTK split over a team
 # (tests/test_cnn_team.c, 3 ranks: rows of J per member, MPI_Alltoallv to
 # parameter slices, summed DSYRKs = one rank's K; a small budget falls back to
-# the blocked row path), and CNN points whose samples are split over teams of
+# the blocked row path; issue 27: activation spectra = one rank's), and CNN
+# points whose samples are split over teams of
 # 1, 2 and 3 ranks end to end (tests/cnn_team.sh).
 ds_mpi_test(test_cnn_team ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_team.c 3 ds_diag ds_nn ds_spectra ds_util)
 ds_script_test(cnn_team cnn_team.sh)
