@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""record.spectra.activations of CNNs (src/diag/cnnact.c, issue 27) against
+"""record.spectra.activations of CNNs (src/diag/cnnact.c, issue 26) against
 PyTorch float64, for every layer list and named net of tests/test_cnn.c
 (pooling, residual blocks with identity and 1x1 conv shortcuts, hidden
 dense + dropout (off), cnn5, myrtle5, tf_mnist, wrn-10-1, the DenseNet-DAGs).

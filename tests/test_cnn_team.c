@@ -13,7 +13,7 @@
  *   - the AGOP on the team (ds_diag_cnn_agop_team: samples split, shares
  *     summed) equals the one-rank AGOP to 1e-13, alignment included, and
  *     every member holds bitwise the same G;
- *   - the activation spectra (issue 27, acts() below) equal one rank's. */
+ *   - the activation spectra (issue 26, acts() below) equal one rank's. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>

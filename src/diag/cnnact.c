@@ -1,5 +1,5 @@
 /* cnnact.c -- activation spectra of a CNN (record.spectra.activations,
- * issue 27): for each ReLU of the net (cnn.h's ds_cnn_nrelus: relu layers,
+ * issue 26): for each ReLU of the net (cnn.h's ds_cnn_nrelus: relu layers,
  * the two inside each residual block, each depth of a DAG block), its output
  * on the n training samples as a matrix A (n x d, a row per sample, a column
  * per feature, d = C H W of the map; the MLP's A_l is d_l x n, its
