@@ -1,7 +1,7 @@
 # issue 26: the convolution layer and the CNN (src/nn/conv.c, cnn.c): central
 # finite differences and known answers; then PyTorch float64 (skips, exit 77,
 # without torch) on the forward output, the gradient and a 20-step GD trajectory.
-ds_unit_test(test_cnn ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn.c ds_nn ds_data ds_util)
+ds_unit_test(test_cnn ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn.c ds_diag ds_nn ds_data ds_util)
 add_test(NAME cnn_torch COMMAND ${DS_ENV_SH} /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/cnn_torch.py
          $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
@@ -12,6 +12,16 @@ set_tests_properties(cnn_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
 add_test(NAME cnn_layers_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
          ${CMAKE_CURRENT_SOURCE_DIR}/cnn_layers_torch.py $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_layers_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${DS_TEST_ENV}")
+# issue 26: record.spectra.activations of CNNs (src/diag/cnnact.c through
+# cnn.h's ds_cnn_relu_map): every layer list and named net's ReLUs (relu
+# layers, a resblock's two, a DAG's depths) at their initial weights on 9
+# samples -- top-6 singular values of each output (n x C H W) and the
+# nonlinearity ratio -- against PyTorch float64 (torch.linalg.svdvals of the
+# maps the torch rebuild records; tests/cnn_act_torch.py, ~5 s).
+add_test(NAME cnn_act_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
+         ${CMAKE_CURRENT_SOURCE_DIR}/cnn_act_torch.py $<TARGET_FILE:test_cnn>)
+set_tests_properties(cnn_act_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      ENVIRONMENT "${DS_TEST_ENV}")
 # Hessian-vector products (ds_cnn_hvp, src/nn/cnnrop.c; test_cnn checks them
 # against central differences of the gradient): every layer list and named
@@ -74,7 +84,8 @@ set_tests_properties(dag_sweep PROPERTIES SKIP_RETURN_CODE 77)
 # issue 26, "Big CNNs run on teams": the CNN NTK split over a team
 # (tests/test_cnn_team.c, 3 ranks: rows of J per member, MPI_Alltoallv to
 # parameter slices, summed DSYRKs = one rank's K; a small budget falls back to
-# the blocked row path), and CNN points whose samples are split over teams of
+# the blocked row path; issue 26: activation spectra = one rank's), and CNN
+# points whose samples are split over teams of
 # 1, 2 and 3 ranks end to end (tests/cnn_team.sh).
 ds_mpi_test(test_cnn_team ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_team.c 3 ds_diag ds_nn ds_spectra ds_util)
 ds_script_test(cnn_team cnn_team.sh)

@@ -4,7 +4,7 @@
 # task; GD and SGD with layer spectra, NTK, batch NTK, AGOP and the escape
 # proxy recorded):
 #   - plan takes it, and refuses what CNNs do not have with the reason
-#     (activations; hessian_full above hessian_full_max);
+#     (hessian_full above hessian_full_max; activations of a tanh net);
 #   - record.spectra.hessian (Lanczos on ds_cnn_hvp's R-operator HVPs): the
 #     store's top-4 eigenvalues at steps 0, 10, 20 equal those of PyTorch's
 #     full float64 Hessian of the GD replay (cnn_hessian_sweep.py, 1e-8
@@ -16,13 +16,16 @@
 #     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
 #     (cnn_diag_sweep.py: NTK eigenvalues, critical lr, kernel change, loss
-#     split, kernel singular values, AGOP alignment; 1e-10 relative), and the
+#     split, kernel singular values, AGOP alignment, each ReLU's singular
+#     values and nonlinearity ratio; 1e-10 relative), and the
 #     check fails against another learning rate's replay;
 #   - -n 2 gives the same store bit for bit, teams of 2 ranks to 1e-10;
 #   - optimizer.lr_units lambda0 on a CNN: eta * lambda_0 = lr, lambda_0 the
 #     top NTK eigenvalue of the same run's step 0;
 #   - a drain (SIGUSR1) and resume equals the uninterrupted run bit for bit
-#     (K_0 of the kernel change comes back from the checkpoint).
+#     (K_0 of the kernel change comes back from the checkpoint);
+#   - record.spectra.activations on (a hidden layer with dropout 0.5; approx
+#     quad) leaves every other series bit for bit as without it.
 # Skips (77) without h5py or torch.
 . "$(dirname "$0")/lib.sh"
 "$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
@@ -34,8 +37,8 @@ rc=$(code "$DYNSWEEP" plan "$sweep")
 check "plan takes the CNN diagnostics sweep (exit $rc)" test "$rc" = 0
 refuses "the full Hessian above hessian_full_max" "record.spectra.hessian_full: the network has 163 parameters, more than record.spectra.hessian_full_max = 100" \
   --set record.spectra.hessian_full.every=10 --set record.spectra.hessian_full_max=100
-refuses "activation spectra" "record.spectra.activations: needs model.type relu" \
-  --set record.spectra.activations.every=10
+refuses "activation spectra of a tanh MLP (CNNs and relu MLPs have them)" \
+  "record.spectra.activations: needs model.type relu or cnn" --set model.type=tanh
 
 drun 1 "$sweep" -o "$T/a.h5" -q
 check "the store's diagnostics equal PyTorch float64's replay to 1e-10" \
@@ -106,4 +109,36 @@ drun 1 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
 check "resume continues from a checkpoint" grep -q "from a checkpoint" "$T/l2.log"
 check "resumed CNN sweep with NTK records equals the uninterrupted run bit for bit" \
   same_points "$T/lref.h5" "$T/l.h5"
+
+# ---- activation spectra do not disturb training -------------------------------
+# record.spectra.activations runs its own forward passes on the shared net
+# (src/diag/cnnact.c): with it on, every other series of a run (model.approx
+# none with a hidden layer and dropout 0.5, and quad) equals the run without it
+# bit for bit.
+sed -e '/^  spectra:/,/^    split/d' "$sweep" >"$T/plain.yaml"
+for v in "model.hidden=8 model.dropout=0.5" "model.approx=quad"; do
+  sets=()
+  rm -f "$T/p0.h5" "$T/p1.h5"
+  for kv in $v; do sets+=(--set "$kv"); done
+  drun 1 "$T/plain.yaml" -o "$T/p0.h5" -q "${sets[@]}"
+  drun 1 "$T/plain.yaml" -o "$T/p1.h5" -q "${sets[@]}" --set record.spectra.activations.every=3
+  check "activations every 3 steps ($v): the other series equal the run without them bit for bit" \
+    "$PY" - "$T/p0.h5" "$T/p1.h5" "$v" <<'PYEOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "python"))
+import h5py, numpy as np
+from dynsweep.store import read_points
+a, b = (read_points(h5py.File(p, "r")) for p in sys.argv[1:3])
+ok = sorted(a) == sorted(b) and len(a) == 2
+for pid in a:
+    A, B = ({s[0]: s for s in x[pid]} for x in (a, b))
+    same = all(np.array_equal(np.asarray(A[k][3]), np.asarray(B[k][3])) and
+               np.array_equal(np.asarray(A[k][4]), np.asarray(B[k][4])) for k in A)
+    extra = sorted(set(B) - set(A))
+    print(f"point {pid}: {len(A)} series equal: {same}; added {extra}")
+    ok = ok and same and extra == ["activations/nonlinearity", "activations/sv/A1", "activations/sv/A2"] + (
+        ["activations/sv/A3"] if "hidden" in sys.argv[3] else [])
+sys.exit(0 if ok else 1)
+PYEOF
+done
 report

@@ -15,6 +15,9 @@ initial weights and data as the point trainer draws them; PyTorch replays GD
     G* = diag(1, 1, 0, ...) of the rank-2 task: agop/alignment.
     escape/speed: -Tr[G^T f(theta~)], G = dL/dF at F = 0 by autograd,
     theta~ = sqrt(L) theta / ||theta||, L = 3 weight matrices.
+  - each ReLU's output (Z the conv's output, relu(Z)) as n x C H W:
+    torch.linalg.svdvals (activations/sv/A<l>, NaN-padded) and
+    ||relu(Z) - Z||_F^2 / ||Z||_F^2 (activations/nonlinearity).
 The SGD point (batch 6) starts from the same weights: its step-0 NTK series
 equal the GD point's, and lambda_max of its step-0 minibatch NTK (a principal
 submatrix of K_0) lies in [min_i K_0[i,i], lambda_max(K_0)].
@@ -32,6 +35,7 @@ os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 try:
     import numpy as np
     import torch
+    import torch.nn.functional as Fn
     from cnn_torch import layout, unpack, forward
     from cnn_sweep import point0, half_mean
     from cnn_diag_torch import ntk, agop
@@ -88,6 +92,22 @@ def reference(cfg, shapes, pad, theta0, X, Y, lr, steps, split, topk):
             nrm = torch.sqrt(sum((p ** 2).sum() for p in params))
             tt = [p * (np.sqrt(len(mats)) / nrm) for p in params]
             put("escape/speed", t, -(G0 * forward(tt, shapes, pad, cfg, X)).sum().item())
+        # activation spectra: each ReLU's output as n x C H W (a row per
+        # sample): top-k singular values (torch.linalg.svdvals), NaN-padded,
+        # and ||relu(Z) - Z||_F^2 / ||Z||_F^2, Z its input (the conv output)
+        with torch.no_grad():
+            a, ratios = X, []
+            ntkp = cfg["param"] == 1
+            for l in range(cfg["nconv"]):
+                W, b, fan = params[2 * l], params[2 * l + 1], shapes[2 * l][2]
+                z = Fn.conv2d(a, (fan ** -0.5 if ntkp else 1.0) * W,
+                              (cfg["beta"] if ntkp else 1.0) * b, stride=cfg["t"], padding=pad)
+                a = torch.relu(z)
+                s = torch.linalg.svdvals(a.reshape(n, -1)).numpy()
+                put(f"activations/sv/A{l + 1}", t, np.pad(s[:topk], (0, max(0, topk - len(s))),
+                                                           constant_values=np.nan))
+                ratios.append((((a - z) ** 2).sum() / (z ** 2).sum()).item())
+            put("activations/nonlinearity", t, ratios)
         put("loss", t, half_mean(forward(params, shapes, pad, cfg, X), Y).item())
         L = half_mean(forward(params, shapes, pad, cfg, X), Y)
         grads = torch.autograd.grad(L, params)

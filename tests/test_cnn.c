@@ -8,7 +8,9 @@
  *   test_cnn --dump-layers FILE K, --count-layers: the same for the layer
  *                            lists and named nets (tests/cnn_layers_torch.py).
  *   test_cnn --dump-hvp FILE K: layer list K's Hessian-vector products
- *                            (ds_cnn_hvp) for tests/cnn_hvp_torch.py. */
+ *                            (ds_cnn_hvp) for tests/cnn_hvp_torch.py.
+ *   test_cnn --dump-act FILE K: layer list K's activation spectra
+ *                            (ds_diag_cnn_activations) for tests/cnn_act_torch.py. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "check.h"
 #include "dynsweep/cnn.h"
 #include "dynsweep/data.h"
+#include "dynsweep/diag.h"
 
 /* The configurations shared with cnn_torch.py (by index). */
 static const ds_cnn_spec specs[] = {
@@ -620,6 +623,53 @@ static int dump_layers(const char *path, int k) {
   return bad;
 }
 
+/* Activation spectra (ds_diag_cnn_activations, src/diag/cnnact.c; one rank,
+ * no team) of layer list k at its initial weights, dropout off, and the dump
+ * read by cnn_act_torch.py: dump_layers' header and layers (steps 0), theta,
+ * X (n = 9 samples: fewer than some maps' features, more than a DAG's units),
+ * then as doubles k, the ReLU count R, per ReLU (layer, part, d), and the
+ * R (k+1) outputs. */
+static int dump_act(const char *path, int k) {
+  const lspec *sp = &lspecs[k];
+  const int n = 9, topk = 6;
+  ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+  int nl;
+  ds_cnn *m = lcreate(sp, n, L, &nl);
+  if (!m) return 1;
+  size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m);
+  int R = ds_cnn_nrelus(m);
+  double *theta = malloc(P * 8), *X = malloc(din * n * 8), *out = malloc((size_t)R * (topk + 1) * 8);
+  ds_rng r;
+  ds_rng_init(&r, 5, (uint64_t)k, 1, 0);
+  ds_cnn_init(m, &r, theta);
+  randn(X, din * n, &r);
+  int rc = ds_diag_cnn_activations(NULL, m, theta, X, n, topk, out);
+  FILE *f = rc == DS_OK ? fopen(path, "wb") : NULL;
+  if (!f) return 1;
+  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, 0, 0};
+  double hd[2] = {sp->beta, 0.0};
+  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
+  for (int l = 0; l < nl; l++) {
+    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
+    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
+    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
+  }
+  fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f);
+  double meta[2] = {topk, R};
+  fwrite(meta, 8, 2, f);
+  for (int j = 0; j < R; j++) {
+    ds_cnn_relu re;
+    ds_cnn_relu_map(m, j, X, &re);
+    double v[3] = {re.layer, re.part, re.d};
+    fwrite(v, 8, 3, f);
+  }
+  fwrite(out, 8, (size_t)R * (topk + 1), f);
+  int bad = fclose(f) != 0;
+  free(theta), free(X), free(out);
+  ds_cnn_free(m);
+  return bad;
+}
+
 /* ---- Hessian-vector products (ds_cnn_hvp, cnnrop.c) -------------------------- */
 
 /* The net for HVP case k: k < NSPECS the spec nets, then the layer lists. */
@@ -972,6 +1022,11 @@ int main(int argc, char **argv) {
     int k = atoi(argv[3]);
     if (k < 0 || k >= NLSPECS) return 2;
     return dump_layers(argv[2], k);
+  }
+  if (argc == 4 && !strcmp(argv[1], "--dump-act")) {
+    int k = atoi(argv[3]);
+    if (k < 0 || k >= NLSPECS) return 2;
+    return dump_act(argv[2], k);
   }
   if (argc == 4 && !strcmp(argv[1], "--dump-hvp")) {
     int k = atoi(argv[3]);

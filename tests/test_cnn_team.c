@@ -12,7 +12,8 @@
  *     ones to 1e-12;
  *   - the AGOP on the team (ds_diag_cnn_agop_team: samples split, shares
  *     summed) equals the one-rank AGOP to 1e-13, alignment included, and
- *     every member holds bitwise the same G. */
+ *     every member holds bitwise the same G;
+ *   - the activation spectra (issue 26, acts() below) equal one rank's. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -99,6 +100,62 @@ static void one(ds_team *t, ds_team *solo, const char *name, int c, int n) {
   ds_cnn_free(m);
 }
 
+/* Activation spectra (ds_diag_cnn_activations, src/diag/cnnact.c): each
+ * member forwards its samples, the rows are gathered on the root; = the
+ * one-rank values (no team) to 1e-13 relative to s_1 (ratios relative), NaN
+ * pattern equal, every member bitwise the same. Nets with resblocks (wrn-10-1:
+ * two ReLUs per block), a DAG block (its pre-activations strided in the
+ * block's buffers) and hidden dense layers with dropout (off). */
+static void acts(ds_team *t, const char *name, int n) {
+  static const struct {
+    int net, width, depth, c0, h;
+  } nets[] = {{DS_NET_WRN, 1, 10, 1, 8}, {DS_NET_DAG, 3, 3, 2, 3}, {DS_NET_TF_MNIST, 2, 2, 1, 8}};
+  const int k = 4;
+  for (size_t c = 0; c < sizeof nets / sizeof nets[0]; c++) {
+    ds_cnn_net nt = {.net = nets[c].net, .width = nets[c].width, .depth = nets[c].depth,
+                     .kernel = 3, .stride = 1, .same = 1, .pool_every = 1, .pool_size = 2,
+                     .dropout = nets[c].net == DS_NET_TF_MNIST ? 0.5 : 0.0, .dout = 2,
+                     .dag_drop = 0.3};
+    ds_cnn_layer L[DS_CNN_MAX_LAYERS];
+    char err[256];
+    int nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
+    ds_cnn *m = nl < 0 ? NULL : ds_cnn_create_layers(L, nl, nets[c].c0, nets[c].h, nets[c].h, 2,
+                                                     DS_PARAM_NTK, 0.5, NMAX, err, sizeof err);
+    if (!m) {
+      fprintf(stderr, "acts net %zu: %s\n", c, err);
+      exit(1);
+    }
+    size_t P = ds_cnn_nparams(m), d = (size_t)ds_cnn_din(m), R = (size_t)ds_cnn_nrelus(m);
+    double *theta = malloc(P * sizeof *theta), *X = malloc(d * NMAX * sizeof *X);
+    double *o = calloc(R * (k + 1), sizeof *o), *o1 = calloc(R * (k + 1), sizeof *o1);
+    double *orr = calloc(R * (k + 1), sizeof *orr);
+    ds_rng r;
+    ds_rng_init(&r, 21, (uint64_t)c, 0, 0);
+    ds_cnn_init(m, &r, theta);
+    for (size_t q = 0; q < d * NMAX; q++) X[q] = ds_rng_normal(&r);
+    CHECK(ds_diag_cnn_activations(NULL, m, theta, X, n, k, o1) == DS_OK, "acts one rank: %s",
+          ds_errmsg());
+    CHECK(ds_diag_cnn_activations(t, m, theta, X, n, k, o) == DS_OK, "%s acts: %s", name,
+          ds_errmsg());
+    double e = 0;
+    int nan_ok = 1;
+    for (size_t j = 0; j < R; j++) {
+      const double *a = o + j * (k + 1), *b = o1 + j * (k + 1);
+      for (int i = 0; i <= k; i++) {
+        nan_ok &= isnan(a[i]) == isnan(b[i]);
+        if (!isnan(b[i])) e = fmax(e, fabs(a[i] - b[i]) / fabs(i < k ? b[0] : b[k]));
+      }
+    }
+    CHECK(R > 1 && nan_ok && e <= 1e-13, "%s net %zu n %d: %zu ReLUs, activations differ from one "
+          "rank's by %g relative (NaN pattern %s)", name, c, n, R, e, nan_ok ? "equal" : "differs");
+    memcpy(orr, o, R * (k + 1) * sizeof *o);
+    MPI_Bcast(orr, (int)(R * (k + 1)), MPI_DOUBLE, 0, t->comm);
+    CHECK(memcmp(orr, o, R * (k + 1) * sizeof *o) == 0, "%s net %zu: members differ", name, c);
+    free(theta), free(X), free(o), free(o1), free(orr);
+    ds_cnn_free(m);
+  }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -117,6 +174,10 @@ int main(int argc, char **argv) {
       one(&all, &solo, "team of 3", c, n);
       if (c2 != MPI_COMM_NULL) one(&two, &solo, "team of 2", c, n);
     }
+  for (int n = NMAX; n >= 2; n -= 3) {
+    acts(&all, "team of 3", n);
+    if (c2 != MPI_COMM_NULL) acts(&two, "team of 2", n);
+  }
   int rc = ds_check_report("test_cnn_team");
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -1190,9 +1190,9 @@ static void test_spectra_errors(void) {
              "record.spectra.e2e: needs a linear model (model.type linear or e2e), got relu (at "
              "grid.model.type = relu)");
   expect_err("activations on linear", SP "    activations: {per_decade: 3}\n", 5, 31,
-             "record.spectra.activations: needs model.type relu (activations of a ReLU net), got linear");
+             "record.spectra.activations: needs model.type relu or cnn (activations of a ReLU net), got linear");
   expect_err("activations on e2e", HEAD "model: {type: e2e}\nrecord: {spectra: {activations: {every: 1}}}\n",
-             4, 41, "record.spectra.activations: needs model.type relu (activations of a ReLU net), got e2e");
+             4, 41, "record.spectra.activations: needs model.type relu or cnn (activations of a ReLU net), got e2e");
   expect_err("agop analytic", SP "    agop: {every: 10}\n", 5, 19,
              "record.spectra.agop: the analytic reference G* exists for data.kind rank2, rank4 and "
              "image_rank2 only, got teacher; give record.spectra.agop_reference (an HDF5 file with dataset G, d_in x d_in)");

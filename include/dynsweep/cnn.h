@@ -296,6 +296,21 @@ int ds_cnn_nweights(const ds_cnn *m);
 /* (A DAG layer gives its depth matrices W_k, m x (d_in + (k-1) m) row-major,
  * masked zeros included, without the scale s_k.) */
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
+/* The net's ReLUs (cnnrelu.c), for activation spectra: in forward order,
+ * each relu layer, the two of each resblock (relu(x) of its input, relu(z1)
+ * after its first conv) and each depth k of a dag block (f_k = relu(pre_k)).
+ * ds_cnn_relu_map: after ds_cnn_forward(m, theta, X, n), ReLU j's input Z and
+ * output A = relu(Z), d = c h w features per sample, sample i's at Z + i ldz
+ * and A + i lda (inside m: valid until the next pass); layer: its layer in
+ * the list (0-based), part: which of the layer's ReLUs. DS_EINPUT for j out of
+ * range. */
+typedef struct {
+  int layer, kind, part, c, h, w, d; /* kind: the layer's (DS_LAYER_RELU, _RESBLOCK, _DAG) */
+  const double *Z, *A;
+  size_t ldz, lda;
+} ds_cnn_relu;
+int ds_cnn_nrelus(const ds_cnn *m);
+int ds_cnn_relu_map(const ds_cnn *m, int j, const double *X, ds_cnn_relu *r);
 /* Forward, loss (ds_loss_eval) and gradient; returns the loss. */
 double ds_cnn_loss_grad(ds_cnn *m, const double *theta, const double *X, const double *Y, int n,
                         const ds_loss *l, double *grad);

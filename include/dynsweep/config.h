@@ -247,7 +247,7 @@ typedef struct {
   ds_cadence ntk;         /* top-k eigenvalues of K = J J^T on the training set, critical lr,
                              loss split L<=s / L>s, ||K_t - K_0||_F / ||K_0||_F */
   ds_cadence agop;        /* AGOP (1/n) sum grad_x f grad_x f^T and its alignment with the reference */
-  ds_cadence activations; /* ReLU nets: top-k singular values of each Z^sigma_l, nonlinearity ratio */
+  ds_cadence activations; /* ReLU nets (MLP, CNN: each ReLU): top-k singular values of each Z^sigma_l, nonlinearity ratio */
   ds_cadence escape;      /* escape-speed proxy -Tr[G^T f_theta~(X)], theta~ = sqrt(L) theta/||theta|| */
   ds_cadence batch_ntk;   /* SGD: NTK of the step's minibatch: batch critical lr, catapult count
                              (unset: evaluated with every ntk record) */

@@ -154,6 +154,16 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
  * net is left at theta~'s forward pass. */
 int ds_diag_cnn_escape(ds_team *t, ds_cnn *net, const double *theta, const double *X,
                        const double *Y, int n, int k, const ds_loss *l, double *out);
+/* Activation spectra of a CNN (cnnact.c; record.spectra.activations): for
+ * each ReLU j of the net (ds_cnn_nrelus, cnn.h) its output on the n samples
+ * of X as an n x d matrix (d = C H W of the map): top-k singular values
+ * (through the min(n, d)-sized Gram matrix; NaN-padded past min(n, d)), then
+ * the nonlinearity ratio ||relu(Z) - Z||_F^2 / ||Z||_F^2, Z the ReLU's input:
+ * out has ds_cnn_nrelus * (k+1) entries, on every member. Samples split over
+ * the team as the NTK's (t may be NULL: one rank). Dropout as the net is set
+ * (off for spectra). The net is left at (a share of) X's forward pass. */
+int ds_diag_cnn_activations(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
+                            int k, double *out);
 int ds_diag_cnn_hessian_full(ds_team *t, ds_cnn *net, const double *theta, const double *X,
                              const double *Y, int n, int kout, const ds_loss *l, double *evals);
 int ds_diag_cnn_hessian_top(ds_team *t, ds_cnn *net, const double *theta, const double *X,

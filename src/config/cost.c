@@ -298,6 +298,9 @@ static double cnn_mem_bytes(const ds_point_cfg *c, int t) {
   if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0 + d0 * (n / t + 1.0);
   if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n))
     words += cnn_j_words(bk, cs.P, t) + bk * bk;
+  /* activations (src/diag/cnnact.c): the largest ReLU map of all n samples
+   * (d x n, gathered on the team root) and the SVD's copy of it */
+  if (ds_cadence_on(&sp->activations)) words += 2.0 * cs.big * n;
   return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
 }
 
@@ -497,6 +500,10 @@ static double cnn_seconds(const ds_point_cfg *c, const ds_probe *pr) {
   if (ds_cadence_on(&sp->agop))
     diag += ds_cadence_evals(&sp->agop, c->train.steps) *
             (t_gemm(pr, 2.0 * (n + 2.0 * kn) * cs.macs, a, k) + t_gemm(pr, kn * d0 * d0, d0, n));
+  if (ds_cadence_on(&sp->activations)) /* a forward pass, an SVD of each ReLU's d x n map (about
+                                          * the net's activations: cs.act features in all) */
+    diag += ds_cadence_evals(&sp->activations, c->train.steps) *
+            (t_gemm(pr, 2.0 * n * cs.macs, a, k) + ds_probe_svd_s(pr, cs.act, n));
   if (ds_cadence_on(&sp->layers) || (c->record.series & DS_REC_LAYER_SV)) {
     double f = ds_probe_svd_s(pr, k, a) * c->model.depth + ds_probe_svd_s(pr, c->data.d_out, cs.P / c->data.d_out);
     diag += (ds_cadence_evals(&sp->layers, c->train.steps) +

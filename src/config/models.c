@@ -264,9 +264,10 @@ const ds_diag_row ds_diag_rows[] = {
     {"e2e", cad_e2e, M(DS_MODEL_LINEAR) | M(DS_MODEL_E2E), 1,
      "needs a linear model (model.type linear or e2e), got %s", NULL,
      "W_{1:N}'s singular values, balancedness, deficiency margin"},
-    {"activations", cad_activations, M(DS_MODEL_RELU), 1,
-     "needs model.type relu (activations of a ReLU net), got %s", NULL,
-     "singular values of each hidden Z^sigma_l, nonlinearity ratio"},
+    {"activations", cad_activations, CNN(M(DS_MODEL_RELU)), 1,
+     "needs model.type relu or cnn (activations of a ReLU net), got %s", NULL,
+     "singular values of each hidden Z^sigma_l, nonlinearity ratio (a CNN: each ReLU's output "
+     "as n x C H W, its rows gathered over a team)"},
     {"agop", cad_agop, CNN(ALL), 1, NULL, NULL,
      "the AGOP (a CNN: over the input pixels, d = C H W) and its alignment with a reference"},
     {"hessian", cad_hessian, CNN(NETS), 0, EXACT, NULL,

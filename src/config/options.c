@@ -288,7 +288,7 @@ const ds_option ds_options[] = {
     CADENCE(hessian_full, "the whole Hessian spectrum"),
     CADENCE(ntk, "NTK eigenvalues, critical lr, loss split, kernel change"),
     CADENCE(agop, "AGOP alignment"),
-    CADENCE(activations, "activation singular values (ReLU nets)"),
+    CADENCE(activations, "activation singular values (ReLU nets: relu MLPs, CNNs)"),
     CADENCE(escape, "escape-speed proxy"),
     CADENCE(batch_ntk, "SGD: NTK of the step's minibatch (batch critical lr, catapult count)"),
     {"record.spectra.top_k", NULL, DS_OT_INT, OFF(record.spectra.top_k), 1, 4096, 0, NULL, 5, "5",

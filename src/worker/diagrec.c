@@ -50,10 +50,14 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   d->cnn = cnn;
   d->nlayers = cnn ? ds_cnn_nweights(cnn) : L;
   if (cnn) { /* plan refuses these for CNNs (models.c); a guard for callers that do not plan */
-    const char *no = ds_cadence_on(&sp->e2e) ? "e2e"
-                     : ds_cadence_on(&sp->activations) ? "activations" : NULL;
-    if (no) return ds_fail(DS_EINPUT, "record.spectra.%s: not available for model.type cnn", no);
+    if (ds_cadence_on(&sp->e2e))
+      return ds_fail(DS_EINPUT, "record.spectra.e2e: not available for model.type cnn");
+    if (ds_cadence_on(&sp->activations) && ds_cnn_nrelus(cnn) == 0) /* every model.net has one */
+      return ds_fail(DS_EINPUT, "record.spectra.activations: the net has no ReLU layer (it records "
+                     "each ReLU's output)");
   }
+  int nact = cnn ? ds_cnn_nrelus(cnn) : L > 1 ? L - 1 : 0; /* activation maps recorded */
+  d->nact = nact;
   ds_rng_init(&d->rng, seed, 0, replica, DS_STREAM_DIAG);
   size_t maxd = 1;
   for (int l = 0; l <= L; l++) maxd = (size_t)m->dims[l] > maxd ? (size_t)m->dims[l] : maxd;
@@ -65,7 +69,7 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
   if (ds_cadence_on(&sp->hessian_full)) need += cnn ? ds_cnn_nparams(cnn) : m->nparams;
   if (ds_cadence_on(&sp->ntk)) need += kn; /* eigenvalues, up to kn */
   d->buf = ds_calloc(need, sizeof *d->buf);
-  d->col = ds_calloc(maxd + L + Lw + 16, sizeof *d->col);
+  d->col = ds_calloc(maxd + L + Lw + nact + 16, sizeof *d->col);
   if (!d->buf || !d->col) return DS_ENOMEM;
 
   if (ds_cadence_on(&sp->layers)) {
@@ -187,25 +191,37 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_agop, "agop/alignment", 1,
                "cos(G, G*) = Tr(G^T G*)/(||G||_F ||G*||_F), G = (1/n) sum_i J_x(x_i)^T J_x(x_i)"));
   }
-  if (ds_cadence_on(&sp->activations) && m->act == DS_ACT_RELU && L > 1) {
+  if (ds_cadence_on(&sp->activations) && (cnn || m->act == DS_ACT_RELU) && nact > 0) {
     d->act_on = 1;
-    d->ix_act_sv = ds_calloc(L - 1, sizeof(int));
+    d->ix_act_sv = ds_calloc(nact, sizeof(int));
     if (!d->ix_act_sv) return DS_ENOMEM;
-    for (int l = 0; l < L - 1; l++) {
+    for (int l = 0; l < nact; l++) {
       snprintf(name, sizeof name, "activations/sv/A%d", l + 1);
-      snprintf(def, sizeof def, "top-%d singular values of relu(Z_%d) (%d x n), NaN-padded", k,
-               l + 1, m->dims[l + 1]);
+      if (cnn) { /* ReLU l of the net (cnn.h's ds_cnn_relu_map): its output as n x C H W */
+        ds_cnn_relu r;
+        ds_cnn_relu_map(cnn, l, NULL, &r);
+        int lk = r.kind;
+        snprintf(def, sizeof def, "top-%d singular values of ReLU %d's output (layer %d, %s%s; "
+                 "n x %d = %d x %d x %d, a row per sample), NaN-padded", k, l + 1, r.layer + 1,
+                 ds_cnn_kind_name(lk), lk == DS_LAYER_RESBLOCK ? (r.part ? " relu(conv1)" :
+                 " relu(input)") : lk == DS_LAYER_DAG ? " f_k" : "", r.d, r.c, r.h, r.w);
+      } else {
+        snprintf(def, sizeof def, "top-%d singular values of relu(Z_%d) (%d x n), NaN-padded", k,
+                 l + 1, m->dims[l + 1]);
+      }
       DS_TRY(add(tr, &d->ix_act_sv[l], name, k, def));
     }
-    DS_TRY(add(tr, &d->ix_act_ratio, "activations/nonlinearity", L - 1,
-               "column l-1: ||relu(Z_l) - Z_l||_F^2 / ||Z_l||_F^2"));
+    DS_TRY(add(tr, &d->ix_act_ratio, "activations/nonlinearity", nact,
+               cnn ? "column j-1: ||relu(Z_j) - Z_j||_F^2 / ||Z_j||_F^2, Z_j the input of the "
+                     "net's ReLU j (as activations/sv/Aj)"
+                   : "column l-1: ||relu(Z_l) - Z_l||_F^2 / ||Z_l||_F^2"));
   }
   if (ds_cadence_on(&sp->escape)) {
     d->esc_on = 1;
     DS_TRY(add(tr, &d->ix_escape, "escape/speed", 1,
                "-Tr[G^T f_theta~(X)], G = dL/dF at F = 0, theta~ = sqrt(L) theta/||theta||"));
   }
-  d->act_buf = ds_calloc((size_t)(L > 1 ? L - 1 : 1) * (k + 1), sizeof(double));
+  d->act_buf = ds_calloc((size_t)(nact > 1 ? nact : 1) * (k + 1), sizeof(double));
   return d->act_buf ? DS_OK : DS_ENOMEM;
 }
 
@@ -347,9 +363,12 @@ int ds_diagrec_step(ds_diagrec *d, ds_traj *tr, ds_team *team, const ds_point_cf
     DS_TRY(ds_traj_append(tr, d->ix_agop, t, &align));
   }
   if (d->act_on && ds_cadence_due(&sp->activations, t, T, last, rose)) {
-    int L = m->depth, k = d->k;
-    DS_TRY(ds_diag_activations(team, m, theta, train->X, w, k, d->act_buf));
-    for (int l = 0; l < L - 1; l++) {
+    int k = d->k;
+    if (d->cnn) /* samples split over the team; dropout is off between steps (point.c) */
+      DS_TRY(ds_diag_cnn_activations(team, d->cnn, theta, train->X, train->n, k, d->act_buf));
+    else
+      DS_TRY(ds_diag_activations(team, m, theta, train->X, w, k, d->act_buf));
+    for (int l = 0; l < d->nact; l++) {
       DS_TRY(ds_traj_append(tr, d->ix_act_sv[l], t, d->act_buf + l * (k + 1)));
       d->col[l] = d->act_buf[l * (k + 1) + k];
     }

@@ -12,6 +12,7 @@ typedef struct {
   int k;
   ds_rng rng; /* Lanczos start vectors */
   int layers_on, e2e_on, hess_on, hfull_on, ntk_on, agop_on, act_on, esc_on;
+  int nact; /* activation maps recorded: an MLP's hidden layers, a CNN's ReLUs */
   int *ix_layer_sv, ix_layer_stat[DS_DIAG_LAYER_EXTRA];
   int ix_e2e_sv, ix_e2e_bal, ix_e2e_margin, ix_e2e_pc;
   int ix_hess, iters, hk, ix_hfull;
