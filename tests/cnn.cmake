@@ -2,6 +2,8 @@
 # finite differences and known answers; then PyTorch float64 (skips, exit 77,
 # without torch) on the forward output, the gradient and a 20-step GD trajectory.
 ds_unit_test(test_cnn ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn.c ds_diag ds_nn ds_data ds_util)
+# test_cnn and test_cnn_quad share the layer-list specs and the dumps' head (cnn_testlib.c)
+target_sources(test_cnn PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cnn_testlib.c)
 add_test(NAME cnn_torch COMMAND ${DS_ENV_SH} /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/cnn_torch.py
          $<TARGET_FILE:test_cnn>)
 set_tests_properties(cnn_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77
@@ -66,6 +68,7 @@ ds_script_test(cnn_agop cnn_agop.sh)
 # f_quad loss through them; an 8-step GD trajectory with dropout on) in
 # tests/cnn_quad_torch.py.
 ds_unit_test(test_cnn_quad ${CMAKE_CURRENT_SOURCE_DIR}/test_cnn_quad.c ds_nn ds_util)
+target_sources(test_cnn_quad PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cnn_testlib.c)
 add_test(NAME cnn_quad_torch COMMAND ${DS_ENV_SH} /usr/bin/python3
          ${CMAKE_CURRENT_SOURCE_DIR}/cnn_quad_torch.py $<TARGET_FILE:test_cnn_quad>)
 set_tests_properties(cnn_quad_torch PROPERTIES LABELS integration SKIP_RETURN_CODE 77

@@ -13,47 +13,33 @@ and H v and J v must agree to 1e-10 relative to their largest entries.
 Usage: cnn_hvp_torch.py TEST_CNN_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import numpy as np
     import torch
-    import torch.nn.functional as Fn
     import functorch
+    import cnn_layers_torch as cl
+    from cnn_torch import replay_all
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
     sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cnn_layers_torch as cl  # noqa: E402
 
 TOL = 1e-10
 
 
 def check(binary, k, tmp):
-    path = os.path.join(tmp, f"hvp{k}.bin")
-    subprocess.run([binary, "--dump-hvp", path, str(k)], check=True)
-    cfg, layers, d = cl.read_dump(path)
-    shapes = cl.plan(cfg, layers)
+    c = cl.Case(binary, "--dump-hvp", k, tmp, "hvp")
+    cfg, layers, shapes, P, take = c.cfg, c.layers, c.shapes, c.P, c.take
     n, dout = cfg["n"], cfg["dout"]
-    P = sum(int(np.prod(s)) for _, s, _ in shapes)
-    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
-    o = 0
-
-    def take(count):
-        nonlocal o
-        o += count
-        return d[o - count:o]
-
-    theta, X, v = take(P), take(din * n), take(P)
-    X = torch.tensor(X.reshape(n, cfg["c0"], cfg["h0"], cfg["w0"]).copy())
+    theta = take(P)
+    X = torch.tensor(c.images().copy())
+    v = take(P)
     params = tuple(p.detach() for p in cl.unpack(theta, shapes))
     vs = tuple(p.detach() for p in cl.unpack(v, shapes))
     cl.dag_masks(layers, params)
-    units = [int(np.prod(L["out"])) for L in layers if L["kind"] == cl.DROP]
-    masks = [torch.ones(n, u, dtype=torch.float64) for u in units]  # dropout off
+    masks = [torch.ones(n, u, dtype=torch.float64) for u in c.units]  # dropout off
     errs = []
     for q, name in enumerate(["mse", "ce"]):
         Y = torch.tensor(take(dout * n).reshape(n, dout).copy())
@@ -73,7 +59,7 @@ def check(binary, k, tmp):
         _, hv = functorch.jvp(lambda *p: g(*p), params, vs)
         errs.append((name, cl.relerr(Hv, cl.pack(hv, shapes)), float(np.max(np.abs(Hv)))))
     JV = take(dout * n).reshape(n, dout)
-    assert o == len(d), (o, len(d))
+    c.done()
     _, jv = functorch.jvp(lambda *p: cl.forward(cfg, layers, list(p), X, masks), params, vs)
     errs.append(("jvp", cl.relerr(JV, jv.detach().numpy()), float(np.max(np.abs(JV)))))
     net = " ".join(cl.NAMES[L["kind"]] for L in layers[:-1])
@@ -86,17 +72,7 @@ def check(binary, k, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    torch.set_num_threads(1)
-    binary = sys.argv[1]
-    count = int(subprocess.run([binary, "--count-layers"], check=True, capture_output=True,
-                               text=True).stdout)
-    with tempfile.TemporaryDirectory() as tmp:
-        ok = all([check(binary, k, tmp) for k in range(count)])
-    print("cnn_hvp_torch:", "ok" if ok else "MISMATCH")
-    return 0 if ok else 1
+    return replay_all("cnn_hvp_torch", __doc__, "--count-layers", check)
 
 
 if __name__ == "__main__":

@@ -191,30 +191,52 @@ def relerr(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
+class Case:
+    """Case k of a C test binary's layer-list dumps (test_cnn --dump-layers,
+    --dump-hvp; test_cnn_quad --dump): `binary flag PATH k` writes it, read_dump
+    reads it; cfg, layers, shapes (plan), P (parameters), din (inputs per
+    sample), units (the dropout layers' sizes); take(count) the body's next
+    count float64, masks(steps) the dropout masks of steps 0..steps,
+    done() asserts the body is used up."""
+
+    def __init__(self, binary, flag, k, tmp, stem):
+        path = os.path.join(tmp, f"{stem}{k}.bin")
+        subprocess.run([binary, flag, path, str(k)], check=True)
+        self.cfg, self.layers, self.d = read_dump(path)
+        self.shapes = plan(self.cfg, self.layers)
+        self.P = sum(int(np.prod(s)) for _, s, _ in self.shapes)
+        self.din = self.cfg["c0"] * self.cfg["h0"] * self.cfg["w0"]
+        self.units = [int(np.prod(L["out"])) for L in self.layers if L["kind"] == DROP]
+        self.o = 0
+
+    def take(self, count):
+        self.o += count
+        return self.d[self.o - count:self.o]
+
+    def images(self):
+        """The next n images, (n, c0, h0, w0)."""
+        c = self.cfg
+        return self.take(self.din * c["n"]).reshape(c["n"], c["c0"], c["h0"], c["w0"])
+
+    def masks(self, steps):
+        n = self.cfg["n"]
+        return [[torch.tensor(self.take(u * n).reshape(n, u).copy()) for u in self.units]
+                for _ in range(steps + 1)]
+
+    def done(self):
+        assert self.o == len(self.d), (self.o, len(self.d))
+
+
 def check(binary, k, tmp):
-    path = os.path.join(tmp, f"layers{k}.bin")
-    subprocess.run([binary, "--dump-layers", path, str(k)], check=True)
-    cfg, layers, d = read_dump(path)
-    shapes = plan(cfg, layers)
+    c = Case(binary, "--dump-layers", k, tmp, "layers")
+    cfg, layers, shapes, P, din, take = c.cfg, c.layers, c.shapes, c.P, c.din, c.take
     n, dout, steps = cfg["n"], cfg["dout"], cfg["steps"]
-    P = sum(int(np.prod(s)) for _, s, _ in shapes)
-    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
-    o = 0
-
-    def take(count):
-        nonlocal o
-        o += count
-        return d[o - count:o]
-
-    theta0 = take(P)
-    X = take(din * n).reshape(n, cfg["c0"], cfg["h0"], cfg["w0"])
+    theta0, X = take(P), c.images()
     Y = take(dout * n).reshape(n, dout)
     F0, G0, dX0 = take(dout * n).reshape(n, dout), take(P), take(din * n)
     losses, thetaT = take(steps + 1), take(P)
-    units = [int(np.prod(L["out"])) for L in layers if L["kind"] == DROP]
-    masks = [[torch.tensor(take(u * n).reshape(n, u).copy()) for u in units]
-             for _ in range(steps + 1)]
-    assert o == len(d), (o, len(d))
+    masks = c.masks(steps)
+    c.done()
     Xt = torch.tensor(X.copy(), requires_grad=True)
     Yt = torch.tensor(Y.copy())
     params = unpack(theta0, shapes)

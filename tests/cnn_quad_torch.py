@@ -20,20 +20,18 @@ itself (f, not f_quad) must differ, so the check has teeth.
 Usage: cnn_quad_torch.py TEST_CNN_QUAD_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import numpy as np
     import torch
     import functorch
+    import cnn_layers_torch as cl
+    from cnn_torch import replay_all
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
     sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cnn_layers_torch as cl  # noqa: E402
 
 TOL = 1e-10
 
@@ -46,34 +44,21 @@ def f_quad_parts(f, params, d):
 
 
 def check(binary, k, tmp):
-    path = os.path.join(tmp, f"quad{k}.bin")
-    subprocess.run([binary, "--dump", path, str(k)], check=True)
-    cfg, layers, d = cl.read_dump(path)
-    shapes = cl.plan(cfg, layers)
+    c = cl.Case(binary, "--dump", k, tmp, "quad")
+    cfg, layers, shapes, P, take = c.cfg, c.layers, c.shapes, c.P, c.take
     n, dout, steps = cfg["n"], cfg["dout"], cfg["steps"]
-    P = sum(int(np.prod(s)) for _, s, _ in shapes)
-    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
-    o = 0
-
-    def take(count):
-        nonlocal o
-        o += count
-        return d[o - count:o]
-
     theta0 = take(P)
-    X = torch.tensor(take(din * n).reshape(n, cfg["c0"], cfg["h0"], cfg["w0"]).copy())
+    X = torch.tensor(c.images().copy())
     Y = torch.tensor(take(dout * n).reshape(n, dout).copy())
     v = take(P)
     JV, QV = take(dout * n).reshape(n, dout), take(dout * n).reshape(n, dout)
     losses, thetaT = take(steps + 1), take(P)
-    units = [int(np.prod(L["out"])) for L in layers if L["kind"] == cl.DROP]
-    masks = [[torch.tensor(take(u * n).reshape(n, u).copy()) for u in units]
-             for _ in range(steps + 1)]
-    assert o == len(d), (o, len(d))
+    masks = c.masks(steps)
+    c.done()
     p0 = tuple(p.detach() for p in cl.unpack(theta0, shapes))
     vs = tuple(p.detach() for p in cl.unpack(v, shapes))
     cl.dag_masks(layers, p0)
-    off = [torch.ones(n, u, dtype=torch.float64) for u in units]
+    off = [torch.ones(n, u, dtype=torch.float64) for u in c.units]
     f = lambda *p: cl.forward(cfg, layers, list(p), X, off)  # noqa: E731
     _, jv, qv = f_quad_parts(f, p0, vs)
     errs = {"Jv": cl.relerr(JV, jv.numpy()), "D2f[v,v]": cl.relerr(QV, qv.numpy())}
@@ -109,17 +94,7 @@ def check(binary, k, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    torch.set_num_threads(1)
-    binary = sys.argv[1]
-    count = int(subprocess.run([binary, "--count"], check=True, capture_output=True,
-                               text=True).stdout)
-    with tempfile.TemporaryDirectory() as tmp:
-        ok = all([check(binary, k, tmp) for k in range(count)])
-    print("cnn_quad_torch:", "ok" if ok else "MISMATCH")
-    return 0 if ok else 1
+    return replay_all("cnn_quad_torch", __doc__, "--count", check)
 
 
 if __name__ == "__main__":

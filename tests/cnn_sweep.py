@@ -32,11 +32,18 @@ except ImportError as e:  # pragma: no cover
 TOL = 1e-12
 
 
-def read_dump(path):
+def read_dump(path, nparams=None):
+    """A cnn_sweep_dump file: (cfg, shapes, pad, [theta0, X, Y, Xt, Yt]), X
+    (n, c0, h0, w0) and Y (n, dout) torch tensors. nparams: for a net that
+    cnn_torch.layout does not describe (the DAG), a function cfg -> P, and
+    shapes = pad = None."""
     cfg, nt, d = read_header(path)
     n, dout = cfg["n"], cfg["dout"]
-    shapes, pad = layout(cfg)
-    P = sum(int(np.prod(s)) for _, s, _ in shapes)
+    if nparams is None:
+        shapes, pad = layout(cfg)
+        P = sum(int(np.prod(s)) for _, s, _ in shapes)
+    else:
+        shapes, pad, P = None, None, nparams(cfg)
     din = cfg["c0"] * cfg["h0"] * cfg["w0"]
     o = 0
     theta0 = d[o:o + P]; o += P
@@ -49,16 +56,17 @@ def read_dump(path):
     return cfg, shapes, pad, out
 
 
-def point0(dump, sweep, store, test=False):
+def point0(dump, sweep, store, test=False, nparams=None):
     """The store's points (dynsweep.store.read_points) and point 0's initial
     weights and data as the point trainer draws them (`dump` = cnn_sweep_dump):
-    (pts, cfg, shapes, pad, theta0, X, Y), and with test=True also Xt, Yt."""
+    (pts, cfg, shapes, pad, theta0, X, Y), and with test=True also Xt, Yt;
+    nparams as read_dump's (the DAG: shapes = pad = None)."""
     with h5py.File(store, "r") as f:
         pts = read_points(f)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p0.bin")
         subprocess.run([dump, sweep, "0", path], check=True)
-        cfg, shapes, pad, (theta0, X, Y, Xt, Yt) = read_dump(path)
+        cfg, shapes, pad, (theta0, X, Y, Xt, Yt) = read_dump(path, nparams)
     return (pts, cfg, shapes, pad, theta0, X, Y) + ((Xt, Yt) if test else ())
 
 

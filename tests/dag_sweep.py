@@ -2,9 +2,10 @@
 """A DenseNet-DAG sweep point (model.net dag, seed 003 Fig. 2.2) against
 PyTorch float64, end to end (tests/dag_sweep.sh).
 
-`cnn_sweep_dump SWEEP ID` writes the point's initial weights and data as the
-point trainer draws them (the DAG's edge mask from the point's init stream:
-the dropped weights are the exact zeros of theta0). PyTorch rebuilds the net
+`cnn_sweep_dump SWEEP 0` writes the point's initial weights and data as the
+point trainer draws them, read with the store by cnn_sweep.point0 (the DAG's
+edge mask from the point's init stream: the dropped weights are the exact
+zeros of theta0). PyTorch rebuilds the net
 (cnn_layers_torch.py's DAG forward, the mask read off theta0), replays the
 point's GD on (1/n) sum (f - y)^2, and computes the NTK K_t = J_t J_t^T by
 functorch (vmap of jacrev over the weights) at every step. The store's
@@ -20,20 +21,17 @@ weights stay exactly 0 through torch's GD as well, and about half are kept.
 Usage: dag_sweep.py DUMP_BINARY SWEEP STORE WIDTH DEPTH  (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 try:
-    import h5py
     import numpy as np
     import torch
     import functorch
-    from dynsweep.store import read_points
+    from cnn_sweep import point0
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
     sys.exit(77)
@@ -43,21 +41,18 @@ TOL = 1e-10
 
 def main():
     dump, sweep, store, m, depth = sys.argv[1:4] + [int(v) for v in sys.argv[4:6]]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p0.bin")
-        subprocess.run([dump, sweep, "0", path], check=True)
-        raw = open(path, "rb").read()
-    h = np.frombuffer(raw[:52], np.int32)
-    c0, h0, w0, dout, n = int(h[0]), int(h[1]), int(h[2]), int(h[9]), int(h[11])
-    lr = float(np.frombuffer(raw[60:68], np.float64)[0])
-    d = np.frombuffer(raw[68:], np.float64)
-    din = c0 * h0 * w0
+
+    def nparams(cfg):  # depth W_k (m x (din + k m)), the readout (dout x T), its bias
+        din = cfg["c0"] * cfg["h0"] * cfg["w0"]
+        return sum(m * (din + k * m) for k in range(depth)) + cfg["dout"] * (din + depth * m + 1)
+
+    pts, cfg, _, _, theta0, X, Y = point0(dump, sweep, store, nparams=nparams)
+    dout, n, lr = cfg["dout"], cfg["n"], cfg["lr"]
+    din = cfg["c0"] * cfg["h0"] * cfg["w0"]
     sizes = [m * (din + k * m) for k in range(depth)]
     T = din + depth * m
-    P = sum(sizes) + dout * T + dout
-    theta0, X, Y = d[:P], d[P:P + din * n], d[P + din * n:P + din * n + dout * n]
-    X = torch.tensor(X.reshape(n, din).copy())
-    Y = torch.tensor(Y.reshape(n, dout).copy())
+    P = len(theta0)
+    X = X.reshape(n, din)
     Ws, o = [], 0
     for k, s in enumerate(sizes):
         Ws.append(torch.tensor(theta0[o:o + s].reshape(m, din + k * m).copy()))
@@ -77,9 +72,7 @@ def main():
 
     params = [W.clone() for W in Ws] + [R.clone()]
     jac = functorch.vmap(functorch.jacrev(f), in_dims=(None, 0))
-    with h5py.File(store, "r") as fh:
-        pts = read_points(fh, ids=[0])[0]
-    ser = {name: (st, v.reshape(len(st), -1)) for name, _, _, st, v in pts}
+    ser = {name: (st, v.reshape(len(st), -1)) for name, _, _, st, v in pts[0]}
     steps = int(ser["loss"][0][-1])
     hes_steps = {int(s) for s in ser["hessian/top"][0]}
     K0, err = None, {"loss": 0.0, "ntk/top": 0.0, "ntk/kernel_change": 0.0}

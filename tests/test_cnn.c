@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cnn_testlib.h"
 #include "dynsweep/cnn.h"
 #include "dynsweep/data.h"
 #include "dynsweep/diag.h"
@@ -57,9 +58,6 @@ static int fmnist(int n, ds_dataset *tr) {
   return rc == DS_OK;
 }
 
-static void randn(double *x, size_t n, ds_rng *r) {
-  for (size_t i = 0; i < n; i++) x[i] = ds_rng_normal(r);
-}
 static double dot(const double *a, const double *b, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) s += a[i] * b[i];
@@ -312,40 +310,10 @@ static int dump(const char *path, int k) {
 
 /* ---- layer lists (ds_cnn_create_layers) and the named nets ---------------- */
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0}
-typedef struct {
-  const char *name;
-  int c0, h0, w0, dout, param;
-  double beta;
-  int nl;
-  ds_cnn_layer L[24];
-  int net; /* >= 0: the layers are ds_cnn_net_layers of this named net */
-  int width, depth;
-  double p; /* named nets' dropout */
-  int over; /* tf_mnist: overparam */
-} lspec;
-/* Shared with cnn_layers_torch.py by index; the first five also against
+/* The layer-list macros, lspec and lcreate: cnn_testlib.h. Shared with cnn_layers_torch.py by index; the first five also against
  * finite differences. */
 static const lspec lspecs[] = {
-    {"avgpool 2 (7x6: floor)", 2, 7, 6, 2, DS_PARAM_NTK, 0.5, 6,
-     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_AVGPOOL, 2, 0), LCONV(2, 3, 1, 1),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0, 0},
-    {"maxpool 3 stride 2, gap", 1, 8, 8, 1, DS_PARAM_STANDARD, 1.0, 6,
-     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 3, 2), LCONV(2, 2, 1, 0),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0},
-    {"resblock, identity shortcut", 1, 6, 6, 2, DS_PARAM_NTK, 1.0, 4,
-     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0},
-    {"resblocks, 1x1 conv shortcut (stride 2, channels)", 2, 7, 7, 1, DS_PARAM_NTK, 0.3, 5,
-     {LCONV(2, 3, 1, 1), LRES(4, 3, 2), LRES(4, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)},
-     -1, 0, 0, 0, 0},
-    {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
-     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU),
-      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}},
-     -1, 0, 0, 0, 0},
+    LSPECS_SMALL, /* the five small layer lists (cnn_testlib.h) */
     {"cnn5 (3 ch)", 1, 6, 6, 1, DS_PARAM_NTK, 0.0, 0, {LK(0)}, DS_NET_CNN5, 3, 2, 0, 0},
     {"myrtle5 (4 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 4, 2, 0, 0},
     {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
@@ -365,30 +333,6 @@ static const lspec lspecs[] = {
 #define NLSPECS ((int)(sizeof lspecs / sizeof lspecs[0]))
 #define NLFD 5
 #define NLDAG 10
-
-static ds_cnn_net net_of(const lspec *sp) {
-  return (ds_cnn_net){.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
-                      .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
-                      .pool_size = 2, .dropout = sp->p, .overparam = sp->over,
-                      .dout = sp->dout, .dag_drop = 0.5};
-}
-
-/* The spec's layer list (named nets through ds_cnn_net_layers) and net. */
-static ds_cnn *lcreate(const lspec *sp, int n, ds_cnn_layer *L, int *nl) {
-  char err[256] = "";
-  *nl = sp->nl;
-  memcpy(L, sp->L, sizeof sp->L);
-  if (sp->net >= 0) {
-    ds_cnn_net nt = net_of(sp);
-    *nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
-    CHECK(*nl > 0, "%s: layers: %s", sp->name, err);
-    if (*nl <= 0) return NULL;
-  }
-  ds_cnn *m = ds_cnn_create_layers(L, *nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param,
-                                   sp->beta, n, err, sizeof err);
-  CHECK(m != NULL, "%s: create: %s", sp->name, err);
-  return m;
-}
 
 /* Gradients of sum F .* R in theta and X against central differences, with
  * the dropout masks of one step held fixed. */
@@ -584,14 +528,7 @@ static int dump_layers(const char *path, int k) {
   randn(Y, dF, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, 0};
-  double hd[2] = {sp->beta, lr};
-  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
-  for (int l = 0; l < nl; l++) {
-    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
-    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
-    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
-  }
+  dump_head(f, sp, L, nl, n, steps, lr);
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);
   ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
   for (int s = 0; s <= steps; s++) {
@@ -606,17 +543,7 @@ static int dump_layers(const char *path, int k) {
       for (size_t j = 0; j < P; j++) theta[j] -= lr * grad[j];
   }
   fwrite(losses, 8, (size_t)steps + 1, f), fwrite(theta, 8, P, f);
-  for (int s = 0; s <= steps; s++)
-    for (int q = 0; q < nl; q++)
-      if (L[q].kind == DS_LAYER_DROPOUT) {
-        int c, h, w;
-        ds_cnn_layer_shape(m, q, &c, &h, &w);
-        size_t u = (size_t)c * h * w;
-        double *mask = malloc(u * n * 8);
-        ds_dropout_mask(mask, u, n, L[q].p, 17, (uint64_t)s, NULL, q);
-        fwrite(mask, 8, u * n, f);
-        free(mask);
-      }
+  dump_masks(f, m, L, nl, n, steps);
   int bad = fclose(f) != 0;
   free(theta), free(grad), free(X), free(Y), free(dX);
   ds_cnn_free(m);
@@ -684,11 +611,6 @@ static ds_cnn *hvp_net(int k, int n, int *dout) {
   return lcreate(&lspecs[k - NSPECS], n, L, &nl);
 }
 
-/* One-hot targets of n samples (class (i + k) mod dout). */
-static void onehot(double *Y, int dout, int n, int k) {
-  memset(Y, 0, (size_t)dout * n * sizeof *Y);
-  for (int i = 0; i < n; i++) Y[(size_t)i * dout + (i + k) % dout] = 1.0;
-}
 
 /* H v against central differences of the gradient along v, for squared
  * error, l4 and (several outputs) cross-entropy; dropout on (masks frozen). */
@@ -826,14 +748,7 @@ static int dump_hvp(const char *path, int k) {
   randn(v, P, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, 0, 0};
-  double hd[2] = {sp->beta, 0.0};
-  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
-  for (int l = 0; l < nl; l++) {
-    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
-    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
-    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
-  }
+  dump_head(f, sp, L, nl, n, 0, 0.0);
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(v, 8, P, f);
   for (int q = 0; q < 2; q++) {
     ds_loss l = {.type = q ? DS_LOSS_CE : DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};

@@ -23,97 +23,46 @@
 #include <string.h>
 
 #include "check.h"
+#include "cnn_testlib.h"
 #include "dynsweep/cnn.h"
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0}
-typedef struct {
-  const char *name;
-  int c0, h0, w0, dout, param;
-  double beta;
-  int nl;
-  ds_cnn_layer L[24];
-  int net; /* >= 0: the layers are ds_cnn_net_layers of this named net */
-  int width, depth;
-  double p;  /* named nets' dropout */
-  int over;  /* tf_mnist: overparam */
-  int nfd;   /* 1: gradient against every coordinate's central difference */
-} qspec;
-static const qspec qspecs[] = {
+/* The layer-list macros, lspec and lcreate: cnn_testlib.h. The layer lists
+ * (net < 0, small) have their gradient checked against every coordinate's
+ * central difference, the named nets along random directions only. */
+static const lspec qspecs[] = {
     {"cnn(3, 2) (003's 2-layer CNN)", 1, 6, 6, 1, DS_PARAM_NTK, 1.0, 2,
-     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU)}, -1, 0, 0, 0, 0, 1},
-    {"avgpool 2 (7x6: floor)", 2, 7, 6, 2, DS_PARAM_NTK, 0.5, 6,
-     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_AVGPOOL, 2, 0), LCONV(2, 3, 1, 1),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)}, -1, 0, 0, 0, 0, 1},
-    {"maxpool 3 stride 2, gap", 1, 8, 8, 1, DS_PARAM_STANDARD, 1.0, 6,
-     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 3, 2), LCONV(2, 2, 1, 0),
-      LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0, 1},
-    {"resblock, identity shortcut", 1, 6, 6, 2, DS_PARAM_NTK, 1.0, 4,
-     {LCONV(3, 3, 1, 1), LRES(3, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_GAP)}, -1, 0, 0, 0, 0, 1},
-    {"resblocks, 1x1 conv shortcut (stride 2, channels)", 2, 7, 7, 1, DS_PARAM_NTK, 0.3, 5,
-     {LCONV(2, 3, 1, 1), LRES(4, 3, 2), LRES(4, 3, 1), LK(DS_LAYER_RELU), LK(DS_LAYER_FLATTEN)},
-     -1, 0, 0, 0, 0, 1},
-    {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7,
-     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN),
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU),
-      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}}, -1, 0, 0, 0, 0, 1},
-    {"myrtle5 (3 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 3, 2, 0, 0, 0},
+     {LCONV(3, 3, 1, 1), LK(DS_LAYER_RELU)}, -1, 0, 0, 0, 0},
+    LSPECS_SMALL, /* pools, gap, resblocks, hidden dense and dropout (cnn_testlib.h) */
+    {"myrtle5 (3 ch)", 1, 32, 32, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_MYRTLE5, 3, 2, 0, 0},
     {"tf_mnist (2 ch, dropout 0.5)", 1, 8, 8, 2, DS_PARAM_STANDARD, 1.0, 0, {LK(0)},
-     DS_NET_TF_MNIST, 2, 2, 0.5, 0, 0},
-    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0, 0},
+     DS_NET_TF_MNIST, 2, 2, 0.5, 0},
+    {"wrn-10-1", 1, 8, 8, 1, DS_PARAM_NTK, 1.0, 0, {LK(0)}, DS_NET_WRN, 1, 10, 0, 0},
     {"tf_mnist overparam (2 ch, nobias dense)", 1, 8, 8, 3, DS_PARAM_NTK, 0.5, 0, {LK(0)},
-     DS_NET_TF_MNIST, 2, 2, 0.0, 1, 0},
+     DS_NET_TF_MNIST, 2, 2, 0.0, 1},
     /* seed 003's DenseNet-DAG block (cnn.h's DS_LAYER_DAG): as model.net dag
      * (flatten, dag), after conv + relu (standard), and as the first layer */
     {"flatten, dag 4 x 2 drop 0.5 (model.net dag)", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
-     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2}}, -1, 0, 0, 0, 0, 1},
+     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2}}, -1, 0, 0, 0, 0},
     {"conv, relu, dag 3 x 3 drop 0.3, standard", 2, 4, 4, 1, DS_PARAM_STANDARD, 1.0, 3,
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3}}, -1, 0, 0, 0,
-     0, 1},
+     0},
     {"dag 5 x 3 first, no drop", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
-     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0, 1},
+     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
 };
 #define NQ ((int)(sizeof qspecs / sizeof qspecs[0]))
 
-static ds_cnn *qcreate(const qspec *sp, int n, ds_cnn_layer *L, int *nl) {
-  char err[256] = "";
-  *nl = sp->nl;
-  memcpy(L, sp->L, sizeof sp->L);
-  if (sp->net >= 0) {
-    ds_cnn_net nt = {.net = sp->net, .width = sp->width, .depth = sp->depth, .kernel = 3,
-                     .stride = 1, .same = 1, .readout = DS_CNN_FLATTEN, .pool_every = 1,
-                     .pool_size = 2, .dropout = sp->p, .overparam = sp->over, .dout = sp->dout};
-    *nl = ds_cnn_net_layers(&nt, L, err, sizeof err);
-    CHECK(*nl > 0, "%s: layers: %s", sp->name, err);
-    if (*nl <= 0) return NULL;
-  }
-  ds_cnn *m = ds_cnn_create_layers(L, *nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, sp->beta,
-                                   n, err, sizeof err);
-  CHECK(m != NULL, "%s: create: %s", sp->name, err);
-  return m;
-}
-
-static void randn(double *x, size_t n, ds_rng *r) {
-  for (size_t i = 0; i < n; i++) x[i] = ds_rng_normal(r);
-}
 static double amax(const double *x, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) s = fmax(s, fabs(x[i]));
   return s;
 }
-static void onehot(double *Y, int dout, int n, int k) {
-  memset(Y, 0, (size_t)dout * n * sizeof *Y);
-  for (int i = 0; i < n; i++) Y[(size_t)i * dout + (i + k) % dout] = 1.0;
-}
 
 static void quad_fd(int k) {
-  const qspec *sp = &qspecs[k];
+  const lspec *sp = &qspecs[k];
   const int n = 3;
   ds_cnn_layer L[DS_CNN_MAX_LAYERS];
   int nl;
-  ds_cnn *m = qcreate(sp, n, L, &nl);
+  ds_cnn *m = lcreate(sp, n, L, &nl);
   if (!m) return;
   size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
   double *th = malloc(P * 8), *v = malloc(P * 8), *tp = malloc(P * 8), *g = malloc(P * 8);
@@ -175,8 +124,9 @@ static void quad_fd(int k) {
     for (size_t j = 0; j < P; j++) th1[j] = th[j] + v[j];
     ds_cnn_quad_loss_grad(&q, th1, X, Y, n, &l, g);
     double gm = amax(g, P), eg = 0.0, ed = 0.0;
+    const int nfd = sp->net < 0;
     const double hh = 1e-5;
-    if (sp->nfd)
+    if (nfd)
       for (size_t j = 0; j < P; j++) {
         memcpy(tp, th1, P * 8);
         tp[j] += hh;
@@ -196,7 +146,7 @@ static void quad_fd(int k) {
       ed = fmax(ed, fabs((lp - lm) / (2 * hh) - gw) / fmax(fabs(gw), 1e-300));
     }
     printf("  grad of L(f_quad) (%s): |g| %.3g, coordinate FD %.2e%s, directional FD %.2e\n",
-           lq ? "cross-entropy" : "mse", gm, eg, sp->nfd ? "" : " (not run)", ed);
+           lq ? "cross-entropy" : "mse", gm, eg, nfd ? "" : " (not run)", ed);
     CHECK(gm > 0 && eg < 1e-6 && ed < 1e-6, "%s: grad FD %.3e %.3e", sp->name, eg, ed);
     free(th1), free(w), free(g2);
   }
@@ -212,11 +162,11 @@ static void quad_fd(int k) {
  * the f_quad loss (1/n sum (F - Y)^2) with dropout on (step s: the masks of
  * step s): losses, final theta, every step's masks. */
 static int dump(const char *path, int k) {
-  const qspec *sp = &qspecs[k];
+  const lspec *sp = &qspecs[k];
   const int n = 4, steps = 8;
   ds_cnn_layer L[DS_CNN_MAX_LAYERS];
   int nl;
-  ds_cnn *m = qcreate(sp, n, L, &nl);
+  ds_cnn *m = lcreate(sp, n, L, &nl);
   if (!m) return 1;
   const double lr = sp->param == DS_PARAM_NTK ? 0.05 : 0.1;
   size_t P = ds_cnn_nparams(m), din = (size_t)ds_cnn_din(m), dF = (size_t)sp->dout * n;
@@ -230,14 +180,7 @@ static int dump(const char *path, int k) {
   randn(v, P, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, 0};
-  double hd[2] = {sp->beta, lr};
-  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
-  for (int l = 0; l < nl; l++) {
-    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
-    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
-    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
-  }
+  dump_head(f, sp, L, nl, n, steps, lr);
   fwrite(th0, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f), fwrite(v, 8, P, f);
   ds_cnn_quad q;
   if (ds_cnn_quad_init(&q, m, th0) != DS_OK) return 1;
@@ -253,17 +196,7 @@ static int dump(const char *path, int k) {
       for (size_t j = 0; j < P; j++) th[j] -= lr * grad[j];
   }
   fwrite(losses, 8, (size_t)steps + 1, f), fwrite(th, 8, P, f);
-  for (int s = 0; s <= steps; s++)
-    for (int ql = 0; ql < nl; ql++)
-      if (L[ql].kind == DS_LAYER_DROPOUT) {
-        int c, h, w;
-        ds_cnn_layer_shape(m, ql, &c, &h, &w);
-        size_t u = (size_t)c * h * w;
-        double *mask = malloc(u * n * 8);
-        ds_dropout_mask(mask, u, n, L[ql].p, 17, (uint64_t)s, NULL, ql);
-        fwrite(mask, 8, u * n, f);
-        free(mask);
-      }
+  dump_masks(f, m, L, nl, n, steps);
   int bad = fclose(f) != 0;
   ds_cnn_quad_free(&q);
   free(th0), free(th), free(v), free(grad), free(X), free(Y);

@@ -1,6 +1,7 @@
 /* cnn_internal.h -- the layers of a ds_cnn (private to src/nn/): shapes,
  * theta offsets and the buffers of the forward pass, shared by cnn.c
- * (forward, backward) and cnnrop.c (the R-operator). */
+ * (forward, backward), cnnrop.c (the R-operator) and cnnquad.c (f_quad), and
+ * the parts of the R-backward the last two share. */
 #ifndef DS_CNN_INTERNAL_H
 #define DS_CNN_INTERNAL_H
 #include <stdint.h>
@@ -47,6 +48,34 @@ void ds_dag_tangent(ds_cnn_ly *y, const double *V, const double *Rx, double *Ry,
 /* (dy, Rdy) -> (dx, Rdx) (NULL: skipped), R{gW} (overwritten); Ry: the tangent. */
 void ds_dag_rbackward(ds_cnn_ly *y, const double *dy, const double *Rdy, const double *Ry,
                       double *dx, double *Rdx, double *RgW, int n);
+
+/* The R-backward (cnnrop.c), the parts that ds_cnn_hvp and cnnquad.c's f_quad
+ * gradient share. The backward of a layer is carried as (dy, R{dy}) ->
+ * (dx, R{dx}); dx = NULL (layer 0): nothing below to carry to (Rdx unused).
+ *
+ * ds_cnn_rbackward_common: the layers without parameters (relu, avgpool,
+ * maxpool, gap, flatten, dropout), their backward applied to dy and to R{dy}
+ * alike with the forward's masks and arg-maxes frozen, and the DAG block's R
+ * part (ds_dag_rbackward; Ry: the block's tangent output): R{gW} overwrites gW
+ * (the layer's weights' part of the output), or, with tmp (dagP doubles) not
+ * NULL, goes to tmp and is added into gW. x: the layer's input. Returns 1 when
+ * the layer is one of these kinds, 0 otherwise (conv, dense, resblock: the
+ * caller's own rules). */
+int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x,
+                            const double *Ry, int n, const double *dy, const double *Rdy,
+                            double *dx, double *Rdx, double *gW, double *tmp);
+/* Dense: gW (+)= alpha (e x^T + dy R{x}^T), gb (+)= beta sum e (accumulate:
+ * added, else overwritten); e = R{dy} (HVP) or dy + R{dy} (f_quad). */
+void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
+                              const double *Rx, const double *dy, const double *e, double *gW,
+                              double *gb, int n, int accumulate);
+/* Dense: dx = alpha W^T dy, R{dx} = alpha (W^T R{dy} + V^T dy). */
+void ds_cnn_dense_rbackward_in(const ds_cnn_ly *y, const double *W, const double *V,
+                               const double *dy, const double *Rdy, double *dx, double *Rdx,
+                               int n);
+/* Residual block, last step: dx = [x > 0] dx (+ dy, identity shortcut), R alike. */
+void ds_cnn_resblock_rbackward_in(const ds_cnn_ly *y, const double *x, const double *dy,
+                                  const double *Rdy, double *dx, double *Rdx, int n);
 
 struct ds_cnn {
   int nl, dout, param, nmax, din;

@@ -47,6 +47,10 @@
  *            (ds_dag_backward) plus its R-backward (ds_dag_rbackward, which
  *            also gives dx and R{dx}), as the dense rule is B_w(dy; x) plus
  *            the R of it; both mask the weights' gradient with s .* M.
+ * The layers without parameters, the DAG block's R part and the dense and
+ * residual blocks' input side and the dense weights' part are cnnrop.c's own
+ * code (ds_cnn_rbackward_common, ds_cnn_dense_rbackward_in / _w,
+ * ds_cnn_resblock_rbackward_in; cnn_internal.h).
  * The Q's are not needed by the gradient (Q{x} enters F_quad only through
  * the outputs). Per-kind code is one switch in each direction; a kind
  * without a rule here is refused by ds_cnn_quad_init. */
@@ -301,81 +305,28 @@ static int layer_qb(ds_cnn *m, quad_buf *b, int l, const double *theta, const do
                     const double *Rdy, double *dx, double *Rdx, double *grad) {
   ds_cnn_ly *y = &m->ly[l];
   const size_t cnt = y->dout * n, cin = y->din * n;
+  /* dag: the plain part B_w(dy) first (it leaves dx alone), then the R part
+   * with (dx, R{dx}) in ds_cnn_rbackward_common; y->veff = E(d) from dag_q's
+   * tangent */
+  if (y->L.kind == DS_LAYER_DAG) {
+    ds_dag_backward(y, dy, NULL, b->gdag, n);
+    add(grad + y->off_w[0], b->gdag, 1.0, y->dagP);
+  }
+  if (ds_cnn_rbackward_common(m, y, x, b->Ry[l], n, dy, Rdy, dx, Rdx, grad + y->off_w[0],
+                              b->gdag))
+    return DS_OK;
   switch (y->L.kind) {
   case DS_LAYER_CONV:
     conv_qb(m, dx, Rdx, grad + y->off_w[0], grad + y->off_b[0], dy, Rdy, theta + y->off_w[0],
             v + y->off_w[0], x, Rx, &y->g[0], n, y->alpha[0], b->t[0], b->t[1]);
     break;
-  case DS_LAYER_RELU:
-    if (dx) mask_pos(dx, dy, x, cnt), mask_pos(Rdx, Rdy, x, cnt);
-    break;
-  case DS_LAYER_AVGPOOL:
-    if (dx) ds_avgpool_backward(dx, dy, &y->pg, n), ds_avgpool_backward(Rdx, Rdy, &y->pg, n);
-    break;
-  case DS_LAYER_MAXPOOL:
-    if (dx)
-      ds_maxpool_backward(dx, dy, y->arg, &y->pg, n),
-          ds_maxpool_backward(Rdx, Rdy, y->arg, &y->pg, n);
-    break;
-  case DS_LAYER_GAP:
-    if (dx)
-      ds_gap_backward(dx, dy, y->cin, y->hin * y->win, n),
-          ds_gap_backward(Rdx, Rdy, y->cin, y->hin * y->win, n);
-    break;
-  case DS_LAYER_FLATTEN:
-    if (dx) memcpy(dx, dy, cnt * sizeof *dx), memcpy(Rdx, Rdy, cnt * sizeof *Rdx);
-    break;
-  case DS_LAYER_DROPOUT:
-    if (dx) {
-      int on = m->drop_on && y->L.p > 0.0;
-      for (size_t i = 0; i < cnt; i++) {
-        dx[i] = on ? dy[i] * y->mask[i] : dy[i];
-        Rdx[i] = on ? Rdy[i] * y->mask[i] : Rdy[i];
-      }
-    }
-    break;
   case DS_LAYER_DENSE: {
-    const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-    const double al = y->alpha[0], *W = theta + y->off_w[0], *V = v + y->off_w[0];
-    double *gw = grad + y->off_w[0], *s = b->t[1];
+    double *s = b->t[1];
     for (size_t i = 0; i < cnt; i++) s[i] = dy[i] + Rdy[i];
-    /* gW += alpha ((dy + Rdy) x^T + dy Rx^T) */
-    if (rm) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, s, rows,
-                  1.0, gw, cols);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, Rx, cols, dy, rows,
-                  1.0, gw, cols);
-    } else {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, s, rows, x, cols,
-                  1.0, gw, rows);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, Rx, cols,
-                  1.0, gw, rows);
-    }
-    for (int k = 0; k < rows && !y->L.nobias; k++) {
-      double sum = 0.0;
-      for (int i = 0; i < n; i++) sum += s[(size_t)i * rows + k];
-      grad[y->off_b[0] + k] += m->beta * sum;
-    }
-    if (dx) {
-      CBLAS_TRANSPOSE tr = rm ? CblasNoTrans : CblasTrans;
-      int ld = rm ? cols : rows;
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, dy, rows, 0.0, dx,
-                  cols);
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, Rdy, rows, 0.0, Rdx,
-                  cols);
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, V, ld, dy, rows, 1.0, Rdx,
-                  cols);
-    }
-    break;
-  }
-  case DS_LAYER_DAG: {
-    /* plain part B_w(dy) first (it leaves dx alone), then the R part with
-     * (dx, R{dx}); y->veff = E(d) from dag_q's tangent */
-    double *gw = grad + y->off_w[0];
-    ds_dag_backward(y, dy, NULL, b->gdag, n);
-    add(gw, b->gdag, 1.0, y->dagP);
-    ds_dag_rbackward(y, dy, Rdy, b->Ry[l], dx, Rdx, b->gdag, n);
-    add(gw, b->gdag, 1.0, y->dagP);
+    /* gW += alpha ((dy + Rdy) x^T + dy Rx^T), gb += beta sum (dy + Rdy) */
+    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, s, grad + y->off_w[0], grad + y->off_b[0], n, 1);
+    if (dx)
+      ds_cnn_dense_rbackward_in(y, theta + y->off_w[0], v + y->off_w[0], dy, Rdy, dx, Rdx, n);
     break;
   }
   case DS_LAYER_RESBLOCK: {
@@ -394,12 +345,7 @@ static int layer_qb(ds_cnn *m, quad_buf *b, int l, const double *theta, const do
               v + y->off_w[2], y->r, Rr, &y->g[2], n, y->alpha[2], b->t[0], b->t[1]);
       if (dx) add(dx, ds, 1.0, cin), add(Rdx, Rds, 1.0, cin);
     }
-    if (dx) /* dx = [x > 0] dr (+ dy, identity shortcut); R alike */
-      for (size_t i = 0; i < cin; i++) {
-        int on = x[i] > 0.0;
-        dx[i] = (on ? dx[i] : 0.0) + (y->shortcut ? 0.0 : dy[i]);
-        Rdx[i] = (on ? Rdx[i] : 0.0) + (y->shortcut ? 0.0 : Rdy[i]);
-      }
+    if (dx) ds_cnn_resblock_rbackward_in(y, x, dy, Rdy, dx, Rdx, n);
     break;
   }
   default:

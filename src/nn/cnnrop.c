@@ -29,7 +29,12 @@
  *   resblock the chain of cnn.c's backward with the conv rule at each conv
  *            and [z1 > 0], [x > 0] applied to both.
  * Hv = R{grad}: the exact Hessian of L(F(theta)) times v (ReLU's second
- * derivative is 0 away from the kinks; max pooling's choice is frozen). */
+ * derivative is 0 away from the kinks; max pooling's choice is frozen).
+ * cnnquad.c's f_quad gradient runs the same R-backward with R{dF} = 0 and the
+ * plain gradient added: the layers without parameters, the DAG block's R part,
+ * the dense layers' weight and input sides and the residual blocks' last step
+ * are the shared routines below (ds_cnn_rbackward_common and the like,
+ * cnn_internal.h). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -185,40 +190,33 @@ static void layer_r(ds_cnn *m, rop_buf *b, int l, const double *theta, const dou
   }
 }
 
-/* R-backward of layer l: (dy, Rdy) -> (dx, Rdx) (NULL at layer 0: skipped),
- * R{grad} of its parameters into out. */
-static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const double *v,
-                     const double *x, const double *Rx, int n, const double *dy,
-                     const double *Rdy, double *dx, double *Rdx, double *out) {
-  ds_cnn_ly *y = &m->ly[l];
-  const size_t cnt = y->dout * n, cin = y->din * n;
+/* The R-backward of the layers without parameters of their own and of the
+ * DAG block's R part, shared by ds_cnn_hvp below and cnnquad.c's f_quad
+ * gradient (cnn_internal.h). */
+int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x, const double *Ry,
+                            int n, const double *dy, const double *Rdy, double *dx, double *Rdx,
+                            double *gW, double *tmp) {
+  const size_t cnt = y->dout * n;
   switch (y->L.kind) {
-  case DS_LAYER_CONV:
-    conv_rb(m, dx, Rdx, out + y->off_w[0], out + y->off_b[0], dy, Rdy, theta + y->off_w[0],
-            v + y->off_w[0], x, Rx, &y->g[0], n, y->alpha[0], 0, b->t1);
-    break;
   case DS_LAYER_RELU:
     if (dx) mask_pos(dx, dy, x, cnt), mask_pos(Rdx, Rdy, x, cnt);
-    break;
+    return 1;
   case DS_LAYER_AVGPOOL:
     if (dx) ds_avgpool_backward(dx, dy, &y->pg, n), ds_avgpool_backward(Rdx, Rdy, &y->pg, n);
-    break;
+    return 1;
   case DS_LAYER_MAXPOOL:
     if (dx)
       ds_maxpool_backward(dx, dy, y->arg, &y->pg, n),
           ds_maxpool_backward(Rdx, Rdy, y->arg, &y->pg, n);
-    break;
+    return 1;
   case DS_LAYER_GAP:
     if (dx)
       ds_gap_backward(dx, dy, y->cin, y->hin * y->win, n),
           ds_gap_backward(Rdx, Rdy, y->cin, y->hin * y->win, n);
-    break;
+    return 1;
   case DS_LAYER_FLATTEN:
     if (dx) memcpy(dx, dy, cnt * sizeof *dx), memcpy(Rdx, Rdy, cnt * sizeof *Rdx);
-    break;
-  case DS_LAYER_DAG:
-    ds_dag_rbackward(y, dy, Rdy, b->Ry[l], dx, Rdx, out + y->off_w[0], n);
-    break;
+    return 1;
   case DS_LAYER_DROPOUT:
     if (dx) {
       int on = m->drop_on && y->L.p > 0.0;
@@ -227,38 +225,92 @@ static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const do
         Rdx[i] = on ? Rdy[i] * y->mask[i] : Rdy[i];
       }
     }
+    return 1;
+  case DS_LAYER_DAG:
+    ds_dag_rbackward(y, dy, Rdy, Ry, dx, Rdx, tmp ? tmp : gW, n);
+    if (tmp) add(gW, tmp, y->dagP);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Dense R-backward, the weights' side: gW (+)= alpha (e x^T + dy Rx^T), gb
+ * (+)= beta sum e (accumulate: added; otherwise overwritten). */
+void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
+                              const double *Rx, const double *dy, const double *e, double *gW,
+                              double *gb, int n, int accumulate) {
+  const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
+  const double al = y->alpha[0], b0 = accumulate ? 1.0 : 0.0;
+  if (rm) {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, e, rows, b0,
+                gW, cols);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, Rx, cols, dy, rows,
+                1.0, gW, cols);
+  } else {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, e, rows, x, cols, b0,
+                gW, rows);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, Rx, cols,
+                1.0, gW, rows);
+  }
+  for (int k = 0; k < rows && !y->L.nobias; k++) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += e[(size_t)i * rows + k];
+    if (accumulate)
+      gb[k] += m->beta * sum;
+    else
+      gb[k] = m->beta * sum;
+  }
+}
+
+/* Dense R-backward, the input side: dx = alpha W^T dy, R{dx} = alpha (W^T
+ * R{dy} + V^T dy) (W, V rows x cols as the layer's; rowmajor: row-major). */
+void ds_cnn_dense_rbackward_in(const ds_cnn_ly *y, const double *W, const double *V,
+                               const double *dy, const double *Rdy, double *dx, double *Rdx,
+                               int n) {
+  const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
+  const double al = y->alpha[0];
+  CBLAS_TRANSPOSE tr = rm ? CblasNoTrans : CblasTrans;
+  int ld = rm ? cols : rows;
+  cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, dy, rows, 0.0, dx, cols);
+  cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, Rdy, rows, 0.0, Rdx,
+              cols);
+  cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, V, ld, dy, rows, 1.0, Rdx,
+              cols);
+}
+
+/* Residual block R-backward, the last step: dx = [x > 0] dr (+ dy for the
+ * identity shortcut), R{dx} alike, with dr, R{dr} (and the 1 x 1
+ * shortcut's) already summed in dx, Rdx. */
+void ds_cnn_resblock_rbackward_in(const ds_cnn_ly *y, const double *x, const double *dy,
+                                  const double *Rdy, double *dx, double *Rdx, int n) {
+  const size_t cin = y->din * n;
+  for (size_t i = 0; i < cin; i++) {
+    int on = x[i] > 0.0;
+    dx[i] = (on ? dx[i] : 0.0) + (y->shortcut ? 0.0 : dy[i]);
+    Rdx[i] = (on ? Rdx[i] : 0.0) + (y->shortcut ? 0.0 : Rdy[i]);
+  }
+}
+
+/* R-backward of layer l: (dy, Rdy) -> (dx, Rdx) (NULL at layer 0: skipped),
+ * R{grad} of its parameters into out. */
+static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const double *v,
+                     const double *x, const double *Rx, int n, const double *dy,
+                     const double *Rdy, double *dx, double *Rdx, double *out) {
+  ds_cnn_ly *y = &m->ly[l];
+  const size_t cnt = y->dout * n, cin = y->din * n;
+  if (ds_cnn_rbackward_common(m, y, x, b->Ry[l], n, dy, Rdy, dx, Rdx, out + y->off_w[0], NULL))
+    return;
+  switch (y->L.kind) {
+  case DS_LAYER_CONV:
+    conv_rb(m, dx, Rdx, out + y->off_w[0], out + y->off_b[0], dy, Rdy, theta + y->off_w[0],
+            v + y->off_w[0], x, Rx, &y->g[0], n, y->alpha[0], 0, b->t1);
     break;
   case DS_LAYER_DENSE: {
-    const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-    const double al = y->alpha[0], *W = theta + y->off_w[0], *V = v + y->off_w[0];
-    double *gw = out + y->off_w[0];
-    /* R{dW} = alpha (Rdy x^T + dy Rx^T) */
-    if (rm) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, Rdy, rows,
-                  0.0, gw, cols);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, Rx, cols, dy, rows,
-                  1.0, gw, cols);
-    } else {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, Rdy, rows, x, cols,
-                  0.0, gw, rows);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, Rx, cols,
-                  1.0, gw, rows);
-    }
-    for (int k = 0; k < rows && !y->L.nobias; k++) {
-      double sum = 0.0;
-      for (int i = 0; i < n; i++) sum += Rdy[(size_t)i * rows + k];
-      out[y->off_b[0] + k] = m->beta * sum;
-    }
-    if (dx) {
-      CBLAS_TRANSPOSE tr = rm ? CblasNoTrans : CblasTrans;
-      int ld = rm ? cols : rows;
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, dy, rows, 0.0, dx,
-                  cols);
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, Rdy, rows, 0.0, Rdx,
-                  cols);
-      cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, V, ld, dy, rows, 1.0, Rdx,
-                  cols);
-    }
+    /* R{dW} = alpha (Rdy x^T + dy Rx^T), R{db} = beta sum Rdy */
+    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, Rdy, out + y->off_w[0], out + y->off_b[0], n, 0);
+    if (dx)
+      ds_cnn_dense_rbackward_in(y, theta + y->off_w[0], v + y->off_w[0], dy, Rdy, dx, Rdx, n);
     break;
   }
   case DS_LAYER_RESBLOCK: {
@@ -278,14 +330,11 @@ static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const do
               v + y->off_w[2], y->r, Rr, &y->g[2], n, y->alpha[2], 0, tmp);
       if (dx) add(dr, ds, cin), add(Rdr, Rds, cin);
     }
-    if (dx)
-      for (size_t i = 0; i < cin; i++) {
-        int on = x[i] > 0.0;
-        dx[i] = (on ? dx[i] : 0.0) + (y->shortcut ? 0.0 : dy[i]);
-        Rdx[i] = (on ? Rdx[i] : 0.0) + (y->shortcut ? 0.0 : Rdy[i]);
-      }
+    if (dx) ds_cnn_resblock_rbackward_in(y, x, dy, Rdy, dx, Rdx, n);
     break;
   }
+  default: /* the kinds of ds_cnn_rbackward_common */
+    break;
   }
 }
 
