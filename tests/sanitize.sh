@@ -2,6 +2,8 @@
 # tests/sanitize.sh -- the whole test suite under AddressSanitizer + UBSan.
 #
 #   tests/sanitize.sh [CTEST ARGS...]     e.g. tests/sanitize.sh -R config
+#   tests/sanitize.sh --build-only         configure and build build-asan/ only
+#   (tools/test.sh runs that niced while the plain pass runs its tests)
 #   (ctest's output is also kept in build-asan/sanitizer-reports/ctest.log)
 #
 # Configures build-asan/ with -DDYNSWEEP_SANITIZE=ON (top CMakeLists.txt:
@@ -55,6 +57,7 @@ REP=$BUILD/sanitizer-reports
 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDYNSWEEP_SANITIZE=ON >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" 2>&1 | grep -E '(error|warning):|Error [0-9]' || true
 test -x "$BUILD/dynsweep" || { echo "sanitize: build failed" >&2; exit 1; }
+[ "${1:-}" = --build-only ] && exit 0
 
 rm -rf "$REP"
 mkdir -p "$REP"

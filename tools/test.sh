@@ -11,15 +11,38 @@ set -euo pipefail
 . "$(dirname "$0")/setup.sh"
 ds_install test
 ds_build
-(cd "$DS_BUILD" && ctest --output-on-failure -j 2 "$@")
-if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
-  echo "dynsweep test: the suite again under AddressSanitizer + UBSan (tests/sanitize.sh)," \
-       "in a hostile environment"
+# The sanitizer pass's environment: what a cluster's module system, a Slurm job
+# or a developer's shell leave behind (see the top of this file).
+hostile() {
   env -u OPENBLAS_NUM_THREADS OPENBLAS_CORETYPE=Prescott OMP_NUM_THREADS=3 GOTO_NUM_THREADS=3 \
     OMPI_MCA_btl_base_verbose=100 OMPI_MCA_rmaps_base_mapping_policy=socket \
     SLURM_JOB_ID=4242 SLURM_JOBID=4242 SLURM_NTASKS=7 SLURM_PROCID=3 SLURM_MEM_PER_CPU=100 \
     SLURM_CPUS_ON_NODE=1 DYNSWEEP_NO_REEXEC=1 HDF5_USE_FILE_LOCKING=FALSE PYTHONPATH=/nonexistent \
     LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 LC_NUMERIC=de_DE.UTF-8 TZ=Pacific/Chatham \
     TERM=xterm-256color COLUMNS=20 \
-    bash "$DS_ROOT/tests/sanitize.sh"
+    "$@"
+}
+# The sanitizer build (build-asan/, ~2 min of both cores) runs at nice 19
+# while the plain pass runs its tests, on the cycles they leave idle (the Slurm
+# tests wait on their clusters, the kill tests on their timeouts), so the
+# sanitizer pass below starts on a built tree.
+asan_pid=
+if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
+  asan_log=$(mktemp)
+  # its own process group (setsid), so that a failing plain pass stops all of it
+  hostile setsid nice -n 19 bash "$DS_ROOT/tests/sanitize.sh" --build-only >"$asan_log" 2>&1 &
+  asan_pid=$!
+  trap '[ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null; rm -f "$asan_log"' EXIT
+fi
+(cd "$DS_BUILD" && ctest --output-on-failure -j 2 "$@")
+if [ -n "$asan_pid" ]; then
+  # a failed build is built (and reported) again by the pass itself
+  if ! wait "$asan_pid"; then
+    echo "dynsweep test: the niced sanitizer build failed; building again:"
+    cat "$asan_log"
+  fi
+  asan_pid=
+  echo "dynsweep test: the suite again under AddressSanitizer + UBSan (tests/sanitize.sh)," \
+       "in a hostile environment"
+  hostile bash "$DS_ROOT/tests/sanitize.sh"
 fi
