@@ -242,6 +242,10 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
  * samples: up to 8 MB of patches, and a flipped kernel). */
 typedef struct {
   double params, macs, acts, big, col;
+  double outs; /* doubles of every layer's output per sample, the readout's and a
+                  resblock's internals included (the R-operator keeps one of each) */
+  double dag;  /* a DAG block's weights, masked ones included (its mask and its
+                  effective weights are two more arrays of this size) */
 } ds_cnn_cost;
 int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
                         int dout, ds_cnn_cost *cost, char *err, size_t errlen);

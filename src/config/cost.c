@@ -21,7 +21,7 @@
  * largest layer output and im2col patch (ds_cnn_layers_check on the layers
  * of model.net); 0 for a net plan refuses (sweep_check.c). */
 typedef struct {
-  double P, macs, act, big, col;
+  double P, macs, act, big, col, outs, dag;
 } cnn_shape;
 static int cnn_shape_of(const ds_point_cfg *c, cnn_shape *s) {
   ds_cnn_net net;
@@ -33,7 +33,7 @@ static int cnn_shape_of(const ds_point_cfg *c, cnn_shape *s) {
   ds_model_cnn_image(c, &C, &H, &W);
   int nl = ds_cnn_net_layers(&net, L, NULL, 0);
   if (nl < 0 || ds_cnn_layers_check(L, nl, C, H, W, c->data.d_out, &k, NULL, 0)) return 0;
-  *s = (cnn_shape){k.params, k.macs, k.acts, k.big, k.col};
+  *s = (cnn_shape){k.params, k.macs, k.acts, k.big, k.col, k.outs, k.dag};
   return 1;
 }
 
@@ -301,6 +301,22 @@ static double cnn_mem_bytes(const ds_point_cfg *c, int t) {
   /* activations (src/diag/cnnact.c): the largest ReLU map of all n samples
    * (d x n, gathered on the team root) and the SVD's copy of it */
   if (ds_cadence_on(&sp->activations)) words += 2.0 * cs.big * n;
+  /* a DAG block's edge mask and effective weights (cnn.c) */
+  words += 2.0 * cs.dag;
+  /* the R-operator's buffers, allocated for nmax samples: f_lin's and the
+   * HVPs' (cnnrop.c rop_get: every layer's output, the input and 8 of the
+   * largest map per sample; theta0 and the direction), f_quad's (cnnquad.c
+   * quad_buf_new: two of every output and 10 of the largest map, a DAG's
+   * gradient); the Hessian's Lanczos vectors or its P x P matrices, as for
+   * an MLP (ds_point_mem_bytes) */
+  double big = cs.big > d0 ? cs.big : d0;
+  int hvp = ds_cadence_on(&sp->hessian) || ds_cadence_on(&sp->hessian_full);
+  if (hvp || c->model.approx == DS_APPROX_LIN)
+    words += nmax * (cs.outs + d0 + 8.0 * big) + 2.0 * cs.P;
+  if (c->model.approx == DS_APPROX_QUAD)
+    words += nmax * (2.0 * cs.outs + d0 + 10.0 * big) + 2.0 * cs.P + cs.dag;
+  if (ds_cadence_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * cs.P;
+  if (ds_cadence_on(&sp->hessian_full)) words += 4.5 * cs.P * cs.P;
   return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
 }
 
@@ -329,7 +345,10 @@ double ds_point_mem_bytes(const ds_point_cfg *c) {
   if ((c->record.series & DS_REC_LAYER_SV) || ds_cadence_on(&sp->layers)) words += 2.0 * big;
   if (ds_cadence_on(&sp->ntk)) words += kn * P + 3.0 * kn * kn;
   if (ds_cadence_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * P;
-  if (ds_cadence_on(&sp->hessian_full)) words += 2.0 * P * P;
+  /* the full Hessian: the root's P x P, its distributed copy, pdsyevd's
+   * eigenvectors (ScaLAPACK has no JOBZ='N') and its workspace (spectra/syev.c;
+   * 4.0-4.2 P^2 above the process's own measured: tests/cnn_plan_mem.sh) */
+  if (ds_cadence_on(&sp->hessian_full)) words += 4.5 * P * P;
   if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0;
   if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n)) words += dL * b * (P + dL * b);
   return 8.0 * words;

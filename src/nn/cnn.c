@@ -208,7 +208,9 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
       z.col = fmax(z.col, (double)ds_conv_col_size(g, INT_MAX)); /* a full block */
     }
     int kind = y.L.kind;
+    z.outs += (double)y.dout + (kind == DS_LAYER_RESBLOCK ? (double)y.din + y.dout : 0.0);
     if (kind == DS_LAYER_DAG) {
+      z.dag += (double)y.dagP;
       z.params += (double)y.dagP;
       z.macs += (double)y.dagP;
       z.acts += (double)y.L.depth * y.L.cout; /* pre-activations (the output below) */
