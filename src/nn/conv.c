@@ -178,8 +178,11 @@ static void col2im(double *dA, const double *dU, size_t ld, int nb, const ds_con
  * kernel (flip_geom; see use_flip below). Used where the shape alone says so
  * (implicit_shape: cin, cout multiples of 8; the first layer's 1 or 3
  * channels stay on im2col) and LIBXSMM is on (DYNSWEEP_NN_GEMM=openblas: the
- * im2col + OpenBLAS path of before, bit for bit); the weight gradient stays
- * im2col + DGEMM. */
+ * im2col + OpenBLAS path of before, bit for bit). The weight gradient stays
+ * im2col + DGEMM: the same scheme for it (dW_{mc, c, p, q} += sum_r dY_{mc, r}
+ * X_{c, r, p, q}^T, one kernel with B transposed over the ho rows per channel
+ * block pair and tap) ran at 25-27 GFLOP/s against im2col's 24-27 at C = 64
+ * and 25-27 against 31-32 at C = 128 (docs/performance.md). */
 #define IMPL_MAXTAPS 49
 
 static int implicit_shape(const ds_conv_geom *g) {
@@ -248,6 +251,33 @@ static void pack_taps(double *Wk, const double *W, const ds_conv_geom *g, int fl
       }
 }
 
+/* X's zero border (once; pad_copy rewrites the interior per sample) */
+static void pad_border(double *X, const ds_conv_geom *g) {
+  const int pad = g->pad, h = g->h, w = g->w, hp = h + 2 * pad, wp = w + 2 * pad;
+  const int kb = chan_block(g->cin), nk = g->cin / kb;
+  const size_t xblk = (size_t)hp * wp * kb;
+  for (int c = 0; c < nk; c++)
+    for (int y = 0; y < hp; y++)
+      for (int x = 0; x < wp; x++)
+        if (y < pad || y >= pad + h || x < pad || x >= pad + w)
+          memset(X + c * xblk + ((size_t)y * wp + x) * kb, 0, (size_t)kb * sizeof *X);
+}
+
+/* X[c][y + pad][x + pad][j] = a[c kb + j, y, x] (one sample, CHW) */
+static void pad_copy(double *X, const double *a, const ds_conv_geom *g) {
+  const int pad = g->pad, h = g->h, w = g->w, wp = w + 2 * pad;
+  const int kb = chan_block(g->cin), nk = g->cin / kb;
+  const size_t xblk = (size_t)(h + 2 * pad) * wp * kb, hw = (size_t)h * w;
+  for (int c = 0; c < nk; c++)
+    for (int y = 0; y < h; y++) {
+      double *xr = X + c * xblk + ((size_t)(y + pad) * wp + pad) * kb;
+      for (int j = 0; j < kb; j++) {
+        const double *ar = a + (size_t)(c * kb + j) * hw + (size_t)y * w;
+        for (int x = 0; x < w; x++) xr[(size_t)x * kb + j] = ar[x];
+      }
+    }
+}
+
 /* Z_i = alpha conv(Wk, A_i) + beta b for n samples (CHW columns), with
  * R = relu(Z) (R not NULL) or Z = [M > 0] Z (M not NULL). col: impl_need(g)
  * doubles, Wk (packed) first. 0: LIBXSMM made no kernel (nothing written). */
@@ -259,7 +289,7 @@ static int implicit_run(double *Z, double *R, const double *M, const double *b, 
   const int h = g->h, w = g->w, ho = g->ho, wo = g->wo, P = ho * wo;
   const int hp = h + 2 * pad, wp = w + 2 * pad, mb = chan_block(cout), kb = chan_block(cin);
   const int nk = cin / kb, nm = cout / mb;
-  const size_t din = (size_t)cin * h * w, dout = (size_t)cout * P, hw = (size_t)h * w;
+  const size_t din = (size_t)cin * h * w, dout = (size_t)cout * P;
   const size_t xblk = (size_t)hp * wp * kb;
   libxsmm_dmmfunction_reducebatch_addr k0 = impl_kernel(g, 0.0), k1 = impl_kernel(g, 1.0);
   if (!k0 || !k1) return 0;
@@ -267,22 +297,10 @@ static int implicit_run(double *Z, double *R, const double *M, const double *b, 
   double *X = col + (size_t)ss * cin * cout, *Y = X + (size_t)hp * wp * cin;
   const double *ap[IMPL_MAXTAPS], *bp[IMPL_MAXTAPS];
   const unsigned long long cnt = (unsigned long long)ss;
-  /* the zero border, once (the interior is rewritten per sample) */
-  for (int c = 0; c < nk; c++)
-    for (int y = 0; y < hp; y++)
-      for (int x = 0; x < wp; x++)
-        if (y < pad || y >= pad + h || x < pad || x >= pad + w)
-          memset(X + c * xblk + ((size_t)y * wp + x) * kb, 0, (size_t)kb * sizeof *X);
+  pad_border(X, g);
   for (int i = 0; i < n; i++) {
     const double *a = A + i * din;
-    for (int c = 0; c < nk; c++) /* X[c][y + pad][x + pad][j] = A_i[c kb + j, y, x] */
-      for (int y = 0; y < h; y++) {
-        double *xr = X + c * xblk + ((size_t)(y + pad) * wp + pad) * kb;
-        for (int j = 0; j < kb; j++) {
-          const double *ar = a + (size_t)(c * kb + j) * hw + (size_t)y * w;
-          for (int x = 0; x < w; x++) xr[(size_t)x * kb + j] = ar[x];
-        }
-      }
+    pad_copy(X, a, g);
     for (int mc = 0; mc < nm; mc++)
       for (int r = 0; r < ho; r++) {
         double *yr = Y + (size_t)mc * P * mb + (size_t)r * wo * mb;
