@@ -26,6 +26,9 @@ static const ds_cnn_spec specs[] = {
     {2, 9, 8, 2, 4, 3, 2, 0, DS_CNN_GAP, 2, DS_PARAM_STANDARD, 1.0}, /* stride 2, valid, GAP */
     {3, 5, 6, 3, 2, 2, 1, 1, DS_CNN_FLATTEN, 3, DS_PARAM_NTK, 0.1},  /* even kernel, beta */
     {1, 8, 8, 2, 3, 5, 2, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 0.0},      /* 5x5 stride 2, no bias */
+    /* channels multiples of 8: conv.c's implicit GEMM after the first layer */
+    {1, 6, 6, 3, 8, 3, 1, 1, DS_CNN_FLATTEN, 1, DS_PARAM_NTK, 1.0},    /* stride 1 */
+    {1, 8, 8, 3, 16, 3, 2, 1, DS_CNN_GAP, 2, DS_PARAM_STANDARD, 0.5}, /* stride 2 */
 };
 #define NSPECS ((int)(sizeof specs / sizeof specs[0]))
 
