@@ -168,27 +168,31 @@ static double layer_blocks(int cin, int h, int w, int cout, int s, int t, int sa
     if (!one) CHECK(!memcmp(dWf, dW, K * cout * 8), "masked backward: the same dW bits");
   }
   /* the implicit GEMM (LIBXSMM, conv.c; cin and cout multiples of 8) against
-   * im2col + OpenBLAS (DYNSWEEP_NN_GEMM=openblas): Z and dA the same sums in
-   * another order (round-off), dW and db the same code (bits); where the
-   * implicit path applies (implicit > 0: forward, 2: also dA) its Z (dA) must
-   * differ somewhere in the last bits -- else it was not taken */
+   * im2col + OpenBLAS (DYNSWEEP_NN_GEMM=openblas): Z, dA and dW the same sums
+   * in another order (round-off), db the same code (bits); where the implicit
+   * path applies (implicit > 0: forward and dW, 2: also dA) its Z, dW (dA)
+   * must differ somewhere in the last bits -- else it was not taken */
   if (ds_nn_xsmm_enabled()) {
     ds_nn_set_xsmm(0);
     ds_conv_forward(Zf, W, b, A, &g, n, alpha, beta, col);
     ds_conv_backward(dAf, dWf, dbf, R, W, A, &g, n, alpha, beta, 0, col);
     ds_nn_set_xsmm(1);
     int implicit = cin % 8 == 0 && cout % 8 == 0 ? (t == 1 ? 2 : 1) : 0;
-    double ez = 0.0, ea = 0.0, mz = 0.0, ma = 0.0;
+    double ez = 0.0, ea = 0.0, ew = 0.0, mz = 0.0, ma = 0.0, mw = 0.0;
     for (size_t j = 0; j < dz * n; j++) ez = fmax(ez, fabs(Z[j] - Zf[j])), mz = fmax(mz, fabs(Zf[j]));
     for (size_t j = 0; j < din * n; j++)
       ea = fmax(ea, fabs(dA[j] - dAf[j])), ma = fmax(ma, fabs(dAf[j]));
-    printf("  implicit %d vs im2col + OpenBLAS: Z %.2e, dA %.2e (relative)\n", implicit, ez / mz,
-           ea / ma);
-    CHECK(ez / mz < 1e-13 && ea / ma < 1e-13, "implicit vs OpenBLAS: Z %.3e dA %.3e", ez / mz,
-          ea / ma);
-    CHECK(!memcmp(dWf, dW, K * cout * 8) && !memcmp(dbf, db, cout * 8), "dW, db the same bits");
-    CHECK((ez > 0.0) == (implicit >= 1) && (ea > 0.0) == (implicit == 2),
-          "implicit path taken exactly where expected (%d: Z %.3e dA %.3e)", implicit, ez, ea);
+    for (size_t j = 0; j < K * cout; j++)
+      ew = fmax(ew, fabs(dW[j] - dWf[j])), mw = fmax(mw, fabs(dWf[j]));
+    printf("  implicit %d vs im2col + OpenBLAS: Z %.2e, dA %.2e, dW %.2e (relative)\n", implicit,
+           ez / mz, ea / ma, ew / mw);
+    CHECK(ez / mz < 1e-13 && ea / ma < 1e-13 && ew / mw < 1e-13,
+          "implicit vs OpenBLAS: Z %.3e dA %.3e dW %.3e", ez / mz, ea / ma, ew / mw);
+    CHECK(!memcmp(dbf, db, cout * 8), "db the same bits");
+    CHECK((ez > 0.0) == (implicit >= 1) && (ew > 0.0) == (implicit >= 1) &&
+              (ea > 0.0) == (implicit == 2),
+          "implicit path taken exactly where expected (%d: Z %.3e dA %.3e dW %.3e)", implicit, ez,
+          ea, ew);
   }
   free(Zf), free(Rf), free(M), free(dAf), free(dWf), free(dbf);
   free(A), free(W), free(b), free(R), free(Z), free(Z1), free(col), free(col1), free(dA),

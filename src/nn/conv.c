@@ -178,11 +178,8 @@ static void col2im(double *dA, const double *dU, size_t ld, int nb, const ds_con
  * kernel (flip_geom; see use_flip below). Used where the shape alone says so
  * (implicit_shape: cin, cout multiples of 8; the first layer's 1 or 3
  * channels stay on im2col) and LIBXSMM is on (DYNSWEEP_NN_GEMM=openblas: the
- * im2col + OpenBLAS path of before, bit for bit). The weight gradient stays
- * im2col + DGEMM: the same scheme for it (dW_{mc, c, p, q} += sum_r dY_{mc, r}
- * X_{c, r, p, q}^T, one kernel with B transposed over the ho rows per channel
- * block pair and tap) ran at 25-27 GFLOP/s against im2col's 24-27 at C = 64
- * and 25-27 against 31-32 at C = 128 (docs/performance.md). */
+ * im2col + OpenBLAS path of before, bit for bit). The weight gradient too
+ * (implicit_wgrad below), for the same shapes. */
 #define IMPL_MAXTAPS 49
 
 static int implicit_shape(const ds_conv_geom *g) {
@@ -342,6 +339,96 @@ static int implicit_run(double *Z, double *R, const double *M, const double *b, 
 #endif
 }
 
+/* The weight gradient the same way: with dY_i (dZ_i in blocks of mb
+ * channels, positions, ld mb) and X_i (pad_copy of A_i),
+ *   dW_{mc, c, p, q} (mb x kb) += sum_r dY_{mc, r} (mb x wo) X_{c, r, p, q}^T (wo x kb),
+ * one batch-reduce kernel (B transposed) over a chunk of R output rows per
+ * (chunk, mc, c, tap), into a packed copy (pack_taps' layout) summed over the
+ * samples and chunks in order, then dW += alpha (the copy). R from the shape:
+ * the chunk's operands within L1 (over all H_o rows at once, operands of
+ * ~100 KB, it ran no faster than im2col + DGEMM; in chunks of 2-4 rows
+ * 30-38 GFLOP/s against im2col's 23-33 on C = 64 and 128 layers). The sum
+ * over samples is in sample order whatever n: the same bits for the same
+ * samples in any call split (test_cnn). */
+#define IMPL_MAXROWS 512
+
+#ifdef DS_HAVE_LIBXSMM
+static libxsmm_dmmfunction_reducebatch_addr implw_kernel(const ds_conv_geom *g) {
+  const int mb = chan_block(g->cout), kb = chan_block(g->cin), flags = LIBXSMM_GEMM_FLAG_TRANS_B;
+  const libxsmm_blasint lda = mb, ldb = (libxsmm_blasint)g->stride * kb, ldc = mb;
+  const double one = 1.0;
+  return libxsmm_dmmdispatch_reducebatch_addr(mb, kb, g->wo, &lda, &ldb, &ldc, &one, &one,
+                                              &flags, NULL);
+}
+#endif
+
+static int use_implicit_w(const ds_conv_geom *g) {
+#ifdef DS_HAVE_LIBXSMM
+  return ds_nn_xsmm_enabled() && implicit_shape(g) && g->ho <= IMPL_MAXROWS && implw_kernel(g);
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+static void implicit_wgrad(double *dW, const double *dZ, const double *A, const ds_conv_geom *g,
+                           int n, double alpha, double *col) {
+#ifdef DS_HAVE_LIBXSMM
+  const int s = g->s, ss = s * s, cin = g->cin, cout = g->cout, t = g->stride, pad = g->pad;
+  const int ho = g->ho, wo = g->wo, P = ho * wo, K = cin * ss;
+  const int wp = g->w + 2 * pad, mb = chan_block(cout), kb = chan_block(cin);
+  const int nk = cin / kb, nm = cout / mb;
+  const size_t din = (size_t)cin * g->h * g->w, dout = (size_t)cout * P;
+  const size_t xblk = (size_t)(g->h + 2 * pad) * wp * kb;
+  libxsmm_dmmfunction_reducebatch_addr kern = implw_kernel(g);
+  double *Wb = col, *X = col + (size_t)ss * cin * cout, *Y = X + xblk * nk;
+  const double *ap[IMPL_MAXROWS], *bp[IMPL_MAXROWS];
+  /* rows a kernel: the most whose operands (R rows of dY, R t + s - 1 rows of
+   * X) fit in 32 KB (L1), at least 1 */
+  int R = 1;
+  while (R < ho && ((size_t)(R + 1) * wo * mb + ((size_t)(R + 1) * t + s - 1) * wp * kb) * 8 <=
+                       32768)
+    R++;
+  memset(Wb, 0, (size_t)ss * cin * cout * sizeof *Wb);
+  pad_border(X, g);
+  for (int i = 0; i < n; i++) {
+    pad_copy(X, A + i * din, g);
+    const double *dz = dZ + i * dout;
+    for (int mc = 0; mc < nm; mc++) /* Y[mc][pos][ii] = dZ_i[mc mb + ii][pos] */
+      for (int p0 = 0; p0 < P; p0 += 32) {
+        const int p1 = p0 + 32 < P ? p0 + 32 : P;
+        for (int ii = 0; ii < mb; ii++) {
+          const double *zk = dz + (size_t)(mc * mb + ii) * P;
+          double *yk = Y + (size_t)mc * P * mb + ii;
+          for (int j = p0; j < p1; j++) yk[(size_t)j * mb] = zk[j];
+        }
+      }
+    for (int r0 = 0; r0 < ho; r0 += R) {
+      const int r1 = r0 + R < ho ? r0 + R : ho;
+      const unsigned long long cnt = (unsigned long long)(r1 - r0);
+      for (int mc = 0; mc < nm; mc++) {
+        for (int r = r0; r < r1; r++) ap[r - r0] = Y + (size_t)mc * P * mb + (size_t)r * wo * mb;
+        for (int c = 0; c < nk; c++)
+          for (int p = 0; p < s; p++)
+            for (int q = 0; q < s; q++) {
+              for (int r = r0; r < r1; r++)
+                bp[r - r0] = X + c * xblk + ((size_t)(t * r + p) * wp + q) * kb;
+              kern(ap, bp, Wb + (((size_t)mc * nk + c) * ss + p * s + q) * kb * mb, &cnt);
+            }
+      }
+    }
+  }
+  for (int o = 0; o < cout; o++)
+    for (int k = 0; k < cin; k++)
+      for (int tp = 0; tp < ss; tp++)
+        dW[(size_t)o * K + (size_t)k * ss + tp] +=
+            alpha * Wb[(((size_t)(o / mb) * nk + k / kb) * ss + tp) * kb * mb +
+                       (size_t)(k % kb) * mb + o % mb];
+#else
+  (void)dW, (void)dZ, (void)A, (void)g, (void)n, (void)alpha, (void)col;
+#endif
+}
+
 /* R NULL: the plain layer; else also R = relu(Z), written per block right
  * after the block's GEMM and scatter while Z is still in cache (one pass over
  * Z from memory fewer than a separate ReLU layer; the same bits) */
@@ -447,6 +534,10 @@ void ds_conv_backward_mask(double *dA, double *dW, double *db, const double *dZ,
    * does db and dW only) */
   double *dAi = dA && g->stride == 1 && use_implicit(&gi) ? dA : NULL;
   if (dAi) dA = NULL;
+  if (dW && use_implicit_w(g)) { /* dW first, then the loop below without it */
+    implicit_wgrad(dW, dZ, A, g, n, alpha, col);
+    dW = NULL;
+  }
   const int nbmax = conv_block(g), flip = dA && use_flip(g);
   const int nball = n < nbmax ? n : nbmax;
   double *Wf = col + (size_t)nball * region1(g) + (nball > 1 ? (size_t)nball * region2(g) : 0);
