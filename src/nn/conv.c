@@ -1,5 +1,9 @@
 /* conv.c -- the 2-D convolution layer and global average pooling (cnn.h).
  *
+ * Where C_in and C_out are multiples of 8 and LIBXSMM is on, the forward
+ * pass, the weight gradient and the stride-1 input gradient are implicit
+ * GEMMs (see "implicit GEMM" below: no im2col); the rest is the im2col path:
+ *
  * Samples in blocks of nb (issue 26): im2col writes the patches of a block
  * as U ((nb P) x K, column-major, ld nb P; row i P + pos is sample i's output
  * position pos = (r, c) of P = ho wo, column k = (o s + p) s + q one of
