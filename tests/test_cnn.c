@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/nn/layers.h"
 #include "check.h"
 #include "cnn_testlib.h"
 #include "dynsweep/cnn.h"
@@ -29,6 +30,9 @@ static const ds_cnn_spec specs[] = {
     {2, 9, 8, 2, 4, 3, 2, 0, DS_CNN_GAP, 2, DS_PARAM_STANDARD, 1.0}, /* stride 2, valid, GAP */
     {3, 5, 6, 3, 2, 2, 1, 1, DS_CNN_FLATTEN, 3, DS_PARAM_NTK, 0.1},  /* even kernel, beta */
     {1, 8, 8, 2, 3, 5, 2, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 0.0},      /* 5x5 stride 2, no bias */
+    /* channels multiples of 8: conv.c's implicit GEMM after the first layer */
+    {1, 6, 6, 3, 8, 3, 1, 1, DS_CNN_FLATTEN, 1, DS_PARAM_NTK, 1.0},    /* stride 1 */
+    {1, 8, 8, 3, 16, 3, 2, 1, DS_CNN_GAP, 2, DS_PARAM_STANDARD, 0.5}, /* stride 2 */
 };
 #define NSPECS ((int)(sizeof specs / sizeof specs[0]))
 
@@ -163,6 +167,33 @@ static double layer_blocks(int cin, int h, int w, int cout, int s, int t, int sa
     CHECK(zok, "conv + relu forward (%d samples a call): Z and relu(Z) the same bits", n1);
     CHECK(aok, "conv backward masked (%d samples a call): dA [M > 0] the same bits", n1);
     if (!one) CHECK(!memcmp(dWf, dW, K * cout * 8), "masked backward: the same dW bits");
+  }
+  /* the implicit GEMM (LIBXSMM, conv.c; cin and cout multiples of 8) against
+   * im2col + OpenBLAS (DYNSWEEP_NN_GEMM=openblas): Z, dA and dW the same sums
+   * in another order (round-off), db the same code (bits); where the implicit
+   * path applies (implicit > 0: forward and dW, 2: also dA) its Z, dW (dA)
+   * must differ somewhere in the last bits -- else it was not taken */
+  if (ds_nn_xsmm_enabled()) {
+    ds_nn_set_xsmm(0);
+    ds_conv_forward(Zf, W, b, A, &g, n, alpha, beta, col);
+    ds_conv_backward(dAf, dWf, dbf, R, W, A, &g, n, alpha, beta, 0, col);
+    ds_nn_set_xsmm(1);
+    int implicit = cin % 8 == 0 && cout % 8 == 0 ? (t == 1 ? 2 : 1) : 0;
+    double ez = 0.0, ea = 0.0, ew = 0.0, mz = 0.0, ma = 0.0, mw = 0.0;
+    for (size_t j = 0; j < dz * n; j++) ez = fmax(ez, fabs(Z[j] - Zf[j])), mz = fmax(mz, fabs(Zf[j]));
+    for (size_t j = 0; j < din * n; j++)
+      ea = fmax(ea, fabs(dA[j] - dAf[j])), ma = fmax(ma, fabs(dAf[j]));
+    for (size_t j = 0; j < K * cout; j++)
+      ew = fmax(ew, fabs(dW[j] - dWf[j])), mw = fmax(mw, fabs(dWf[j]));
+    printf("  implicit %d vs im2col + OpenBLAS: Z %.2e, dA %.2e, dW %.2e (relative)\n", implicit,
+           ez / mz, ea / ma, ew / mw);
+    CHECK(ez / mz < 1e-13 && ea / ma < 1e-13 && ew / mw < 1e-13,
+          "implicit vs OpenBLAS: Z %.3e dA %.3e dW %.3e", ez / mz, ea / ma, ew / mw);
+    CHECK(!memcmp(dbf, db, cout * 8), "db the same bits");
+    CHECK((ez > 0.0) == (implicit >= 1) && (ew > 0.0) == (implicit >= 1) &&
+              (ea > 0.0) == (implicit == 2),
+          "implicit path taken exactly where expected (%d: Z %.3e dA %.3e dW %.3e)", implicit, ez,
+          ea, ew);
   }
   free(Zf), free(Rf), free(M), free(dAf), free(dWf), free(dbf);
   free(A), free(W), free(b), free(R), free(Z), free(Z1), free(col), free(col1), free(dA),
@@ -959,7 +990,10 @@ int main(int argc, char **argv) {
   /* cin h w cout s t same n */
   static const int layers[][8] = {{2, 5, 4, 3, 3, 1, 1, 2}, {3, 7, 6, 2, 3, 2, 0, 2},
                                   {1, 6, 5, 2, 2, 1, 1, 1}, {2, 9, 9, 3, 5, 3, 1, 2},
-                                  {2, 4, 4, 2, 4, 1, 0, 1}};
+                                  {2, 4, 4, 2, 4, 1, 0, 1},
+                                  /* channels multiples of 8: the implicit GEMM (conv.c) */
+                                  {8, 5, 4, 8, 3, 1, 1, 2}, {8, 7, 6, 16, 3, 2, 0, 2},
+                                  {16, 6, 5, 8, 2, 1, 1, 1}, {8, 9, 9, 8, 5, 3, 1, 1}};
   for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
     const int *c = layers[i];
     double e = layer_fd(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);

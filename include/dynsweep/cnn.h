@@ -1,5 +1,6 @@
-/* cnn.h -- convolutional nets (issue 26): 2-D convolutions as GEMMs on
- * im2col patches of blocks of samples (OpenBLAS DGEMM), ReLU, pooling,
+/* cnn.h -- convolutional nets (issue 26): 2-D convolutions as implicit
+ * GEMMs (LIBXSMM; C_in, C_out multiples of 8) or GEMMs on im2col patches of
+ * blocks of samples (OpenBLAS DGEMM), ReLU, pooling,
  * residual blocks, dense layers and dropout, as a list of layers
  * (ds_cnn_create_layers, below) or the fixed stack of a ds_cnn_spec
  * (ds_cnn_create).

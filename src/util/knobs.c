@@ -43,8 +43,9 @@ static const knob_def knobs[DS_KNOB_COUNT] = {
      "portable: the non-FMA SLEEF tanh family on every CPU (the same bits on CPUs with and "
      "without FMA); sse2: the sse2 kernel (tests: the bits of avx) (nn/tanh.c)"},
     [DS_KNOB_NN_GEMM] = {"DYNSWEEP_NN_GEMM", K_WORD, 0, NULL, "`openblas`", "LIBXSMM",
-     "openblas: the nets' small GEMMs through OpenBLAS instead of LIBXSMM (comparisons, "
-     "benchmarks; nn/layers.c)"},
+     "openblas: the nets' small GEMMs through OpenBLAS instead of LIBXSMM, and the "
+     "convolutions as im2col + OpenBLAS instead of LIBXSMM's implicit GEMM (comparisons, "
+     "benchmarks; nn/layers.c, nn/conv.c)"},
     [DS_KNOB_NN_BLOCK] = {"DYNSWEEP_NN_BLOCK", K_ON, 0, NULL, "0/1", "1",
      "0: the nets' training step never runs over blocks of samples (bitwise the same; "
      "comparisons; nn/mlp.c)"},
