@@ -7,6 +7,7 @@ initial weights and data as the point trainer draws them; PyTorch replays GD
 (loss (1/(2n)) sum (f - y)^2) and at every recorded step recomputes
   - the NTK K_t = J J^T (functorch jacrev over the parameters): ntk/top,
     ntk/critical_lr = 2n/lambda_max, ntk/kernel_change ||K_t - K_0||_F/||K_0||_F,
+    ntk/kernel_change_2 ||K_t - K_0||_2/||K_0||_2,
     ntk/loss_top and ntk/loss_rest (the residual projected on the top-s
     eigenvectors), ntk/batch_critical_lr (full batch: the same K);
   - torch.linalg.svdvals of each conv kernel (C_out x C_in s^2) and the
@@ -65,6 +66,7 @@ def reference(cfg, shapes, pad, theta0, X, Y, lr, steps, split, topk):
         put("ntk/critical_lr", t, 1.0 / (c * w[0]))
         put("ntk/batch_critical_lr", t, 1.0 / (c * w[0]))
         put("ntk/kernel_change", t, np.linalg.norm(K - K0) / np.linalg.norm(K0))
+        put("ntk/kernel_change_2", t, np.linalg.norm(K - K0, 2) / np.linalg.norm(K0, 2))
         le = [c * np.sum((V[:, :s].T @ r) ** 2) for s in split]
         put("ntk/loss_top", t, le)
         put("ntk/loss_rest", t, [c * np.sum(r ** 2) - v for v in le])

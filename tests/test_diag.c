@@ -517,6 +517,25 @@ static void test_ntk(void) {
     for (size_t q = 0; q < (size_t)kn * kn; q++) K2[q] = 1.5 * K[q];
     CHECK(ds_diag_kernel_change(K, K, kn) == 0.0, "kernel change of K vs itself");
     CHECK(fabs(ds_diag_kernel_change(K2, K, kn) - 0.5) < 1e-15, "kernel change 1.5K vs K");
+    /* spectral norms: ||0.5 K||_2 / ||K||_2 = 0.5; K + diag(a, 0, .., -b), b > a:
+     * ||K3 - K||_2 = b (the negative end), over lambda_max(K) = ev[0] */
+    double lam0 = 0.0, c2 = -1.0;
+    CHECK(ds_diag_kernel_change_2(&world, K2, K, kn, &lam0, &c2) == DS_OK &&
+              fabs(c2 - 0.5) < 1e-14 && ds_close_rel(lam0, ev[0], 1e-13),
+          "%s: spectral kernel change 1.5K vs K = %.17g, lambda_max(K0) %g vs %g", c->name, c2,
+          lam0, ev[0]);
+    if (kn >= 2) {
+      double a = 0.125 * ev[0], b = 0.25 * ev[0];
+      memcpy(K2, K, (size_t)kn * kn * sizeof *K2);
+      K2[0] += a;
+      K2[(size_t)kn * kn - 1] -= b;
+      CHECK(ds_diag_kernel_change_2(&world, K2, K, kn, &lam0, &c2) == DS_OK &&
+                fabs(c2 - 0.25) < 1e-14,
+            "%s: spectral kernel change of diag(a, .., -b) = %.17g, want 0.25", c->name, c2);
+      double kc = ds_diag_kernel_change(K2, K, kn);
+      CHECK(ds_close_rel(kc * kc, (a * a + b * b) / cblas_ddot(kn * kn, K, 1, K, 1), 1e-12),
+            "%s: Frobenius kernel change of diag(a, .., -b)", c->name);
+    }
     if (wrank == 0)
       printf("ntk %-26s kn %2d P %3d  lambda_1 %.6g  |K-K_jvp| %.1e  |lambda-lambda_FD| %.1e\n",
              c->name, kn, P, ev[0], reldiff(K, Kj, (size_t)kn * kn), fabs(ev[0] - ef[kn - 1]) / ef[kn - 1]);

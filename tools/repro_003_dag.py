@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """repro_003_dag.py -- seed 003 Fig. 2.2 (transition to linearity of a DAG
 network): the maximum over training of the relative kernel change
-||K_t - K_0|| / ||K_0|| (the store's ntk/kernel_change, Frobenius norms)
-against the width m of the DenseNet-DAG (model.net dag), its log-log slope
-with the spread over replicas (seeds), and the figure.
+||K_t - K_0|| / ||K_0|| against the width m of the DenseNet-DAG (model.net
+dag), in two norms: Frobenius (the store's ntk/kernel_change) and spectral
+(ntk/kernel_change_2, the paper's), their log-log slopes with the spread over
+replicas (seeds), the slopes below and above a bend (--split M: m <= M and
+m >= M), and the figure (both norms).
 
 Usage:
   repro_003_dag.py STORE.h5 [--fig OUT.png [--title T --xlabel X]] [--check LO HI] [--json OUT]
   repro_003_dag.py --make-data OUT.csv [N]   (the data of sweeps/repro/003_dag_kernel.yaml)
---check LO HI: exit 1 unless the fitted slope lies in [LO, HI], every point
-trained (its loss fell by 10x at least) and there are >= 3 widths.
+--check LO HI: exit 1 unless the fitted slope of the spectral-norm ratio
+(ntk/kernel_change_2; the Frobenius one when the store has no
+kernel_change_2) lies in [LO, HI], every point trained (its loss fell by 10x
+at least) and there are >= 3 widths.
 """
 import argparse
 import json
@@ -26,7 +30,7 @@ import dynsweep_store as ds  # noqa: E402
 def collect(path):
     with h5py.File(path, "r") as f:
         summ = f["summary"][...]
-        pts = ds.read_points(f, names={"loss", "ntk/kernel_change"})
+        pts = ds.read_points(f, names={"loss", "ntk/kernel_change", "ntk/kernel_change_2"})
     rows = []
     for r in summ:
         pid = int(r["id"])
@@ -34,24 +38,27 @@ def collect(path):
         if "ntk/kernel_change" not in got or "loss" not in got:
             continue
         kc = np.asarray(got["ntk/kernel_change"][1], float).reshape(-1)
+        k2 = (np.asarray(got["ntk/kernel_change_2"][1], float).reshape(-1)
+              if "ntk/kernel_change_2" in got else None)
         loss = np.asarray(got["loss"][1], float).reshape(-1)
         rows.append(dict(width=int(r["width"]), replica=int(r["replica"]),
-                         kmax=float(np.nanmax(kc)), loss0=float(loss[0]),
-                         lossT=float(loss[-1]), status=int(r["status"])))
+                         kmax=float(np.nanmax(kc)),
+                         kmax2=float(np.nanmax(k2)) if k2 is not None else float("nan"),
+                         loss0=float(loss[0]), lossT=float(loss[-1]), status=int(r["status"])))
     return rows
 
 
-def fit(rows):
-    """Slope of log kmax on log m: over all points, and per replica (mean, sd)."""
+def fit(rows, key="kmax"):
+    """Slope of log rows[key] on log m: over all points, and per replica (mean, sd)."""
     w = np.array([r["width"] for r in rows], float)
-    k = np.array([r["kmax"] for r in rows], float)
+    k = np.array([r[key] for r in rows], float)
     slope_all, icpt = np.polyfit(np.log(w), np.log(k), 1)
     per = []
     for rep in sorted({r["replica"] for r in rows}):
         sel = [r for r in rows if r["replica"] == rep]
         if len({r["width"] for r in sel}) >= 2:
             per.append(np.polyfit(np.log([r["width"] for r in sel]),
-                                  np.log([r["kmax"] for r in sel]), 1)[0])
+                                  np.log([r[key] for r in sel]), 1)[0])
     per = np.array(per)
     return dict(slope=float(slope_all), intercept=float(icpt),
                 slope_mean=float(per.mean()) if len(per) else float("nan"),
@@ -59,22 +66,24 @@ def fit(rows):
                 slopes=[float(s) for s in per])
 
 
-def figure(rows, res, out, title, xlabel):
+def figure(rows, fits, out, title, xlabel):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     widths = sorted({r["width"] for r in rows})
-    mean = [np.mean([r["kmax"] for r in rows if r["width"] == m]) for m in widths]
-    fig, ax = plt.subplots(figsize=(5.2, 4))
-    ax.loglog([r["width"] for r in rows], [r["kmax"] for r in rows], "o", color="0.7", ms=4,
-              label="one replica (seed)")
-    ax.loglog(widths, mean, "o-", color="C0", label="mean over replicas")
     m = np.array(widths, float)
-    ax.loglog(m, np.exp(res["intercept"]) * m ** res["slope"], "--", color="C3",
-              label="fit: slope %.3f" % res["slope"])
+    fig, ax = plt.subplots(figsize=(5.6, 4.3))
+    for key, res, c, lab in fits:
+        mean = [np.mean([r[key] for r in rows if r["width"] == w]) for w in widths]
+        ax.loglog([r["width"] for r in rows], [r[key] for r in rows], "o", color=c, alpha=0.3,
+                  ms=3)
+        ax.loglog(widths, mean, "o-", color=c, label=lab + " (mean; dots: replicas)")
+        ax.loglog(m, np.exp(res["intercept"]) * m ** res["slope"], "--", color=c, lw=1,
+                  label="fit: slope %.3f" % res["slope"])
+    mean = [np.mean([r[fits[0][0]] for r in rows if r["width"] == w]) for w in widths]
     ax.loglog(m, mean[0] * (m / m[0]) ** -0.5, ":", color="k", label=r"$\propto m^{-1/2}$")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(r"$\max_t \|K_t - K_0\|_F / \|K_0\|_F$")
+    ax.set_ylabel(r"$\max_t \|K_t - K_0\| / \|K_0\|$")
     ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -115,6 +124,7 @@ def main():
     ap.add_argument("--fig")
     ap.add_argument("--json")
     ap.add_argument("--check", nargs=2, type=float)
+    ap.add_argument("--split", type=int, help="also fit m <= SPLIT and m >= SPLIT apart")
     ap.add_argument("--title", default="003 Fig. 2.2: DenseNet-DAG, edges dropped w.p. 1/2")
     ap.add_argument("--xlabel", default="width m (units per DAG layer)")
     a = ap.parse_args()
@@ -122,28 +132,45 @@ def main():
     if not rows:
         print("no point with ntk/kernel_change in", a.store)
         return 1
-    res = fit(rows)
+    has2 = all(np.isfinite(r["kmax2"]) for r in rows)
+    keys = [("kmax", "F", "C0", r"Frobenius $\|\cdot\|_F$")]
+    if has2:
+        keys.append(("kmax2", "2", "C3", r"spectral $\|\cdot\|_2$"))
+    fits = [(key, fit(rows, key), c, lab) for key, _, c, lab in keys]
     for m in sorted({r["width"] for r in rows}):
         sel = [r for r in rows if r["width"] == m]
-        ks = np.array([r["kmax"] for r in sel])
-        print("m %5d: max_t kernel change %.4g +- %.2g over %d replicas; loss %.3g -> %.3g"
-              % (m, ks.mean(), ks.std(ddof=1) if len(ks) > 1 else 0.0, len(ks),
-                 np.mean([r["loss0"] for r in sel]), np.mean([r["lossT"] for r in sel])))
-    print("slope of log kernel change on log m: %.3f (all points); per replica %.3f +- %.3f "
-          "(sd over %d replicas); theory -0.5" % (res["slope"], res["slope_mean"],
-                                                  res["slope_sd"], len(res["slopes"])))
+        line = "m %5d:" % m
+        for key, nm, _, _ in keys:
+            ks = np.array([r[key] for r in sel])
+            line += " max_t kernel change_%s %.4g +- %.2g;" % (
+                nm, ks.mean(), ks.std(ddof=1) if len(ks) > 1 else 0.0)
+        print(line + " %d replicas; loss %.3g -> %.3g"
+              % (len(sel), np.mean([r["loss0"] for r in sel]), np.mean([r["lossT"] for r in sel])))
+    for (key, nm, _, _), (_, res, _, _) in zip(keys, fits):
+        print("norm %s: slope of log kernel change on log m: %.3f (all points); per replica "
+              "%.3f +- %.3f (sd over %d replicas); theory -0.5"
+              % (nm, res["slope"], res["slope_mean"], res["slope_sd"], len(res["slopes"])))
+        if a.split:
+            lo = [r for r in rows if r["width"] <= a.split]
+            hi = [r for r in rows if r["width"] >= a.split]
+            for part, sel in (("m <= %d" % a.split, lo), ("m >= %d" % a.split, hi)):
+                if len({r["width"] for r in sel}) >= 2:
+                    f = fit(sel, key)
+                    print("norm %s: %s: slope %.3f (all points); per replica %.3f +- %.3f"
+                          % (nm, part, f["slope"], f["slope_mean"], f["slope_sd"]))
+    res = fits[-1][1]
     if a.fig:
-        figure(rows, res, a.fig, a.title, a.xlabel)
+        figure(rows, [(k, r, c, lab) for k, r, c, lab in fits], a.fig, a.title, a.xlabel)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(res, rows=rows), f, indent=1)
+            json.dump(dict(res, fits={k: r for k, r, _, _ in fits}, rows=rows), f, indent=1)
     if a.check:
         lo, hi = a.check
         nw = len({r["width"] for r in rows})
         trained = all(r["lossT"] < 0.1 * r["loss0"] for r in rows)
         ok = lo <= res["slope"] <= hi and nw >= 3 and trained
-        print("check: slope %.3f in [%g, %g]: %s; %d widths (>= 3); every loss fell 10x: %s"
-              % (res["slope"], lo, hi, lo <= res["slope"] <= hi, nw, trained))
+        print("check: slope (norm %s) %.3f in [%g, %g]: %s; %d widths (>= 3); every loss fell "
+              "10x: %s" % (keys[-1][1], res["slope"], lo, hi, lo <= res["slope"] <= hi, nw, trained))
         return 0 if ok else 1
     return 0
 

@@ -75,6 +75,12 @@ void ds_diag_loss_split(const ds_loss *l, const double *r, int kn, const double 
                         const int *split, int nsplit, double *le, double *gt);
 /* ||K - K0||_F / ||K0||_F */
 double ds_diag_kernel_change(const double *K, const double *K0, int kn);
+/* ||K - K0||_2 / ||K0||_2 (spectral norms; K, K0 symmetric, K0 PSD) into *out:
+ * max |eigenvalue| of K - K0 over lambda_max(K0). *lam0 caches lambda_max(K0):
+ * pass 0 to have it computed (then kept). K and K0 on the team root; *out on
+ * every member. Collective over the team. */
+int ds_diag_kernel_change_2(ds_team *t, const double *K, const double *K0, int kn, double *lam0,
+                            double *out);
 
 /* AGOP G = (1/n) sum_i J_x(x_i)^T J_x(x_i) (d_in x d_in; J_x = dF/dx, k x d_in)
  * and, if Gref != NULL, alignment cos(G, Gref) = Tr(G^T Gref)/(||G||_F ||Gref||_F). */

@@ -2,6 +2,12 @@
  * index o + k*i), its top eigenpairs (pdsyevd on the team), and the derived
  * quantities: critical learning rate, loss split, kernel change.
  *
+ * Kernel change, two norms: ||K_t - K_0||_F / ||K_0||_F and the spectral
+ * ||K_t - K_0||_2 / ||K_0||_2 (seed 003 Fig. 2.2's). K_t - K_0 is symmetric,
+ * indefinite, so its spectral norm is max(|lambda_min|, |lambda_max|) of its
+ * eigenvalues (pdsyevd on the team, values only); K_0 is PSD, so ||K_0||_2 =
+ * lambda_max(K_0).
+ *
  * K is formed layer by layer without ever building J (kn x P). For layer l,
  * the rows of J for W_l are alpha_l delta_l^{(o,i)} a_{l-1}^{(i)T} (outer
  * products), with delta_l^{(o,i)} = dF_{o,i}/dZ_l[:, i], so
@@ -170,4 +176,31 @@ double ds_diag_kernel_change(const double *K, const double *K0, int kn) {
     den += K0[q] * K0[q];
   }
   return den > 0.0 ? sqrt(num / den) : NAN;
+}
+
+int ds_diag_kernel_change_2(ds_team *t, const double *K, const double *K0, int kn_,
+                            double *lam0, double *out) {
+  size_t kn = (size_t)kn_;
+  int rc = DS_OK;
+  double *D = ds_calloc(kn * kn, sizeof *D), *ev = ds_calloc(kn, sizeof *ev);
+  if (!D || !ev) rc = DS_ENOMEM;
+  rc = ds_diag_agree(t, rc);
+  if (rc != DS_OK) goto done;
+  if (!(*lam0 > 0.0)) { /* ||K_0||_2 once (and again after a resume) */
+    rc = ds_syev_values(t, kn_, K0, kn_, ev);
+    if (rc != DS_OK) goto fail;
+    *lam0 = ev[kn - 1];
+  }
+  for (size_t q = 0; q < kn * kn; q++) D[q] = K[q] - K0[q];
+  rc = ds_syev_values(t, kn_, D, kn_, ev);
+  if (rc != DS_OK) goto fail;
+  double a = fabs(ev[0]) > fabs(ev[kn - 1]) ? fabs(ev[0]) : fabs(ev[kn - 1]);
+  *out = *lam0 > 0.0 ? a / *lam0 : NAN;
+  goto done;
+fail:
+  ds_context(rc, "diag kernel change (spectral norm)");
+done:
+  free(D);
+  free(ev);
+  return rc;
 }

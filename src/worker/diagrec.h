@@ -16,11 +16,12 @@ typedef struct {
   int *ix_layer_sv, ix_layer_stat[DS_DIAG_LAYER_EXTRA];
   int ix_e2e_sv, ix_e2e_bal, ix_e2e_margin, ix_e2e_pc;
   int ix_hess, iters, hk, ix_hfull;
-  int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_le, ix_ntk_gt, kn, nk, nvec, have_K0;
+  int ix_ntk, ix_ntk_crit, ix_ntk_change, ix_ntk_change2, ix_ntk_le, ix_ntk_gt, kn, nk, nvec, have_K0;
   int ix_agop, *ix_act_sv, ix_act_ratio, ix_escape;
   int batch_on, batch_own, kb, ix_bcrit, ix_bcount; /* SGD: the NTK of each step's minibatch */
   int64_t batch_catapults;                /* evaluated steps with lr > batch eta_crit */
   double *Kb;
+  double lam0; /* lambda_max(K_0) = ||K_0||_2, 0 until computed */
   ds_cnn *cnn; /* model.type cnn: the net (point.c's); its weight matrices are the layers */
   int nlayers; /* weight matrices: the MLP's depth, or ds_cnn_nweights */
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
