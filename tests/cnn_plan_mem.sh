@@ -26,7 +26,7 @@ record: {series: [loss], every: 1}
 YEOF
 # estimate SWEEP [--set ...]: plan's estimate in MB
 estimate() {
-  local lo=1 hi=65536 mid
+  local lo=1 hi=4096 mid
   while [ $((hi - lo)) -gt 1 ]; do
     mid=$(((lo + hi) / 2))
     if "$DYNSWEEP" plan "$@" --rank-memory "$mid" 2>&1 | grep -q " 0 point(s) cannot fit"; then hi=$mid; else lo=$mid; fi
