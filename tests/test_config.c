@@ -1145,8 +1145,8 @@ static void test_spectra_errors(void) {
              "unknown key 'hesian' in record.spectra (did you mean 'hessian'?)");
   expect_err("unknown spectra key list", SP "    colour: 1\n", 5, 5,
              "unknown key 'colour' in record.spectra (valid keys: layers, e2e, hessian, hessian_full, ntk, "
-             "agop, activations, escape, batch_ntk, top_k, lanczos_iters, hessian_full_max, ntk_max, split, "
-             "agop_reference, catapult_factor, loss_rise_rel)");
+             "agop, activations, escape, batch_ntk, top_k, lanczos_iters, hessian_full_max, ntk_max, "
+             "kernel_change_2, split, agop_reference, catapult_factor, loss_rise_rel)");
   expect_err("spectra misspelt", HEAD "record:\n  spectrum: {}\n", 4, 3,
              "unknown key 'spectrum' in record (did you mean 'spectra'?)");
   expect_err("cadence scalar", SP "    ntk: 10\n", 5, 10,

@@ -255,6 +255,7 @@ typedef struct {
   int lanczos_iters;      /* Lanczos iterations (default 40) */
   int hessian_full_max;   /* parameter-count limit for hessian_full (default 4000) */
   int ntk_max;            /* limit on k*n for the NTK matrix (default 4096) */
+  int kernel_change_2;    /* ntk: also record ||K_t - K_0||_2 / ||K_0||_2 (default 0) */
   int nsplit;             /* loss split sizes s (default [1, 5, 10]) */
   int split[8];
   char agop_reference[DS_MAX_PATH]; /* HDF5 file with dataset G (d_in x d_in); "" = the analytic

@@ -301,6 +301,9 @@ const ds_option ds_options[] = {
      0, 0},
     {"record.spectra.ntk_max", NULL, DS_OT_INT, OFF(record.spectra.ntk_max), 1, 100000, 0, NULL,
      4096, "4096", "ntk: refuse an NTK matrix with more than this many rows (d_out * n_train)", 0, 0},
+    {"record.spectra.kernel_change_2", NULL, DS_OT_BOOL, OFF(record.spectra.kernel_change_2), 0, 1, 0,
+     NULL, 0, "false", "ntk: also record ntk/kernel_change_2 = ||K_t - K_0||_2 / ||K_0||_2 (spectral "
+     "norms, seed 003 Fig. 2.2; one more eigensolve of K per record)", 0, 0},
     {"record.spectra.split", NULL, DS_OT_INT_LIST, OFF(record.spectra.split), 1, 1e6, 0, NULL, 0,
      "[1, 5, 10]", "ntk loss split sizes s: L<=s / L>s on the top-s NTK eigenvectors (at most 8, "
      "strictly increasing)", LIST(record.spectra.nsplit), 0},

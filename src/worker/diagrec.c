@@ -147,9 +147,11 @@ int ds_diagrec_init(ds_diagrec *d, ds_traj *tr, const ds_point_cfg *c, const ds_
     DS_TRY(add(tr, &d->ix_ntk_crit, "ntk/critical_lr", 1,
                "eta_crit = 1/(c lambda_max(K)) for L = c sum (f-y)^2 (2/lambda_max for half_sum)"));
     DS_TRY(add(tr, &d->ix_ntk_change, "ntk/kernel_change", 1, "||K_t - K_0||_F / ||K_0||_F"));
-    DS_TRY(add(tr, &d->ix_ntk_change2, "ntk/kernel_change_2", 1,
-               "||K_t - K_0||_2 / ||K_0||_2 (spectral norms: max |eig(K_t - K_0)| / "
-               "lambda_max(K_0))"));
+    d->ix_ntk_change2 = -1; /* on request: stores of sweeps without it stay as they were */
+    if (sp->kernel_change_2)
+      DS_TRY(add(tr, &d->ix_ntk_change2, "ntk/kernel_change_2", 1,
+                 "||K_t - K_0||_2 / ||K_0||_2 (spectral norms: max |eig(K_t - K_0)| / "
+                 "lambda_max(K_0))"));
     int b = c->optimizer.batch_size;
     if (b > 0 && b < train->n) d->batch_on = 1; /* SGD: with every NTK record */
     int ns = sp->nsplit;
@@ -289,9 +291,11 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
   double change = ds_diag_kernel_change(d->K, d->K0, d->kn);
   DS_TRY(ds_traj_append(tr, d->ix_ntk_crit, t, &crit));
   DS_TRY(ds_traj_append(tr, d->ix_ntk_change, t, &change));
-  double change2;
-  DS_TRY(ds_diag_kernel_change_2(team, d->K, d->K0, d->kn, &d->lam0, &change2));
-  DS_TRY(ds_traj_append(tr, d->ix_ntk_change2, t, &change2));
+  if (d->ix_ntk_change2 >= 0) {
+    double change2;
+    DS_TRY(ds_diag_kernel_change_2(team, d->K, d->K0, d->kn, &d->lam0, &change2));
+    DS_TRY(ds_traj_append(tr, d->ix_ntk_change2, t, &change2));
+  }
   if (d->ix_ntk_le >= 0) {
     /* residual r = F - Y on the training set, (output, sample) order */
     const double *F = d->cnn ? ds_cnn_forward(d->cnn, theta, train->X, train->n)
