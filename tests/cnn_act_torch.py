@@ -9,11 +9,11 @@ images, and ds_diag_cnn_activations' output (one rank): per ReLU of the net
 -- each relu layer, a resblock's relu(x) and relu(conv1), a DAG's depths in
 order -- the top-6 singular values of its output as a 9 x C H W matrix
 (NaN past min(9, C H W)) and ||relu(Z) - Z||_F^2 / ||Z||_F^2, Z its input.
-PyTorch rebuilds the net (cnn_layers_torch.py's layer semantics), records
-every ReLU's (Z, relu(Z)) in the same order, and must agree: singular
-values to 1e-12 relative to the largest (dynsweep goes through the Gram
-matrix: a value s_i carries ~eps s_1^2 / s_i, so tiny ones are compared
-absolutely against s_1), ratios to 1e-12 relative; the NaN pattern exactly.
+PyTorch rebuilds the net (cnn_layers_torch.forward, with a ReLU that
+records every (Z, relu(Z)) in the same order), and must agree: singular
+values to 1e-12 relative to the largest (a dead unit's 0 included: the SVD
+of the map, not of its Gram matrix), ratios to 1e-12 relative; the NaN
+pattern exactly.
 
 Usage: cnn_act_torch.py TEST_CNN_BINARY   (exit 0 ok, 1 mismatch, 77 skip)
 """
@@ -25,10 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import numpy as np
     import torch
-    import torch.nn.functional as Fn
     from cnn_torch import replay_all
-    from cnn_layers_torch import (read_dump, plan, unpack, dag_masks, NAMES, CONV, RELU, AVG,
-                                  MAX, GAP, FLAT, DENSE, RES, DROP, DAG)
+    from cnn_layers_torch import read_dump, plan, unpack, dag_masks, forward, NAMES
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
     sys.exit(77)
@@ -37,56 +35,16 @@ TOL = 1e-12
 
 
 def relus(cfg, layers, params, X):
-    """[(layer, part, Z, relu(Z))] of every ReLU in forward order (dropout off)."""
-    ntk, beta = cfg["ntk"], cfg["beta"]
-    it = iter(zip(params, [p for L in layers for p in L["params"]]))
+    """[(layer, part, Z, relu(Z))] of every ReLU in forward order (dropout off):
+    cnn_layers_torch.forward with a ReLU that records."""
     rec = []
-
-    def conv(a, stride, pad):
-        (W, (_, _, fan)), (b, _) = next(it), next(it)
-        alpha = fan ** -0.5 if ntk else 1.0
-        return Fn.conv2d(a, alpha * W, beta * b, stride=stride, padding=pad)
 
     def relu(l, part, z):
         a = torch.relu(z)
         rec.append((l, part, z.reshape(z.shape[0], -1), a.reshape(a.shape[0], -1)))
         return a
 
-    a = X
-    for l, L in enumerate(layers):
-        k = L["kind"]
-        if k == CONV:
-            a = conv(a, L["stride"], L["pad"])
-        elif k == RELU:
-            a = relu(l, 0, a)
-        elif k == AVG:
-            a = Fn.avg_pool2d(a, L["size"], L["stride"])
-        elif k == MAX:
-            a = Fn.max_pool2d(a, L["size"], L["stride"])
-        elif k == GAP:
-            a = a.mean(dim=(2, 3), keepdim=True)
-        elif k == FLAT:
-            a = a.reshape(a.shape[0], -1, 1, 1)
-        elif k == DROP:
-            pass  # off for spectra
-        elif k == DAG:
-            cat = a.reshape(a.shape[0], -1)
-            for q, M in enumerate(L["M"]):
-                W, _ = next(it)
-                deg = M.sum(1)
-                s = torch.where(deg > 0, deg.clamp(min=1) ** -0.5, torch.zeros_like(deg))
-                E = (s[:, None] * M) * W if ntk else M * W
-                cat = torch.cat([cat, relu(l, q, Fn.linear(cat, E))], 1)
-            a = cat[:, :, None, None]
-        elif k == DENSE:
-            W, (_, _, fan) = next(it)
-            b = None if L["nobias"] else beta * next(it)[0]
-            alpha = fan ** -0.5 if ntk else 1.0
-            a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, b)[:, :, None, None]
-        elif k == RES:
-            r = relu(l, 0, a)
-            y = conv(relu(l, 1, conv(r, L["stride"], L["pad"])), 1, L["pad"])
-            a = y + (conv(r, L["stride"], 0) if L["shortcut"] else a)
+    forward(cfg, layers, params, X, None, relu)
     return rec
 
 

@@ -140,8 +140,15 @@ def dag_masks(layers, params):
             L["M"] = L["M"][-L["size"]:]
 
 
-def forward(cfg, layers, params, X, masks):
+def forward(cfg, layers, params, X, masks, relu=None):
+    """The net's output (n x outputs). masks: the dropout layers' masks in
+    order (None: dropout off); relu(l, part, z): the ReLU of layer l (part:
+    a resblock's 0 = relu(x), 1 = relu(conv1); a DAG's depth), torch.relu
+    by default (cnn_act_torch.py records Z and relu(Z) through it)."""
     ntk, beta = cfg["ntk"], cfg["beta"]
+    if relu is None:
+        def relu(l, part, z):
+            return torch.relu(z)
     it = iter(zip(params, [p for L in layers for p in L["params"]]))
 
     def conv(a, stride, pad):
@@ -149,13 +156,13 @@ def forward(cfg, layers, params, X, masks):
         alpha = fan ** -0.5 if ntk else 1.0
         return Fn.conv2d(a, alpha * W, beta * b, stride=stride, padding=pad)
 
-    a, mi = X, iter(masks)
-    for L in layers:
+    a, mi = X, iter(masks or [])
+    for l, L in enumerate(layers):
         k = L["kind"]
         if k == CONV:
             a = conv(a, L["stride"], L["pad"])
         elif k == RELU:
-            a = torch.relu(a)
+            a = relu(l, 0, a)
         elif k == AVG:
             a = Fn.avg_pool2d(a, L["size"], L["stride"])
         elif k == MAX:
@@ -165,15 +172,16 @@ def forward(cfg, layers, params, X, masks):
         elif k == FLAT:
             a = a.reshape(a.shape[0], -1, 1, 1)
         elif k == DROP:
-            a = a * next(mi).reshape(a.shape)
+            if masks is not None:
+                a = a * next(mi).reshape(a.shape)
         elif k == DAG:  # seed 003 Eq. A.5 on the DAG left after dropping edges
             cat = a.reshape(a.shape[0], -1)
-            for M in L["M"]:
+            for q, M in enumerate(L["M"]):
                 W, _ = next(it)
                 deg = M.sum(1)
                 s = torch.where(deg > 0, deg.clamp(min=1) ** -0.5, torch.zeros_like(deg))
                 E = (s[:, None] * M) * W if ntk else M * W
-                cat = torch.cat([cat, torch.relu(Fn.linear(cat, E))], 1)
+                cat = torch.cat([cat, relu(l, q, Fn.linear(cat, E))], 1)
             a = cat[:, :, None, None]
         elif k == DENSE:
             W, (_, _, fan) = next(it)
@@ -181,8 +189,8 @@ def forward(cfg, layers, params, X, masks):
             alpha = fan ** -0.5 if ntk else 1.0
             a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, b)[:, :, None, None]
         elif k == RES:  # pre-activation block, no BatchNorm
-            r = torch.relu(a)
-            y = conv(torch.relu(conv(r, L["stride"], L["pad"])), 1, L["pad"])
+            r = relu(l, 0, a)
+            y = conv(relu(l, 1, conv(r, L["stride"], L["pad"])), 1, L["pad"])
             a = y + (conv(r, L["stride"], 0) if L["shortcut"] else a)
     return a.reshape(a.shape[0], -1)
 

@@ -61,17 +61,17 @@ case_ "full Hessian (P = 3,325)" "$T/base.yaml" --set model.width=4 --set model.
   --set model.image=[1,28,28] --set train.steps=1 --set 'record.spectra={hessian_full: {every: 1}}'
 case_ "DAG block, 2 x 1024 units" "$T/base.yaml" --set model.net=dag --set model.width=1024 --set model.depth=2 \
   --set model.image=[1,4,4] --set data.d_in=16 --set model.bias_scale=0 --set data.n_train=10 --set data.n_test=0
-# the MLP's full Hessian goes through the same pdsyevd (P = 32 x 16 + 32 x 32 + 32 = 1,568
-# weights and 65 biases)
+# the MLP's full Hessian goes through the same pdsyevd (width 48, depth 3:
+# P = 16 x 48 + 48 x 48 + 48 weights and 97 biases = 3,217)
 cat >"$T/mlp.yaml" <<'YEOF'
 name: planmem-mlp
 seed: 3
-model: {type: relu, width: 32, depth: 3, bias: true}
+model: {type: relu, width: 48, depth: 3, bias: true}
 data: {kind: teacher, d_in: 16, d_out: 1, n_train: 16, n_test: 0}
 loss: {type: mse, reduction: half_mean}
 optimizer: {type: gd, lr: 0.1}
 train: {steps: 1}
 record: {series: [loss], every: 1, spectra: {hessian_full: {every: 1}}}
 YEOF
-case_ "MLP full Hessian" "$T/mlp.yaml" --set model.width=48
+case_ "MLP full Hessian (P = 3,217)" "$T/mlp.yaml"
 report
