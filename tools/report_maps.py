@@ -328,7 +328,9 @@ class MapsMixin:
         return (1, 2, 3, 4, 5, 6, 8) if dec <= 1.3 else (1, 2, 5) if dec <= 3 else (1,)
 
     def norm_cells(self, col):
-        """[(row index, y level, [(point row, left, right)])] nearest cells per y level."""
+        """[(row index, y level, [(point row, left, right, band, bands)])] nearest cells
+        per y level; points at the same value share its cell, each in a band of its
+        height (band of bands, in point order)."""
         xn = self.c[col].astype(float)
         # one row per y value and value combination of the other varying axes but lr (the
         # normalised axis is lr's): relu and tanh points never share a row
@@ -348,11 +350,21 @@ class MapsMixin:
                 continue
             idx = idx[np.argsort(xn[idx], kind="stable")]
             lx = np.log(xn[idx])
-            mid = (lx[1:] + lx[:-1]) / 2
-            half = (lx[-1] - lx[0]) / max(1, len(lx) - 1) / 2 if len(lx) > 1 else 0.05
-            edges = np.concatenate([[lx[0] - half], mid, [lx[-1] + half]])
-            out.append((r, yv, [(int(i), float(np.exp(edges[j])), float(np.exp(edges[j + 1])))
-                                for j, i in enumerate(idx)]))
+            # cells around the distinct values (points with the same value share its
+            # cell: with all of a row's points at one value, the cells had no width)
+            ux = np.unique(lx)
+            mid = (ux[1:] + ux[:-1]) / 2
+            half = (ux[-1] - ux[0]) / (len(ux) - 1) / 2 if len(ux) > 1 else 0.35
+            edges = np.concatenate([[ux[0] - half], mid, [ux[-1] + half]])
+            cell = np.searchsorted(ux, lx)
+            nb = np.bincount(cell, minlength=len(ux))
+            seen = np.zeros(len(ux), dtype=int)
+            lst = []
+            for j, i in enumerate(idx):
+                c = cell[j]
+                lst.append((int(i), float(np.exp(edges[c])), float(np.exp(edges[c + 1])), int(seen[c]), int(nb[c])))
+                seen[c] += 1
+            out.append((r, yv, lst))
         return [lab for lab, _ in yl], out
 
     def norm_map(self, kind):
@@ -376,7 +388,7 @@ class MapsMixin:
         fig, ax = plt.subplots(figsize=(10, max(2.4, 1.2 + 0.55 * len(yl))))
         rows = []
         for r, yv, lst in cells:
-            for i, left, right in lst:
+            for i, left, right, band, bands in lst:
                 o = self.oc[i]
                 if kind == "outcome":
                     fc = OUTCOME_COLORS[o]
@@ -385,12 +397,12 @@ class MapsMixin:
                     fc, hatch = cmap(norm(pr[i])), None
                 else:
                     fc, hatch = "#dddddd", "///"
-                ax.barh(r, right - left, left=left, height=0.86, color=fc, hatch=hatch, lw=0,
-                        edgecolor="white" if hatch else None)
+                ax.barh(r - 0.43 + (band + 0.5) * 0.86 / bands, right - left, left=left, height=0.86 / bands,
+                        color=fc, hatch=hatch, lw=0, edgecolor="white" if hatch else None)
                 rows.append([int(self.c["id"][i]), repr(float(xn[i])), yv if (self.y or self.norm_split) else "",
                              fmt(self.t["lr"][i]), repr(float(self.c["lambda0"][i])), o, repr(float(pr[i])),
                              repr(float(self.eta[i]))])
-            xs = [xn[i] for i, _, _ in lst]
+            xs = [xn[i] for i, *_ in lst]
             ax.plot(xs, [r - 0.43] * len(xs), "|", color="black", ms=5, mew=0.8)  # the exact positions
         for j, (v, lab) in enumerate(lines):  # the first label left of its line, the second right
             ax.axvline(v, color="black", ls="--", lw=1.1)
