@@ -110,13 +110,13 @@ check "nodes: a team larger than any node spans nodes (logged)" grep -q "team of
 check "nodes: ... and its points are done" test "$(col "$T/span.h5" team_size)" = "2 2 2 2"
 
 # ---- auto: the smallest power of two whose memory share fits --rank-memory ---------
-# a point of teams.yaml is estimated at ~16 MB (the full Hessian: 2 P^2 doubles)
+# a point of teams.yaml is estimated at ~32 MB (the full Hessian: 4.5 P^2 doubles)
 sed -e 's/^  ranks_per_point: .*/  ranks_per_point: auto/; s/^  steps: 60/  steps: 20/' "$sweep" > "$T/auto.yaml"
-drun 4 "$T/auto.yaml" -o "$T/auto10.h5" -q --rank-memory 10 2>/dev/null || true
-check "auto, --rank-memory 10 MB: teams of 2" test "$(col "$T/auto10.h5" team_size 2>/dev/null)" = "2 2 2 2"
+drun 4 "$T/auto.yaml" -o "$T/auto20.h5" -q --rank-memory 20 2>/dev/null || true
+check "auto, --rank-memory 20 MB: teams of 2" test "$(col "$T/auto20.h5" team_size 2>/dev/null)" = "2 2 2 2"
 drun 3 "$T/auto.yaml" -o "$T/auto3.h5" --rank-memory 3 2>"$T/auto3.err" || true
 check "auto, --rank-memory 3 MB on -n 3: capped at the 2 workers" test "$(col "$T/auto3.h5" team_size 2>/dev/null)" = "2 2 2 2"
-check "... with a warning" grep -q "auto wants a team of 8 ranks" "$T/auto3.err"
+check "... with a warning" grep -q "auto wants a team of 16 ranks" "$T/auto3.err"
 # issue 11: --rank-memory is also what a rank has; 2 x 8 MB cannot fit 3 MB
 check "... and the points, which cannot fit 3 MB ranks, fail without running" \
   test "$(col "$T/auto3.h5" status 2>/dev/null)" = "3 3 3 3"
