@@ -59,7 +59,7 @@ EXCLUDE=${DS_SANITIZE_EXCLUDE:-slurm|kill|^analysis_report\$|^repro_|^(resume|du
 REP=$BUILD/sanitizer-reports
 
 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDYNSWEEP_SANITIZE=ON >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" 2>&1 | grep -E '(error|warning):|Error [0-9]' || true
+cmake --build "$BUILD" -j "${DS_BUILD_JOBS:-$(nproc)}" 2>&1 | grep -E '(error|warning):|Error [0-9]' || true
 test -x "$BUILD/dynsweep" || { echo "sanitize: build failed" >&2; exit 1; }
 [ "${1:-}" = --build-only ] && exit 0
 

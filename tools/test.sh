@@ -22,7 +22,7 @@ hostile() {
     TERM=xterm-256color COLUMNS=20 \
     "$@"
 }
-# The sanitizer build (build-asan/, ~2 min of both cores) runs at nice 19
+# The sanitizer build (build-asan/, ~2 min of both cores) runs at nice 19, one job,
 # while the plain pass runs its tests, on the cycles they leave idle (the Slurm
 # tests wait on their clusters, the kill tests on their timeouts), so the
 # sanitizer pass below starts on a built tree.
@@ -30,7 +30,8 @@ asan_pid=
 if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_log=$(mktemp)
   # its own process group (setsid), so that a failing plain pass stops all of it
-  hostile setsid nice -n 19 bash "$DS_ROOT/tests/sanitize.sh" --build-only >"$asan_log" 2>&1 &
+  # one compiler at a time: the plain pass's MPI ranks yield the cores to each other
+  hostile setsid nice -n 19 env DS_BUILD_JOBS=1 bash "$DS_ROOT/tests/sanitize.sh" --build-only >"$asan_log" 2>&1 &
   asan_pid=$!
   trap '[ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null; rm -f "$asan_log"' EXIT
 fi
