@@ -14,7 +14,10 @@ series loss, ntk/top (lambda_max(K_t)), ntk/kernel_change and ntk/kernel_change_
 must agree to TOL relative at every recorded step; so must the singular
 values of the weight matrices (layers/sv/W<l>: W_1, W_2 with their masked
 zeros, the readout) and, to 1e-8 (Lanczos), the top 2 eigenvalues of the
-loss Hessian (hessian/top, against torch's full Hessian) every 5 steps (which they cannot unless
+loss Hessian (hessian/top, against torch's full Hessian) every 5 steps, and
+its whole spectrum (hessian/spectrum, P HVP columns through the masked DAG,
+pdsyevd) to TOL relative to the largest |eigenvalue|: torch's eigenvalues of
+the weights' Hessian and one 0 for the inert readout bias (which they cannot unless
 the mask and the 1/sqrt(kept in-degree) scales are the point's); the masked
 weights stay exactly 0 through torch's GD as well, and about half are kept.
 
@@ -77,7 +80,7 @@ def main():
     hes_steps = {int(s) for s in ser["hessian/top"][0]}
     K0, err = None, {"loss": 0.0, "ntk/top": 0.0, "ntk/kernel_change": 0.0,
                      "ntk/kernel_change_2": 0.0}
-    got, hes, svs = {}, {}, {}
+    got, hes, svs, spec = {}, {}, {}, {}
     shapes = [p.shape for p in params]
 
     def loss_flat(v):
@@ -104,7 +107,9 @@ def main():
         if t in hes_steps:  # the loss Hessian's top 2 (Lanczos in dynsweep) and the weights' svs
             v = torch.cat([p.detach().reshape(-1) for p in params])
             H = torch.autograd.functional.hessian(loss_flat, v)
-            hes[t] = torch.linalg.eigvalsh(H).flip(0)[:2].numpy()
+            ev = torch.linalg.eigvalsh(H)
+            hes[t] = ev.flip(0)[:2].numpy()
+            spec[t] = np.sort(np.append(ev.numpy(), 0.0))  # + the inert bias (bias_scale 0)
             svs[t] = [torch.linalg.svdvals(p.detach())[:2].numpy() for p in params]
         g = torch.autograd.grad(loss, params)
         with torch.no_grad():
@@ -119,6 +124,16 @@ def main():
     for s, v in zip(*ser["hessian/top"]):
         ref = hes[int(s)]
         err["hessian/top"] = max(err["hessian/top"], float(np.max(np.abs(v - ref)) / abs(ref[0])))
+    err["hessian/spectrum"] = 0.0
+    st, v = ser["hessian/spectrum"]
+    if sorted(int(s) for s in st) != sorted(hes_steps) or v.shape[1] != P:
+        print(f"FAIL: hessian/spectrum at steps {list(st)} with {v.shape[1]} values; "
+              f"expected the Hessian's steps {sorted(hes_steps)} and P = {P}")
+        return 1
+    for s, row in zip(st, v):
+        ref = spec[int(s)]
+        err["hessian/spectrum"] = max(err["hessian/spectrum"],
+                                      float(np.max(np.abs(np.sort(row) - ref)) / np.max(np.abs(ref))))
     for l in range(depth + 1):
         st, v = ser[f"layers/sv/W{l + 1}"]
         for s, row in zip(st, v):

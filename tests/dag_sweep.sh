@@ -3,8 +3,8 @@
 # from a sweep, end to end: a point of sweeps/repro/003_dag_kernel.yaml
 # reduced to m = 6 and 25 GD steps (absolute lr 0.05) with the NTK at every
 # step; mpirun -n 2 and -n 1 give the same store; its loss, ntk/top and
-# ntk/kernel_change at every step, and the layer spectra and the Hessian's
-# top 2 every 5 steps, equal PyTorch float64's replay from the same weights,
+# ntk/kernel_change at every step, and the layer spectra, the Hessian's
+# top 2 and its whole spectrum (hessian_full: pdsyevd on the team) every 5 steps, equal PyTorch float64's replay from the same weights,
 # mask and data (tests/dag_sweep.py, functorch NTK, full Hessian).
 # Skips (77) without h5py or torch.
 . "$(dirname "$0")/lib.sh"
@@ -22,12 +22,12 @@ y["train"]["steps"] = 25
 y["optimizer"].update(lr=0.05, lr_units="absolute")
 y["record"]["every"] = 1
 y["record"]["spectra"]["ntk"]["every"] = 1
-y["record"]["spectra"].update(hessian={"every": 5}, layers={"every": 5}, top_k=2)
+y["record"]["spectra"].update(hessian={"every": 5}, hessian_full={"every": 5}, layers={"every": 5}, top_k=2)
 yaml.safe_dump(y, open(out, "w"), sort_keys=False)
 PYEOF
 check "run -n 2" drun 2 "$T/dag.yaml" -o "$T/a.h5"
 check "run -n 1" drun 1 "$T/dag.yaml" -o "$T/b.h5"
 check "-n 2 and -n 1 stores equal" same_points "$T/a.h5" "$T/b.h5"
-check "loss, lambda_max(K_t), kernel change, layer svs, Hessian top 2 = PyTorch float64" \
+check "loss, lambda_max(K_t), kernel change, layer svs, Hessian top 2 and spectrum = PyTorch float64" \
   "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag.yaml" "$T/a.h5" 6 2
 report
