@@ -21,7 +21,14 @@ the weights' Hessian and one 0 for the inert readout bias (which they cannot unl
 the mask and the 1/sqrt(kept in-degree) scales are the point's); the masked
 weights stay exactly 0 through torch's GD as well, and about half are kept.
 
-Usage: dag_sweep.py DUMP_BINARY SWEEP STORE WIDTH DEPTH  (exit 0 ok, 1 mismatch, 77 skip)
+With a sixth argument `quad` the store is a run with model.approx quad
+(f_quad(theta) = F(theta0) + J d + 1/2 D2F(theta0)[d, d], d = theta - theta0,
+through the DAG's masked layers: cnnquad.c): PyTorch replays GD on
+(1/n) sum (f_quad - y)^2, f_quad by functorch jvp and jvp of jvp at theta0;
+every recorded loss must agree to TOL relative, and the net's own loss must
+not (so the check has teeth).
+
+Usage: dag_sweep.py DUMP_BINARY SWEEP STORE WIDTH DEPTH [quad]  (exit 0 ok, 1 mismatch, 77 skip)
 """
 import os
 import sys
@@ -74,6 +81,8 @@ def main():
         return Rr @ cat / T ** 0.5  # bias_scale 0: the bias is inert
 
     params = [W.clone() for W in Ws] + [R.clone()]
+    if len(sys.argv) > 6 and sys.argv[6] == "quad":
+        return quad_replay(pts, f, params, X, Y, n, lr)
     jac = functorch.vmap(functorch.jacrev(f), in_dims=(None, 0))
     ser = {name: (st, v.reshape(len(st), -1)) for name, _, _, st, v in pts[0]}
     steps = int(ser["loss"][0][-1])
@@ -149,6 +158,45 @@ def main():
     ok &= got[steps]["ntk/kernel_change"] > 0 and got[steps]["loss"] < got[0]["loss"]
     if not ok:
         print(f"FAIL: tolerance {TOL}, keep rate, masked weights, or nothing moved")
+    return 0 if ok else 1
+
+
+def quad_replay(pts, f, params, X, Y, n, lr):
+    """GD on the DAG's f_quad around theta0 (the weights' vector, the inert
+    bias left out), against the store's loss series."""
+    shapes = [p.shape for p in params]
+    v0 = torch.cat([p.reshape(-1) for p in params])
+
+    def net(v):  # every sample's output, theta flattened
+        ps, o = [], 0
+        for shp in shapes:
+            k = int(np.prod(shp))
+            ps.append(v[o:o + k].reshape(shp))
+            o += k
+        return torch.stack([f(ps, x) for x in X])
+
+    def fquad(v):
+        d = v - v0
+        F0, Jd = functorch.jvp(net, (v0,), (d,))
+        _, Qd = functorch.jvp(lambda t: functorch.jvp(net, (t,), (d,))[1], (v0,), (d,))
+        return F0 + Jd + 0.5 * Qd
+
+    mse = lambda F: ((F - Y) ** 2).sum() / n  # noqa: E731
+    grad = functorch.grad(lambda v: mse(fquad(v)))
+    st, vals = {s[0]: (s[3], s[4]) for s in pts[0]}["loss"]
+    want = {int(t): float(np.atleast_1d(r)[0]) for t, r in zip(st, vals)}
+    v, worst, net_worst = v0.clone(), 0.0, 0.0
+    for t in range(max(want) + 1):
+        if t in want:
+            L = mse(fquad(v)).item()
+            worst = max(worst, abs(want[t] - L) / abs(L))
+            net_worst = max(net_worst, abs(want[t] - mse(net(v)).item()) / abs(L))
+        v = (v - lr * grad(v)).detach()
+    ok = worst <= TOL and len(want) > 2 and net_worst > 1e3 * TOL
+    print(f"dag f_quad GD: {len(want)} losses (steps 0..{max(want)}), max rel err {worst:.2e} vs "
+          f"PyTorch's f_quad replay; the net itself differs by {net_worst:.2e}")
+    if not ok:
+        print(f"FAIL: tolerance {TOL}, too few losses, or f_quad no different from the net")
     return 0 if ok else 1
 
 

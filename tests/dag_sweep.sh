@@ -5,7 +5,8 @@
 # step; mpirun -n 2 and -n 1 give the same store; its loss, ntk/top and
 # ntk/kernel_change at every step, and the layer spectra, the Hessian's
 # top 2 and its whole spectrum (hessian_full: pdsyevd on the team) every 5 steps, equal PyTorch float64's replay from the same weights,
-# mask and data (tests/dag_sweep.py, functorch NTK, full Hessian).
+# mask and data (tests/dag_sweep.py, functorch NTK, full Hessian); and
+# model.approx quad's losses equal PyTorch's f_quad replay (1 rank, a team of 2).
 # Skips (77) without h5py or torch.
 . "$(dirname "$0")/lib.sh"
 "$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
@@ -30,4 +31,15 @@ check "run -n 1" drun 1 "$T/dag.yaml" -o "$T/b.h5"
 check "-n 2 and -n 1 stores equal" same_points "$T/a.h5" "$T/b.h5"
 check "loss, lambda_max(K_t), kernel change, layer svs, Hessian top 2 and spectrum = PyTorch float64" \
   "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag.yaml" "$T/a.h5" 6 2
+# model.approx quad through the DAG (cnnquad.c: the masked layers' second-order
+# forward mode), on one rank and on a team of 2 (samples split); the spectra,
+# which approx quad does not take, off
+Q=(--set model.approx=quad)
+for d in ntk hessian hessian_full layers; do Q+=(--set "record.spectra.$d.every=0"); done
+drun 1 "$T/dag.yaml" -o "$T/q.h5" -q "${Q[@]}"
+check "model.approx quad: every loss = PyTorch float64's f_quad GD replay" \
+  "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag.yaml" "$T/q.h5" 6 2 quad
+drun 3 "$T/dag.yaml" -o "$T/q2.h5" -q "${Q[@]}" --set train.ranks_per_point=2
+check "model.approx quad on a team of 2: the same replay" \
+  "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag.yaml" "$T/q2.h5" 6 2 quad
 report
