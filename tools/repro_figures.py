@@ -785,6 +785,10 @@ def study_003_cnn_sgd_conv(st, ck, plt=None, fig_out=None):
             [[(r["p"].get("replica"), r["w"], r["ratio"], r["conv"]) for r in rr],
              round(100 * fa.mean(), 2), round(100 * fa.std(), 2), round(100 * fr.mean(), 2), round(100 * fr.std(), 2),
              round(float(np.mean([r["p_above"] for r in rr])), 3), round(float(np.mean([r["p_below"] for r in rr])), 3)])
+    # the base rate: the match rate rises would have if they did not care about eta_crit(batch)
+    ck.fact("cnn SGD-to-convergence, the same runs: share of all counted steps with eta > eta_crit(batch) "
+            "(the match rate of rises independent of it), per replica",
+            [round(r["m0"]["above"] / max(1, r["m0"]["evaluated"]), 4) for r in rr])
     ck.ok(all(r["p_above"] > r["p_below"] for r in rr),
           "cnn SGD-to-convergence: in every replica a step above eta_crit(batch) raises the loss more often "
           "than one below")
