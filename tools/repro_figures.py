@@ -752,9 +752,9 @@ def study_003_cnn_sgd_conv(st, ck, plt=None, fig_out=None):
         w = int(r["p"].get("model.width", r["p"].get("width", st.sweep["model"]["width"])))
         r["w"] = w
         r["ratio"] = float(r["p"].get("lr", st.sweep["optimizer"]["lr"])) / n  # lr_units lambda0: lr = ratio n
-        # outcome: converged (L < 1e-3), diverged, or stuck (finished its steps above 1e-3, e.g. a
-        # net whose ReLUs died after a spike, f = 0 and L = 1)
-        r["outcome"] = "diverged" if not r["fin"] else "converged" if r["conv"] is not None else "stuck"
+        # outcome: converged (L < 1e-3), diverged, or unconverged (ended above 1e-3: train.steps, a
+        # net whose ReLUs died after a spike (f = 0, L = 1), or train.tol met by a minibatch loss)
+        r["outcome"] = "diverged" if not r["fin"] else "converged" if r["conv"] is not None else "unconverged"
         byq.setdefault((w, r["ratio"]), []).append(r)
     for (w, ratio), rr in sorted(byq.items()):
         conv = [r for r in rr if r["outcome"] == "converged"]
