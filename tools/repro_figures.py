@@ -477,11 +477,15 @@ def cnn_spike(r, lo=0, hi=None):
 SGD_RISE = 0.05  # a loss spike: the full training loss rises by more than 5 % in one step
 
 
-def cnn_sgd_match(r, rel=0.0):
+def cnn_sgd_match(r, rel=0.0, until=None):
     """loss-increase steps t (full training loss L(t+1) > (1 + rel) L(t)) and whether eta > eta_crit
-    of step t's batch there; also the share of the steps with eta > eta_crit(batch) that raise L"""
+    of step t's batch there; also the share of the steps with eta > eta_crit(batch) that raise L.
+    until: count only the steps t with t + 1 <= until (the paper's "until L < 1e-3": until = the
+    first step with L < 1e-3)"""
     s, l = r["s"], r["loss"]
     bc = dict(zip(r["sb"].tolist(), r["bcrit"].tolist()))
+    if until is not None:
+        bc = {t: v for t, v in bc.items() if t + 1 <= until}
     up = [int(s[j]) for j in range(len(s) - 1)
           if s[j + 1] == s[j] + 1 and l[j + 1] > (1 + rel) * l[j] and int(s[j]) in bc]
     match = [t for t in up if r["eta"] > bc[t]]
@@ -690,6 +694,141 @@ def study_003_cnn(d, ck, fig_out=None, reduced=False):
             fig.tight_layout()
             save(fig, fig_out, "003_cnn_sgd.png")
             plt.close(fig)
+    # ---- SGD until convergence (Table 4.2's protocol: train until L < 1e-3, count the rises before)
+    st = open_store(d, "003_cnn_sgd_conv", False, ck)
+    if st:
+        study_003_cnn_sgd_conv(st, ck, plt, fig_out)
+
+
+SGD_CONVERGED = 1e-3  # seed 003, Table 4.2: "trained until the training loss is below 1e-3"
+
+
+def study_003_cnn_sgd_conv(st, ck, plt=None, fig_out=None):
+    """sweeps/repro/003_cnn_sgd_conv.yaml: SGD at a few multiples of each replica's eta_crit(0), run
+    until the full training loss is below 1e-3; the rises are counted up to the first step with
+    L < 1e-3 (or over the whole run when it never gets there)"""
+    runs = cnn_runs(st)
+    for r in runs:
+        w = int(r["p"].get("model.width", r["p"].get("width", st.sweep["model"]["width"])))
+        q = r["eta"] / r["crit"][0]
+        l = r["loss"]
+        conv = np.nonzero(np.isfinite(l) & (l < SGD_CONVERGED))[0]
+        r["conv"] = int(r["s"][conv[0]]) if len(conv) else None
+        fin = r["status"] == DONE and bool(np.all(np.isfinite(l)))
+        r["fin"] = fin
+        until = r["conv"] if r["conv"] is not None else int(r["s"][-1])
+        m0, m = cnn_sgd_match(r, 0.0, until), cnn_sgd_match(r, SGD_RISE, until)
+        bc = {t: v for t, v in zip(r["sb"].tolist(), r["bcrit"].tolist()) if t + 1 <= until}
+        below = sum(1 for t in bc if r["eta"] <= bc[t])
+        r["m0"], r["m"] = m0, m
+        r["p_above"] = m0["above_rise"] / max(1, m0["above"])
+        r["p_below"] = (m0["increases"] - m0["matched"]) / max(1, below)
+        # where eta / eta_crit(X_b) sits: SGD drives it to ~1 (the batch's edge of stability), so
+        # above/below is decided by a few per cent; its quartiles at rises and at the other steps
+        ix = {int(t): j for j, t in enumerate(r["s"])}
+        q_up, q_dn = [], []
+        for t, v in bc.items():
+            if t in ix and t + 1 in ix:
+                (q_up if l[ix[t + 1]] > l[ix[t]] else q_dn).append(r["eta"] / v)
+        r["q_up"], r["q_dn"] = np.array(q_up), np.array(q_dn)
+        ck.fact("cnn SGD-to-convergence C=%d eta/eta_crit(0) %.2f replica %s: eta/eta_crit(batch) quartiles "
+                "at rises; at the other steps; share of rises with eta > 0.9 eta_crit(batch)"
+                % (w, q, r["p"].get("replica")),
+                [[round(float(x), 3) for x in np.percentile(q_up, [25, 50, 75])] if len(q_up) else None,
+                 [round(float(x), 3) for x in np.percentile(q_dn, [25, 50, 75])] if len(q_dn) else None,
+                 round(float(np.mean(r["q_up"] > 0.9)), 4) if len(q_up) else None])
+        ck.fact("cnn SGD-to-convergence C=%d eta/eta_crit(0) %.2f replica %s (eta %.3g, eta_crit(0) %.3g): "
+                "status, first step with L < %g, L at the end; rises, matched (eta > eta_crit(batch)), "
+                "fraction; rises > %g %%, matched, fraction; steps above eta_crit(batch), P(rise|above), "
+                "P(rise|below)"
+                % (w, q, r["p"].get("replica"), r["eta"], r["crit"][0], SGD_CONVERGED, 100 * SGD_RISE),
+                ["done" if fin else "diverged", r["conv"], float("%.4g" % l[-1]),
+                 m0["increases"], m0["matched"], round(m0["frac"], 4), m["increases"], m["matched"],
+                 round(m["frac"], 4), m0["above"], round(r["p_above"], 3), round(r["p_below"], 3)])
+    # replicas differ in eta_crit(0), so a group is (width, eta/eta_crit(0)) of the sweep's lr axis
+    n = int(st.sweep["data"]["n_train"])
+    byq = {}
+    for r in runs:
+        w = int(r["p"].get("model.width", r["p"].get("width", st.sweep["model"]["width"])))
+        r["w"] = w
+        r["ratio"] = float(r["p"].get("lr", st.sweep["optimizer"]["lr"])) / n  # lr_units lambda0: lr = ratio n
+        # outcome: converged (L < 1e-3), diverged, or unconverged (ended above 1e-3: train.steps, a
+        # net whose ReLUs died after a spike (f = 0, L = 1), or train.tol met by a minibatch loss)
+        r["outcome"] = "diverged" if not r["fin"] else "converged" if r["conv"] is not None else "unconverged"
+        byq.setdefault((w, r["ratio"]), []).append(r)
+    for (w, ratio), rr in sorted(byq.items()):
+        conv = [r for r in rr if r["outcome"] == "converged"]
+        fa = np.array([r["m0"]["frac"] for r in conv])
+        fr = np.array([r["m"]["frac"] for r in conv])
+        ck.fact("cnn SGD-to-convergence C=%d eta = %.2f eta_crit(0): outcome per replica (step of L < %g); "
+                "match rate of the converged ones, mean +- sd (%%): every rise; rises > %g %%"
+                % (w, ratio, SGD_CONVERGED, 100 * SGD_RISE),
+                [["%s %s%s" % (r["p"].get("replica"), r["outcome"], " %d" % r["conv"] if r["conv"] is not None else "")
+                  for r in rr],
+                 round(100 * fa.mean(), 2) if len(fa) else None, round(100 * fa.std(), 2) if len(fa) else None,
+                 round(100 * fr.mean(), 2) if len(fr) else None, round(100 * fr.std(), 2) if len(fr) else None])
+    # the protocol: per replica the largest multiple of its own eta_crit(0) that converges
+    reps = sorted({(r["w"], r["p"].get("replica")) for r in runs})
+    rr = []
+    for w, rep in reps:
+        c = [r for r in runs if r["w"] == w and r["p"].get("replica") == rep and r["outcome"] == "converged"]
+        ck.ok(len(c) > 0, "cnn SGD-to-convergence C=%d replica %s: some eta converges (L < %g)" % (w, rep, SGD_CONVERGED))
+        if c:
+            rr.append(max(c, key=lambda r: r["ratio"]))
+    if not rr:
+        return
+    fa = np.array([r["m0"]["frac"] for r in rr])
+    fr = np.array([r["m"]["frac"] for r in rr])
+    ck.fact("cnn SGD-to-convergence, per replica the largest converging eta (replica, C, eta/eta_crit(0), steps "
+            "to L < %g): match rate mean +- sd (%%) every rise; rises > %g %%; P(rise|above) and P(rise|below), "
+            "means" % (SGD_CONVERGED, 100 * SGD_RISE),
+            [[(r["p"].get("replica"), r["w"], r["ratio"], r["conv"]) for r in rr],
+             round(100 * fa.mean(), 2), round(100 * fa.std(), 2), round(100 * fr.mean(), 2), round(100 * fr.std(), 2),
+             round(float(np.mean([r["p_above"] for r in rr])), 3), round(float(np.mean([r["p_below"] for r in rr])), 3)])
+    # the base rate: the match rate rises would have if they did not care about eta_crit(batch)
+    ck.fact("cnn SGD-to-convergence, the same runs: share of all counted steps with eta > eta_crit(batch) "
+            "(the match rate of rises independent of it), per replica",
+            [round(r["m0"]["above"] / max(1, r["m0"]["evaluated"]), 4) for r in rr])
+    ck.ok(all(r["p_above"] > r["p_below"] for r in rr),
+          "cnn SGD-to-convergence: in every replica a step above eta_crit(batch) raises the loss more often "
+          "than one below")
+    ck.ok(fa.mean() > 0.9, "cnn SGD-to-convergence: the paper's match rate (94.67 +- 3.27 %%): %.1f +- %.1f %%"
+          % (100 * fa.mean(), 100 * fa.std()))
+    if plt:
+        fig, axs = plt.subplots(1, 3, figsize=(11, 3.0))
+        cm = plt.get_cmap("tab10")
+        for k, r in enumerate(rr):
+            hi = r["conv"] + 1
+            m = r["s"] <= hi
+            s, l = r["s"][m], r["loss"][m]
+            axs[0].semilogy(s, l, color=cm(k), lw=0.7, label=r"replica %s, $%.2f\,\eta_{crit}(0)$ (%d steps)"
+                            % (r["p"].get("replica"), r["ratio"], r["conv"]))
+            bc = dict(zip(r["sb"].tolist(), r["bcrit"].tolist()))
+            up = [j for j in range(len(s) - 1) if l[j + 1] > l[j]]
+            ok = [j for j in up if r["eta"] > bc.get(int(s[j]), np.inf)]
+            no = [j for j in up if j not in set(ok)]
+            axs[0].plot(s[no], l[no], "x", color=cm(k), ms=3)
+            x = [r["eta"] / bc[int(s[j])] for j in range(len(s) - 1) if int(s[j]) in bc]
+            y = [l[j + 1] / l[j] for j in range(len(s) - 1) if int(s[j]) in bc]
+            axs[1].loglog(x, y, ".", color=cm(k), ms=2)
+            axs[2].semilogy(r["sb"][r["sb"] <= hi], (r["eta"] / r["bcrit"])[r["sb"] <= hi], ".", color=cm(k), ms=1.5)
+        axs[0].axhline(SGD_CONVERGED, color="0.6", lw=0.6)
+        axs[0].set_title("SGD b=32, C=%d, per replica the largest converging $\\eta$: loss until L < 1e-3\n"
+                         "(x: rises with $\\eta \\leq \\eta_{crit}(X_b)$)" % rr[0]["w"], fontsize=7)
+        axs[0].set_xlabel("step")
+        axs[0].legend(fontsize=6)
+        axs[1].axvline(1, color="k", lw=0.6)
+        axs[1].axhline(1, color="k", lw=0.6)
+        axs[1].set_xlabel(r"$\eta / \eta_{crit}(X_b)$ at step t")
+        axs[1].set_ylabel("L(t+1) / L(t)")
+        axs[1].set_title("rises (above 1) against the batch's critical lr; matched %.1f +- %.1f %%"
+                         % (100 * fa.mean(), 100 * fa.std()), fontsize=7)
+        axs[2].axhline(1, color="k", lw=0.6)
+        axs[2].set_xlabel("step")
+        axs[2].set_title(r"$\eta / \eta_{crit}(X_b)$ per step", fontsize=7)
+        fig.tight_layout()
+        save(fig, fig_out, "003_cnn_sgd_conv.png")
+        plt.close(fig)
 
 
 # ---------------------------------------------------------------- 002 acceleration
