@@ -33,23 +33,9 @@ if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
   # one compiler at a time: the plain pass's MPI ranks yield the cores to each other
   hostile setsid nice -n 19 env DS_BUILD_JOBS=1 bash "$DS_ROOT/tests/sanitize.sh" --build-only >"$asan_log" 2>&1 &
   asan_pid=$!
+  trap '[ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null; rm -f "$asan_log"' EXIT
 fi
-# The tests that start a Slurm cluster (label slurm: ~8 minutes, one at a
-# time under their lock) spend most of it waiting on Slurm (minute time
-# limits, the scheduler's passes): they run as a ctest of their own beside the
-# others' -j 2, instead of holding one of its two slots (their output follows
-# the others').
-slurm_out=$(mktemp)
-(cd "$DS_BUILD" && exec ctest --output-on-failure -L slurm "$@") >"$slurm_out" 2>&1 &
-slurm_pid=$!
-trap '[ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null; rm -f "${asan_log:-}" "$slurm_out"' EXIT
-rc=0
-(cd "$DS_BUILD" && ctest --output-on-failure -j 2 -LE slurm "$@") || rc=$?
-slurm_rc=0
-wait "$slurm_pid" || slurm_rc=$?
-echo "dynsweep test: the Slurm tests (ctest -L slurm, run beside the others):"
-cat "$slurm_out"
-[ "$rc" = 0 ] && [ "$slurm_rc" = 0 ] || exit 1
+(cd "$DS_BUILD" && ctest --output-on-failure -j 2 "$@")
 if [ -n "$asan_pid" ]; then
   # a failed build is built (and reported) again by the pass itself
   if ! wait "$asan_pid"; then
