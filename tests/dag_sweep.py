@@ -93,11 +93,7 @@ def main():
     shapes = [p.shape for p in params]
 
     def loss_flat(v):
-        ps, o = [], 0
-        for shp in shapes:
-            k = int(np.prod(shp))
-            ps.append(v[o:o + k].reshape(shp))
-            o += k
+        ps = unflatten(v, shapes)
         F = torch.stack([f(ps, x) for x in X])
         return ((F - Y) ** 2).sum() / n
 
@@ -161,6 +157,16 @@ def main():
     return 0 if ok else 1
 
 
+def unflatten(v, shapes):
+    """The parameter tensors of the given shapes, in order, from one vector."""
+    ps, o = [], 0
+    for shp in shapes:
+        k = int(np.prod(shp))
+        ps.append(v[o:o + k].reshape(shp))
+        o += k
+    return ps
+
+
 def quad_replay(pts, f, params, X, Y, n, lr):
     """GD on the DAG's f_quad around theta0 (the weights' vector, the inert
     bias left out), against the store's loss series."""
@@ -168,11 +174,7 @@ def quad_replay(pts, f, params, X, Y, n, lr):
     v0 = torch.cat([p.reshape(-1) for p in params])
 
     def net(v):  # every sample's output, theta flattened
-        ps, o = [], 0
-        for shp in shapes:
-            k = int(np.prod(shp))
-            ps.append(v[o:o + k].reshape(shp))
-            o += k
+        ps = unflatten(v, shapes)
         return torch.stack([f(ps, x) for x in X])
 
     def fquad(v):
