@@ -492,7 +492,7 @@ def cnn_sgd_match(r, rel=0.0, until=None):
     above = [t for t in bc if r["eta"] > bc[t] and t + 1 in set(s.tolist())]
     rise_after_above = [t for t in above if t in set(up)]
     return dict(increases=len(up), matched=len(match), frac=len(match) / max(1, len(up)),
-                above=len(above), above_rise=len(rise_after_above), evaluated=len(bc))
+                above=len(above), above_rise=len(rise_after_above), evaluated=len(bc), bcrit=bc)
 
 
 def study_003_cnn(d, ck, fig_out=None, reduced=False):
@@ -718,7 +718,7 @@ def study_003_cnn_sgd_conv(st, ck, plt=None, fig_out=None):
         r["fin"] = fin
         until = r["conv"] if r["conv"] is not None else int(r["s"][-1])
         m0, m = cnn_sgd_match(r, 0.0, until), cnn_sgd_match(r, SGD_RISE, until)
-        bc = {t: v for t, v in zip(r["sb"].tolist(), r["bcrit"].tolist()) if t + 1 <= until}
+        bc = m0["bcrit"]  # step -> eta_crit(X_b), the steps counted (t + 1 <= until)
         below = sum(1 for t in bc if r["eta"] <= bc[t])
         r["m0"], r["m"] = m0, m
         r["p_above"] = m0["above_rise"] / max(1, m0["above"])
