@@ -139,8 +139,13 @@ check "C: wall never grows with more ranks" awk '/^  wall / {
   n = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { v = $i; u = $(i + 1); if (u == "min") v *= 60;
     if (u == "h") v *= 3600; if (n && v > p * 1.0001) bad = 1; p = v; n++ }
   exit bad }' "$T/plan"
-check "C: every line fits 80 columns (header, point table, time lines)" \
-  bash -c "awk 'length > 80 { print; bad = 1 } END { exit bad }' '$T/plan'"
+# the probe cache's path is printed whole on a line of its own (to be copied;
+# its length is the host's: the host and CPU names are in the file name)
+check "C: every line fits 80 columns (header, point table, time lines; not the cache path)" \
+  bash -c "awk '!/^  cache / && length > 80 { print; bad = 1 } END { exit bad }' '$T/plan'"
+cpath=$(sed -n 's/^  cache //p' "$T/plan" | head -n 1)
+check "C: the cache path line names the cache file ($cpath)" \
+  bash -c "case '$cpath' in '$XDG_CACHE_HOME'/dynsweep/probe-*.txt) test -s '$cpath' ;; *) false ;; esac"
 check "C: the basis is said (DGEMM 16x16 ... GFLOP/s)" grep -qE '^  DGEMM 16x16 on 64 samples [0-9.]+ GFLOP/s' "$T/plan"
 
 # ---- D. submit --dry-run
