@@ -35,7 +35,9 @@ if [ "${DS_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_pid=$!
   trap '[ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null; rm -f "$asan_log"' EXIT
 fi
-(cd "$DS_BUILD" && ctest --output-on-failure -j 2 "$@")
+# two lanes for the tests that work and a third for the ones that wait
+# (tests/CMakeLists.txt, "Lanes"; tests/resources.json holds the 2 cores)
+(cd "$DS_BUILD" && ctest --output-on-failure -j 3 --resource-spec-file "$DS_ROOT/tests/resources.json" "$@")
 if [ -n "$asan_pid" ]; then
   # a failed build is built (and reported) again by the pass itself
   if ! wait "$asan_pid"; then
