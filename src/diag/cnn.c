@@ -112,6 +112,14 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
   return DS_OK;
 }
 
+int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes) {
+  size_t kn = (size_t)k * n, rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows,
+                                                                            columns a member has */
+  /* (mirrored by plan's estimate: src/config/cost.c cnn_split_bytes) */
+  return s >= 2 && (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) <= jbytes &&
+         rmax * P <= INT_MAX && kn * cmax <= INT_MAX;
+}
+
 /* The team's K (above): 1 and K (kn x kn, full) on every member when the
  * split fits jbytes; 0 (nothing done, nothing communicated) when it does not
  * -- every member decides alike (same sizes). Collective. */
@@ -119,11 +127,8 @@ static int ntk_split(ds_team *t, ds_cnn *net, const double *theta, const double 
                      size_t jbytes, double *K, int *done) {
   int s = t->size, me = t->rank;
   size_t P = ds_cnn_nparams(net), kn = (size_t)k * n;
-  size_t rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows, columns a member has */
   *done = 0;
-  if (s < 2 || (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) > jbytes ||
-      rmax * P > INT_MAX || kn * cmax > INT_MAX)
-    return DS_OK;
+  if (!ds_diag_cnn_ntk_split_fits(s, P, n, k, jbytes)) return DS_OK;
   int *cnt = ds_calloc(4 * (size_t)s, sizeof *cnt), *sdsp = cnt + s, *rcnt = cnt + 2 * s,
       *rdsp = cnt + 3 * s;
   int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s), nr = k * (hi - lo);
