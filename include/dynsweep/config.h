@@ -405,7 +405,9 @@ double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team, double rank_mem_
  * same figure, the same on every member: the split / blocked choice,
  * ds_diag_cnn_ntk_split_fits, is collective). The rule: what a rank has,
  * less DS_CNN_JBYTES_MARGIN of it (the process's own MPI, HDF5 and library
- * memory and the allocator's slack, which the estimate leaves out), less the
+ * memory, which the estimate leaves out: a trivial CNN run's peak RSS is
+ * 39 MB, tests/cnn_plan_mem.sh; the allocator's slack; the estimate's own
+ * error -- 1/8 is 128 MB of a 1 GiB rank, 2 GB of a 16 GB one), less the
  * rest of the point (ds_point_rank_mem_bytes without J); at most what the
  * point's largest NTK can use (the split J when the team can split it, else
  * all of J: more would never be touched), at least two rows of J (the
@@ -419,7 +421,8 @@ double ds_point_cnn_jbytes(const ds_point_cfg *c, int team, double rank_mem_byte
 /* Team size of a point: train.ranks_per_point, or for auto (0) the smallest
  * power of two t with ds_point_mem_bytes / t <= rank_mem_bytes (a CNN: with
  * ds_point_rank_mem_bytes(c, t) <= rank_mem_bytes, doubling t only while that
- * drops). */
+ * drops; its NTK's J takes what is left under ds_point_cnn_jbytes, so J alone
+ * makes a team larger only when not even two rows of it fit). */
 int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes);
 /* Estimated bytes the point's trajectory occupies in the store. */
 double ds_point_store_bytes(const ds_point_cfg *c);

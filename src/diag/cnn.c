@@ -36,7 +36,10 @@
  * its rows packed for the send (kn P / s doubles; formed a sample at a time
  * in k P of scratch) and its column slice (kn P / s): 2 kn P / s doubles,
  * as much as one rank's whole J on a team of 2. When that exceeds jbytes the
- * members fall back to the blocked row path above, each forming all of K.
+ * members fall back to the blocked row path above, each forming all of K
+ * (ds_diag_cnn_ntk_split_fits; every member must be given the same jbytes:
+ * the worker's is ds_point_cnn_jbytes of what every rank has, src/config/
+ * cost.c, which follows the rank's memory rather than a fixed 1 GiB).
  * The AGOP (agop.c's ds_diag_cnn_agop) is split by samples the same way
  * (ds_diag_cnn_agop_team, below). */
 #include <cblas.h>
