@@ -445,8 +445,8 @@ static int cmd_plan(int argc, char **argv) {
   printf("memory: a rank has %s (%s); %lld point(s) cannot fit%s\n%s", hb, why, (long long)nmis,
          nmis ? " ('dynsweep run' fails them without running them):" : "", mis);
   if (nmis > 20) printf("  ... (%lld more)\n", (long long)(nmis - 20));
-  if (njb) printf("NTK of the CNN's Jacobian: its budget (what a rank has less 1/8 and less the "
-                  "rest of the point):\n%s", jbl);
+  if (njb) /* ds_point_cnn_jbytes: 80 columns (tests/plan.sh) */
+    printf("CNN NTK's J budget (a rank's memory less 1/8, less the rest of the point):\n%s", jbl);
   if (njb > 20) printf("  ... (%d more)\n", njb - 20);
   ds_sweep_free(&sw);
   if (rc) fprintf(stderr, "%s\n", ds_errmsg());
