@@ -10,7 +10,8 @@
  *         by MPI_Reduce to the root and MPI_Bcast, then the update;
  *   ntk:  K = J J^T (kn x kn) by ds_diag_cnn_ntk_team (src/diag/cnn.c: each
  *         member's rows of J, MPI_Alltoallv to parameter slices, local
- *         DSYRK, reduce + broadcast), budget 1 GiB per member; the
+ *         DSYRK, reduce + broadcast), budget 1 GiB per member (a sweep's
+ *         follows the rank's memory: ds_point_cnn_jbytes); the
  *         eigensolve after it is the team's ScaLAPACK in both cases and is
  *         not timed.
  * Wall-clock seconds (MPI_Wtime, after a barrier; the slowest member), best

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "dynsweep/config.h"
+#include "dynsweep/diag.h" /* ds_diag_cnn_ntk_split_fits */
 #include "dynsweep/knobs.h"
 #include "dynsweep/models.h"
 #include "dynsweep/sched.h"
@@ -370,8 +371,9 @@ static int cmd_plan(int argc, char **argv) {
     ds_sweep_free(&sw);
     return ds_exit_code(rc);
   }
-  char why[128], mis[4096] = "";
+  char why[128], mis[4096] = "", jbl[2048] = "";
   double has = ds_rank_memory(1, rank_mem, why, sizeof why);
+  int njb = 0;
   printf("sweep '%s' (%s), hash %016llx\n%d axes, %d replica(s), %lld points\n", sw.name, file,
          (unsigned long long)sw.hash, sw.naxes, sw.replicas, (long long)n);
   /* numbers in the shortest form that tells the axis' values apart */
@@ -409,6 +411,19 @@ static int cmd_plan(int argc, char **argv) {
       size_t l = strlen(mis);
       snprintf(mis + l, sizeof mis - l, "  point %lld: %s\n", (long long)p.id, r);
     }
+    const ds_point_cfg *pc = &p.cfg;
+    if (pc->model.type == DS_MODEL_CNN && (ds_cadence_on(&pc->record.spectra.ntk) ||
+                                          pc->optimizer.lr_units == DS_LR_LAMBDA0) && njb++ < 20) {
+      /* the budget run gives the training set's NTK (ds_point_cnn_jbytes) */
+      double jb = ds_point_cnn_jbytes(pc, team, has);
+      int split = ds_diag_cnn_ntk_split_fits(team, (size_t)ds_point_nparams(pc), pc->data.n_train,
+                                             pc->data.d_out, (size_t)jb);
+      char b[32];
+      ds_fmt_bytes(b, sizeof b, jb);
+      size_t l = strlen(jbl);
+      snprintf(jbl + l, sizeof jbl - l, "  point %lld: %s on each of %d member(s), %s path\n",
+               (long long)p.id, b, team, split ? "split" : "blocked");
+    }
     if (!all && i >= 40) continue;
     printf("%6lld %3d", (long long)p.id, p.replica);
     for (int a = 0; a < sw.naxes; a++) {
@@ -430,6 +445,9 @@ static int cmd_plan(int argc, char **argv) {
   printf("memory: a rank has %s (%s); %lld point(s) cannot fit%s\n%s", hb, why, (long long)nmis,
          nmis ? " ('dynsweep run' fails them without running them):" : "", mis);
   if (nmis > 20) printf("  ... (%lld more)\n", (long long)(nmis - 20));
+  if (njb) /* ds_point_cnn_jbytes: 80 columns (tests/plan.sh) */
+    printf("CNN NTK's J budget (a rank's memory less 1/8, less the rest of the point):\n%s", jbl);
+  if (njb > 20) printf("  ... (%d more)\n", njb - 20);
   ds_sweep_free(&sw);
   if (rc) fprintf(stderr, "%s\n", ds_errmsg());
   return ds_exit_code(rc);

@@ -26,9 +26,39 @@
 #   - optimizer.lr_units lambda0 on a team: eta lambda_0 = lr;
 #   - a drained team run (SIGUSR1) resumes from its checkpoint and equals the
 #     uninterrupted team run bit for bit.
+# Before that (without Python; ~3 s): the NTK's budget for J follows the
+# rank's memory (ds_point_cnn_jbytes, src/config/cost.c): 32 channels on
+# teams of 2, --rank-memory 14 MB leaves J ~2 MB, less than the split's 4 MB
+# per member, so plan and run (--verbose) both name the blocked path (13 of
+# 24 rows held, the rest recomputed); 64 MB gives the split path; the NTK's
+# top eigenvalues of the two runs agree to 1e-10 relative (with the old
+# fixed 1 GiB both took the split path).
 # Skips (77) without h5py, numpy or torch.
 . "$(dirname "$0")/lib.sh"
-"$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
+jb=(--set train.ranks_per_point=2 --set model.width=32 --set train.steps=6
+    --set 'record.spectra={ntk: {every: 3}, top_k: 3}')
+for mb in 14 64; do
+  "$DYNSWEEP" plan "$DS_SRC/tests/cnn_team.yaml" "${jb[@]}" --rank-memory $mb >"$T/jplan$mb" 2>&1
+  drun 3 "$DS_SRC/tests/cnn_team.yaml" -o "$T/j$mb.h5" -v "${jb[@]}" --rank-memory $mb >"$T/jrun$mb" 2>&1
+done
+jb14=$(sed -n 's/^  point 0: \([0-9.]* [kM]B\) on each of 2 member(s), blocked path$/\1/p' "$T/jplan14")
+check "plan --rank-memory 14: J's budget ($jb14) takes the blocked path" test -n "$jb14"
+check "plan --rank-memory 64: the split path" grep -q "point 0: .* on each of 2 member(s), split path" "$T/jplan64"
+check "run --rank-memory 14: every point's NTK took the blocked path, plan's budget" \
+  test "$(grep -c "NTK J budget ${jb14:-none} on each of 2 team member(s) (a rank has 14 MB): blocked path" "$T/jrun14")" = 2
+check "run --rank-memory 64: every point's NTK took the split path" \
+  test "$(grep -c "NTK J budget .* on each of 2 team member(s) (a rank has 64 MB): split path" "$T/jrun64")" = 2
+ntk_close() { # the ntk/top series of points 0 and 1 of two stores, to 1e-10 relative
+  for pt in 0 1; do
+    paste <("$DYNSWEEP" show "$1" $pt --series ntk/top | grep -v '^#') \
+          <("$DYNSWEEP" show "$2" $pt --series ntk/top | grep -v '^#')
+  done | awk '{ h = NF / 2; for (i = 2; i <= h; i++) { d = $i - $(i + h); if (d < 0) d = -d;
+                 if (d > 1e-10 * ($i < 0 ? -$i : $i) || $i == 0) bad = 1 } rows++ }
+               END { print rows " rows"; exit !(rows == 6 && !bad) }'
+}
+check "blocked and split NTKs: the same top-3 eigenvalues to 1e-10" ntk_close "$T/j14.h5" "$T/j64.h5"
+"$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || {
+  echo "skip: no h5py/numpy/torch (the rest)"; [ "$fails" -eq 0 ] || exit 1; exit 77; }
 sweep=$DS_SRC/tests/cnn_team.yaml
 diag=$DS_SRC/tests/sweeps/cnn_diag.yaml
 DUMP=$DS_BUILD/tests/cnn_sweep_dump

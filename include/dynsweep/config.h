@@ -387,19 +387,42 @@ int64_t ds_sweep_npoints(const ds_sweep *s);
 int ds_sweep_point(const ds_sweep *s, int64_t id, ds_point *out);
 /* Estimated floating-point operations of a whole point (training + records). */
 double ds_point_cost(const ds_point_cfg *c);
+/* Parameters of a point's model (a CNN's: ds_cnn_nparams of its net). */
+double ds_point_nparams(const ds_point_cfg *c);
 /* Estimated peak memory of one point on one rank (bytes): parameters,
  * gradient and optimiser state, data, activations, SVD workspaces and the
- * diagnostics' matrices (docs/sweep-spec.md, "Teams"). */
+ * diagnostics' matrices (docs/sweep-spec.md, "Teams"); a CNN's J under the
+ * budget of a rank whose memory is not known (ds_point_cnn_jbytes). */
 double ds_point_mem_bytes(const ds_point_cfg *c);
 /* Estimated peak memory of one member of a team of `team` ranks running the
  * point: ds_point_mem_bytes / team for an MLP (pooled); a CNN keeps theta,
  * its data and work space on every member and splits only the NTK's J and
- * the AGOP's input gradients (src/config/cost.c). */
-double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team);
+ * the AGOP's input gradients (src/config/cost.c), J under the budget
+ * ds_point_cnn_jbytes(c, team, rank_mem_bytes) (MLPs ignore rank_mem_bytes). */
+double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team, double rank_mem_bytes);
+/* A CNN NTK's budget for its Jacobian J on each member of a team of `team`
+ * ranks that have rank_mem_bytes each (ds_rank_memory; plan and run use the
+ * same figure, the same on every member: the split / blocked choice,
+ * ds_diag_cnn_ntk_split_fits, is collective). The rule: what a rank has,
+ * less DS_CNN_JBYTES_MARGIN of it (the process's own MPI, HDF5 and library
+ * memory, which the estimate leaves out: a trivial CNN run's peak RSS is
+ * 39 MB, tests/cnn_plan_mem.sh; the allocator's slack; the estimate's own
+ * error -- 1/8 is 128 MB of a 1 GiB rank, 2 GB of a 16 GB one), less the
+ * rest of the point (ds_point_rank_mem_bytes without J); at most what the
+ * point's largest NTK can use (the split J when the team can split it, else
+ * all of J: more would never be touched), at least two rows of J (the
+ * blocked path's least; a point that cannot afford even that does not fit,
+ * ds_point_misfit). rank_mem_bytes <= 0 or infinite (not known, no limit
+ * found): DS_CNN_JBYTES_UNKNOWN, capped alike. The estimate of the point
+ * (ds_point_rank_mem_bytes) counts the J this budget gives. */
+double ds_point_cnn_jbytes(const ds_point_cfg *c, int team, double rank_mem_bytes);
+#define DS_CNN_JBYTES_MARGIN 0.125
+#define DS_CNN_JBYTES_UNKNOWN 1073741824.0 /* 1 GiB: the budget before it followed the rank */
 /* Team size of a point: train.ranks_per_point, or for auto (0) the smallest
  * power of two t with ds_point_mem_bytes / t <= rank_mem_bytes (a CNN: with
  * ds_point_rank_mem_bytes(c, t) <= rank_mem_bytes, doubling t only while that
- * drops). */
+ * drops; its NTK's J takes what is left under ds_point_cnn_jbytes, so J alone
+ * makes a team larger only when not even two rows of it fit). */
 int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes);
 /* Estimated bytes the point's trajectory occupies in the store. */
 double ds_point_store_bytes(const ds_point_cfg *c);

@@ -132,7 +132,7 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
  * form their own samples' rows of J, an MPI_Alltoallv turns them into
  * parameter-column slices, and the slices' DSYRKs are summed (reduce and
  * broadcast: bitwise the same K everywhere); a team of 1, or a split whose
- * 2 kn P / size doubles per member exceed jbytes, uses
+ * 2 kn P / size doubles per member exceed jbytes (ds_diag_cnn_ntk_split_fits), uses
  * ds_diag_cnn_ntk_matrix on every member instead (src/diag/cnn.c). */
 int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n,
                          int k, size_t jbytes, double *K);
@@ -140,8 +140,12 @@ int ds_diag_cnn_ntk_team(ds_team *t, ds_cnn *net, const double *theta, const dou
  * not NULL; K as ds_diag_cnn_ntk_team. */
 int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *X, int n, int k,
                     size_t jbytes, int topk, double *evals, double *evecs, double *K);
-/* The worker's budget for J (bytes). */
-#define DS_DIAG_CNN_JBYTES ((size_t)1 << 30)
+/* Whether a team of s ranks forms the K of n samples (k outputs, P
+ * parameters) by the split path under the budget jbytes (1), or every member
+ * by the blocked row path (0): the test ds_diag_cnn_ntk_team makes. The
+ * worker's budget is ds_point_cnn_jbytes (config.h), the same on every
+ * member of a team. */
+int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes);
 /* As ds_diag_agop over the input pixels (d = C H W, CHW order), through
  * ds_cnn_input_grad. */
 /* Top-k loss Hessian eigenvalues of a CNN (Lanczos with full

@@ -74,6 +74,13 @@ typedef struct {
  * NULL (no checkpoints, start afresh). */
 int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *t, ds_traj *traj,
                         ds_point_result *res, const ds_ckpt *ck);
+/* What a rank has (bytes; ds_rank_memory, the least over the run's ranks:
+ * the same on every rank), from which ds_worker_run_point gives a CNN's NTK
+ * its budget for J (ds_point_cnn_jbytes); 0 (the default): not known, 1 GiB.
+ * verbose: the team root logs the budget and the NTK's path of each point.
+ * Set once per process, before points run (src/sched/rows.c; a map sweep,
+ * maps.c, does not measure its ranks and keeps 1 GiB). */
+void ds_worker_set_rank_memory(double bytes, int verbose);
 
 /* A "loss rose" event (record.spectra.*.on_loss_rise): step loss cur exceeds
  * the previous step's prev by more than rel * |prev| (rel =

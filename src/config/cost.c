@@ -2,6 +2,7 @@
  * hand out the longest points first) and the estimated size of its
  * trajectory in the store (used to refuse oversized grids); its shape is
  * models.c's (ds_point_dims, the CNN's layer list). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,65 +271,128 @@ static double mem_opt_state(ds_opt_kind k) {
  * workspace of the largest layer; and for the diagnostics: the NTK Jacobian
  * (kn x P) and three kn x kn matrices (K, K0, eigenvectors), iters Lanczos
  * vectors of P, the full Hessian (two P x P), the AGOP (d_in x d_in). */
-/* A CNN's J on one member of a team of t (src/diag/cnn.c): split (its rows
- * packed, its column slice, a sample's rows of scratch and its partial K:
- * 2 kn P / t + kn^2) when that fits the 1 GiB budget (DS_DIAG_CNN_JBYTES),
- * else the blocked row path's J up to the budget on every member. */
-static double cnn_j_words(double kn, double P, int t) {
-  double budget = 134217728.0, split = 2.0 * (kn / t + 1.0) * P + kn * kn;
-  if (t > 1 && 2.0 * (kn / t + 1.0) * P <= budget) return split;
-  return kn * P < budget ? kn * P : budget;
+/* The NTK's J (src/diag/cnn.c) for kn = k n rows on one member of a team of
+ * t: the bytes the split path holds, counted as ntk_split tests them against
+ * its budget (its rows packed, its column slice, a sample's rows of scratch:
+ * the most rows and columns a member has); 0 when the split cannot be taken
+ * (t < 2, or MPI counts past INT_MAX). */
+static double cnn_split_bytes(double k, double n, double P, int t) {
+  if (t < 2) return 0;
+  size_t K = (size_t)k, kn = (size_t)(k * n), p = (size_t)P, rmax = kn / t + K, cmax = p / t + 1;
+  if ((double)rmax * P > INT_MAX || (double)kn * cmax > INT_MAX) return 0;
+  return 8.0 * (double)(rmax * p + kn * cmax + K * p);
+}
+/* What the NTK holds of J under the budget jbytes: the split (and its
+ * partial K, kn^2) when it fits, else the blocked row path's rows
+ * (ds_diag_cnn_ntk_matrix: all kn at once, or Ba + Bb >= 2 rows). */
+static double cnn_j_bytes(double k, double n, double P, int t, double jbytes) {
+  double kn = k * n, split = cnn_split_bytes(k, n, P, t);
+  if (split > 0 && split <= jbytes) return split + 8.0 * kn * kn;
+  double rows = floor(jbytes / (8.0 * P));
+  if (rows < kn && rows < 2) rows = 2;
+  return 8.0 * P * (rows < kn ? rows : kn);
+}
+/* The most an NTK of k n rows can use: the split when it can be taken, else
+ * all of J (one block, nothing recomputed). */
+static double cnn_j_need(double k, double n, double P, int t) {
+  double split = cnn_split_bytes(k, n, P, t);
+  return split > 0 ? split : 8.0 * k * n * P;
 }
 
-/* A CNN point on one member of a team of t: theta, gradient, optimiser
- * state, the data and the net's work space (for max(n_train, n_test)
- * samples: cnnpoint.c) are on every member; only the NTK's J and the
- * AGOP's input gradients are split (src/worker/point.c, src/diag/cnn.c). */
-static double cnn_mem_bytes(const ds_point_cfg *c, int t) {
+/* The CNN NTKs a point computes, in samples (0: none): on the training set
+ * (record.spectra.ntk, or optimizer.lr_units lambda0 at step 0) and on a
+ * minibatch (batch_ntk, or ntk under SGD). */
+static void cnn_ntks(const ds_point_cfg *c, double *n_full, double *n_batch) {
   const ds_spectra_spec *sp = &c->record.spectra;
-  cnn_shape cs;
-  if (!cnn_shape_of(c, &cs)) return 0;
+  double n = c->data.n_train, b = cost_batch(c);
+  *n_full = ds_cadence_on(&sp->ntk) || c->optimizer.lr_units == DS_LR_LAMBDA0 ? n : 0;
+  *n_batch = ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n) ? b : 0;
+}
+
+/* A CNN point on one member of a team of t, in doubles, all but the NTK's J:
+ * theta, gradient, optimiser state, the data and the net's work space (for
+ * max(n_train, n_test) samples: cnnpoint.c) are on every member; only the
+ * NTK's J and the AGOP's input gradients are split (src/worker/point.c,
+ * src/diag/cnn.c). */
+static double cnn_words_but_j(const ds_point_cfg *c, const cnn_shape *cs, int t) {
+  const ds_spectra_spec *sp = &c->record.spectra;
   double n = c->data.n_train, nt = c->data.n_test, nmax = n > nt ? n : nt;
-  double words = cs.P * (2.0 + mem_opt_state(c->optimizer.type)) +
+  double words = cs->P * (2.0 + mem_opt_state(c->optimizer.type)) +
                  (n + nt) * (c->data.d_in + c->data.d_out);
-  /* diagnostics (src/diag/cnn.c): J (cnn_j_words), K, K_0, the eigenvectors;
-   * the AGOP and the input gradients; a batch NTK */
+  /* diagnostics (src/diag/cnn.c): K, K_0, the eigenvectors; the AGOP and the
+   * input gradients; a batch NTK's K */
   double kn = (double)c->data.d_out * n, d0 = c->data.d_in, b = cost_batch(c), bk = c->data.d_out * b;
-  if (ds_cadence_on(&sp->ntk)) words += cnn_j_words(kn, cs.P, t) + 3.0 * kn * kn;
+  if (ds_cadence_on(&sp->ntk)) words += 3.0 * kn * kn;
   if (ds_cadence_on(&sp->agop)) words += 2.0 * d0 * d0 + d0 * (n / t + 1.0);
-  if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n))
-    words += cnn_j_words(bk, cs.P, t) + bk * bk;
+  if (ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n)) words += bk * bk;
   /* activations (src/diag/cnnact.c): the largest ReLU map of all n samples
    * (d x n, gathered on the team root) and the SVD's copy of it */
-  if (ds_cadence_on(&sp->activations)) words += 2.0 * cs.big * n;
+  if (ds_cadence_on(&sp->activations)) words += 2.0 * cs->big * n;
   /* a DAG block's edge mask and effective weights (cnn.c) */
-  words += 2.0 * cs.dag;
+  words += 2.0 * cs->dag;
   /* the R-operator's buffers, allocated for nmax samples: f_lin's and the
    * HVPs' (cnnrop.c rop_get: every layer's output, the input and 8 of the
    * largest map per sample; theta0 and the direction), f_quad's (cnnquad.c
    * quad_buf_new: two of every output and 10 of the largest map, a DAG's
    * gradient); the Hessian's Lanczos vectors or its P x P matrices, as for
    * an MLP (ds_point_mem_bytes) */
-  double big = cs.big > d0 ? cs.big : d0;
+  double big = cs->big > d0 ? cs->big : d0;
   int hvp = ds_cadence_on(&sp->hessian) || ds_cadence_on(&sp->hessian_full);
   if (hvp || c->model.approx == DS_APPROX_LIN)
-    words += nmax * (cs.outs + d0 + 8.0 * big) + 2.0 * cs.P;
+    words += nmax * (cs->outs + d0 + 8.0 * big) + 2.0 * cs->P;
   if (c->model.approx == DS_APPROX_QUAD)
-    words += nmax * (2.0 * cs.outs + d0 + 10.0 * big) + 2.0 * cs.P + cs.dag;
-  if (ds_cadence_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * cs.P;
-  if (ds_cadence_on(&sp->hessian_full)) words += 4.5 * cs.P * cs.P;
-  return 8.0 * (words + nmax * (cs.act + 2.0 * cs.big + 2.0 * c->data.d_out) + cs.col);
+    words += nmax * (2.0 * cs->outs + d0 + 10.0 * big) + 2.0 * cs->P + cs->dag;
+  if (ds_cadence_on(&sp->hessian)) words += (sp->lanczos_iters + 2.0) * cs->P;
+  if (ds_cadence_on(&sp->hessian_full)) words += 4.5 * cs->P * cs->P;
+  return words + nmax * (cs->act + 2.0 * cs->big + 2.0 * c->data.d_out) + cs->col;
 }
 
-double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team) {
+/* The rule (config.h): what a rank has less 1/8 of it (DS_CNN_JBYTES_MARGIN)
+ * and less the rest of the point, at most what the largest of the point's
+ * NTKs can use, at least two rows of J; 1 GiB when the rank's memory is not
+ * known. */
+static double cnn_jbytes(const ds_point_cfg *c, const cnn_shape *cs, int t, double has) {
+  double k = c->data.d_out, nf, nb, b;
+  cnn_ntks(c, &nf, &nb);
+  if (nf == 0 && nb == 0) nf = c->data.n_train; /* none recorded: as for the full NTK */
+  double need = nf > 0 ? cnn_j_need(k, nf, cs->P, t) : 0, need_b = nb > 0 ? cnn_j_need(k, nb, cs->P, t) : 0;
+  if (need_b > need) need = need_b;
+  if (!(has > 0) || isinf(has)) b = DS_CNN_JBYTES_UNKNOWN;
+  else b = has * (1.0 - DS_CNN_JBYTES_MARGIN) - 8.0 * cnn_words_but_j(c, cs, t);
+  if (b > need) b = need;
+  if (b < 16.0 * cs->P) b = 16.0 * cs->P;
+  return floor(b);
+}
+
+double ds_point_cnn_jbytes(const ds_point_cfg *c, int team, double rank_mem_bytes) {
+  cnn_shape cs;
+  if (c->model.type != DS_MODEL_CNN || !cnn_shape_of(c, &cs)) return DS_CNN_JBYTES_UNKNOWN;
+  return cnn_jbytes(c, &cs, team < 1 ? 1 : team, rank_mem_bytes);
+}
+
+/* A CNN point on one member of a team of t whose ranks have `has` bytes:
+ * the rest (cnn_words_but_j) and the J its NTKs hold under the budget
+ * cnn_jbytes -- the larger of the two NTKs' J, which are never held at once
+ * (ds_diag_cnn_ntk allocates J and frees it before it returns). */
+static double cnn_mem_bytes(const ds_point_cfg *c, int t, double has) {
+  cnn_shape cs;
+  if (!cnn_shape_of(c, &cs)) return 0;
+  double k = c->data.d_out, nf, nb, jb = cnn_jbytes(c, &cs, t, has), j = 0;
+  cnn_ntks(c, &nf, &nb);
+  if (nf > 0) j = cnn_j_bytes(k, nf, cs.P, t, jb);
+  if (nb > 0 && cnn_j_bytes(k, nb, cs.P, t, jb) > j) j = cnn_j_bytes(k, nb, cs.P, t, jb);
+  return 8.0 * cnn_words_but_j(c, &cs, t) + j;
+}
+
+double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team, double rank_mem_bytes) {
   if (team < 1) team = 1;
-  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, team);
+  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, team, rank_mem_bytes);
   return ds_point_mem_bytes(c) / team;
 }
 
 double ds_point_mem_bytes(const ds_point_cfg *c) {
   const ds_spectra_spec *sp = &c->record.spectra;
-  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, 1);
+  if (c->model.type == DS_MODEL_CNN) return cnn_mem_bytes(c, 1, 0);
   int dims[65], L = spec_dims(c, dims);
   if (L == 0) return 0;
   double P = ds_point_nparams(c), n = c->data.n_train, nt = c->data.n_test;
@@ -359,9 +423,9 @@ int ds_point_team_size(const ds_point_cfg *c, double rank_mem_bytes) {
   int t = 1;
   if (c->model.type == DS_MODEL_CNN) { /* most of it is on every member: a larger team only
                                           while it lowers the share */
-    double m = cnn_mem_bytes(c, 1);
+    double m = cnn_mem_bytes(c, 1, rank_mem_bytes);
     while (rank_mem_bytes > 0 && m > rank_mem_bytes && t < (1 << 20)) {
-      double next = cnn_mem_bytes(c, 2 * t);
+      double next = cnn_mem_bytes(c, 2 * t, rank_mem_bytes);
       if (!(next < m)) break;
       t *= 2, m = next;
     }

@@ -36,7 +36,10 @@
  * its rows packed for the send (kn P / s doubles; formed a sample at a time
  * in k P of scratch) and its column slice (kn P / s): 2 kn P / s doubles,
  * as much as one rank's whole J on a team of 2. When that exceeds jbytes the
- * members fall back to the blocked row path above, each forming all of K.
+ * members fall back to the blocked row path above, each forming all of K
+ * (ds_diag_cnn_ntk_split_fits; every member must be given the same jbytes:
+ * the worker's is ds_point_cnn_jbytes of what every rank has, src/config/
+ * cost.c, which follows the rank's memory rather than a fixed 1 GiB).
  * The AGOP (agop.c's ds_diag_cnn_agop) is split by samples the same way
  * (ds_diag_cnn_agop_team, below). */
 #include <cblas.h>
@@ -112,6 +115,14 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
   return DS_OK;
 }
 
+int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes) {
+  size_t kn = (size_t)k * n, rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows,
+                                                                            columns a member has */
+  /* (mirrored by plan's estimate: src/config/cost.c cnn_split_bytes) */
+  return s >= 2 && (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) <= jbytes &&
+         rmax * P <= INT_MAX && kn * cmax <= INT_MAX;
+}
+
 /* The team's K (above): 1 and K (kn x kn, full) on every member when the
  * split fits jbytes; 0 (nothing done, nothing communicated) when it does not
  * -- every member decides alike (same sizes). Collective. */
@@ -119,11 +130,8 @@ static int ntk_split(ds_team *t, ds_cnn *net, const double *theta, const double 
                      size_t jbytes, double *K, int *done) {
   int s = t->size, me = t->rank;
   size_t P = ds_cnn_nparams(net), kn = (size_t)k * n;
-  size_t rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows, columns a member has */
   *done = 0;
-  if (s < 2 || (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) > jbytes ||
-      rmax * P > INT_MAX || kn * cmax > INT_MAX)
-    return DS_OK;
+  if (!ds_diag_cnn_ntk_split_fits(s, P, n, k, jbytes)) return DS_OK;
   int *cnt = ds_calloc(4 * (size_t)s, sizeof *cnt), *sdsp = cnt + s, *rcnt = cnt + 2 * s,
       *rdsp = cnt + 3 * s;
   int lo = (int)((int64_t)n * me / s), hi = (int)((int64_t)n * (me + 1) / s), nr = k * (hi - lo);

@@ -151,7 +151,7 @@ double ds_rank_memory(int node_ranks, double given_mb, char *why, size_t n) {
 
 int ds_point_misfit(const ds_point_cfg *c, int team, double has, const char *src, char *reason,
                     size_t n) {
-  double est = ds_point_mem_bytes(c), per = ds_point_rank_mem_bytes(c, team);
+  double est = ds_point_mem_bytes(c), per = ds_point_rank_mem_bytes(c, team, has);
   if (!(per > has)) return 0;
   char e[32], p[32], h[32];
   ds_fmt_bytes(e, sizeof e, est);

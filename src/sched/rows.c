@@ -33,6 +33,7 @@ static void rows_bring_up(ds_run *r, MPI_Comm comm, int rank, int size) {
   s->max_attempts = r->o->max_attempts > 0 ? r->o->max_attempts : 2;
   if (size == 1) s->slots = 1; /* points running at once (with teams: rows_teams) */
   s->has = rank_has(r->o, comm, rank, size, s->has_why, sizeof s->has_why);
+  ds_worker_set_rank_memory(s->has, r->o->verbose && !r->o->quiet); /* NTK J budgets */
   if (rank == 0 && !r->o->quiet) {
     char hb[32];
     ds_fmt_bytes(hb, sizeof hb, s->has);

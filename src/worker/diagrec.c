@@ -278,7 +278,7 @@ static int rec_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, const d
                    ds_mlp_work *w, double loss) {
   if (d->cnn)
     DS_TRY(ds_diag_cnn_ntk(team, d->cnn, theta, train->X, train->n, train->d_out,
-                           DS_DIAG_CNN_JBYTES, d->nvec, d->buf, d->evecs, d->K));
+                           d->jbytes, d->nvec, d->buf, d->evecs, d->K));
   else
     DS_TRY(ds_diag_ntk(team, m, theta, train->X, w, d->nvec, d->buf, d->evecs, d->K));
   size_t kk = (size_t)d->kn * d->kn;
@@ -315,7 +315,7 @@ static int rec_batch_ntk(ds_diagrec *d, ds_traj *tr, ds_team *team, int64_t t, c
   double ev;
   if (d->cnn)
     DS_TRY(ds_diag_cnn_ntk(team, d->cnn, theta, b->Xb, b->n, m->dims[m->depth],
-                           DS_DIAG_CNN_JBYTES, 1, &ev, NULL, d->Kb));
+                           d->jbytes, 1, &ev, NULL, d->Kb));
   else
     DS_TRY(ds_diag_ntk(team, m, theta, b->Xb, b->wb, 1, &ev, NULL, d->Kb));
   double crit = ds_diag_critical_lr(b->lb, ev);

@@ -23,6 +23,7 @@ typedef struct {
   double *Kb;
   double lam0; /* lambda_max(K_0) = ||K_0||_2, 0 until computed */
   ds_cnn *cnn; /* model.type cnn: the net (point.c's); its weight matrices are the layers */
+  size_t jbytes; /* cnn: the NTK's budget for J (point.c, ds_point_cnn_jbytes) */
   int nlayers; /* weight matrices: the MLP's depth, or ds_cnn_nweights */
   double *buf, *col, *Phi, *V, *lambda, *K, *K0, *evecs, *r, *G, *Gref, *act_buf;
 } ds_diagrec;

@@ -80,6 +80,7 @@ typedef struct {
   ds_team *team;
   ds_dtrain dt;
   ds_dtrain_work dwtrain, dwtest, dwbatch;
+  size_t jbytes;       /* a CNN NTK's budget for J on each member (ds_point_cnn_jbytes) */
 } point_state;
 
 static void state_free(point_state *st) {
@@ -424,7 +425,7 @@ static int lr_per_lambda0(point_state *st, ds_team *team) {
   double lam = NAN;
   if (st->cnn)
     DS_TRY(ds_diag_cnn_ntk(team, st->cnn, st->theta, st->train.X, st->train.n, st->train.d_out,
-                           DS_DIAG_CNN_JBYTES, 1, &lam, NULL, NULL));
+                           st->jbytes, 1, &lam, NULL, NULL));
   else
     DS_TRY(ds_diag_ntk(team, &st->mlp, st->theta, st->train.X, &st->wtrain, 1, &lam, NULL, NULL));
   if (!(lam > 0) || !isfinite(lam))
@@ -437,6 +438,40 @@ static int lr_per_lambda0(point_state *st, ds_team *team) {
   st->lambda0 = lam;
   st->c = &st->cfg;
   return DS_OK;
+}
+
+/* A CNN NTK's budget for J: from what every rank of the run has (rows.c sets
+ * it on every rank alike, so a team's members agree on the split / blocked
+ * path, a collective choice), the point and its team size; with --verbose
+ * the team root says which path the training set's NTK (and a minibatch's)
+ * takes. */
+static double worker_rank_mem = 0;
+static int worker_verbose = 0;
+void ds_worker_set_rank_memory(double bytes, int verbose) {
+  worker_rank_mem = bytes;
+  worker_verbose = verbose;
+}
+static void cnn_jbudget(const ds_point *p, point_state *st, ds_team *team) {
+  const ds_point_cfg *c = &p->cfg;
+  const ds_spectra_spec *sp = &c->record.spectra;
+  st->jbytes = (size_t)ds_point_cnn_jbytes(c, team->size, worker_rank_mem);
+  int full = ds_cadence_on(&sp->ntk) || c->optimizer.lr_units == DS_LR_LAMBDA0;
+  int b = c->optimizer.batch_size > 0 && c->optimizer.batch_size < st->train.n ? c->optimizer.batch_size
+                                                                               : st->train.n;
+  int batch = ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < st->train.n);
+  if (!worker_verbose || team->rank != 0 || !(full || batch)) return;
+  size_t P = ds_cnn_nparams(st->cnn);
+  int k = st->train.d_out;
+  char jb[32], hb[32] = "not known";
+  ds_fmt_bytes(jb, sizeof jb, (double)st->jbytes);
+  if (worker_rank_mem > 0 && !isinf(worker_rank_mem)) ds_fmt_bytes(hb, sizeof hb, worker_rank_mem);
+  const char *path_full = ds_diag_cnn_ntk_split_fits(team->size, P, st->train.n, k, st->jbytes)
+                              ? "split" : "blocked";
+  const char *path_b = ds_diag_cnn_ntk_split_fits(team->size, P, b, k, st->jbytes) ? "split"
+                                                                                   : "blocked";
+  ds_log("point %lld: NTK J budget %s on each of %d team member(s) (a rank has %s): %s%s%s%s",
+         (long long)p->id, jb, team->size, hb, full ? path_full : "", full ? " path" : "",
+         batch ? (full ? ", minibatch NTK " : "minibatch NTK ") : "", batch ? path_b : "");
 }
 
 static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj *tr,
@@ -453,11 +488,13 @@ static int setup(const ds_sweep *sw, const ds_point *p, point_state *st, ds_traj
   if (st->dist == 2) st->dist = 0, st->csplit = 1; /* a CNN's sample split */
   DS_TRY(setup_model(sw, p, st, dims));
   DS_TRY(setup_data(sw, p, st));
+  if (st->cnn) cnn_jbudget(p, st, team);
   if (c->optimizer.lr_units == DS_LR_LAMBDA0) DS_TRY(lr_per_lambda0(st, team));
   c = st->c;
   DS_TRY(ds_optim_init(&st->opt, &c->optimizer, st->dist ? st->dt.nloc : st->mlp.nparams));
   DS_TRY(ds_series_add(tr, c, st->mlp.dims, st->mlp.depth, st->cnn, &st->ix));
   DS_TRY(ds_diagrec_init(&st->diag, tr, c, &st->mlp, st->cnn, &st->train, sw->seed, p->replica));
+  st->diag.jbytes = st->jbytes;
   int maxd = 1, nrow = st->mlp.depth + 1;
   for (int l = 0; l <= st->mlp.depth; l++) maxd = st->mlp.dims[l] > maxd ? st->mlp.dims[l] : maxd;
   if (st->cnn) { /* the weight matrices of cnn.h: conv kernels, then the readout */
