@@ -121,11 +121,17 @@ sed -e 's/^train: {steps: 12}$/train: {steps: 2500}/' -e 's/^  every: 3$/  every
     "$sweep" >"$long"
 [ "$(grep -cE 'steps: 2500|every: 1250}|every: 2500}|^  every: 500$|\[0.05\]' "$long")" = 6 ] ||
   bad "long.yaml: sed did not change all 6 lines"
+t0=$(date +%s.%N)
 drun 3 "$long" -o "$T/lref.h5" -q "${drop[@]}" --set train.ranks_per_point=2
+tref=$(echo "$(date +%s.%N) - $t0" | bc)
 start_bg "$T/l1.log" -n 3 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.1 "${drop[@]}" \
   --set train.ranks_per_point=2
 while bg_running && [ ! -e "$T/l.h5.journal" ]; do sleep 0.01; done
-sleep 0.5
+# the drain comes a third of the reference run's time after the store
+# appeared (a fixed 0.5 s once came after a quick run had finished: exit 0)
+nap=$(echo "$tref / 3" | bc -l)
+echo "reference run ${tref} s; SIGUSR1 ${nap} s after the journal appeared"
+sleep "$nap"
 kill -USR1 "$SID" || cat "$T/l1.log" >&2
 wait_bg
 check "drain: exit 3 (got $RC)" test "$RC" -eq 3
