@@ -83,6 +83,20 @@ cd "$BUILD"
 echo "sanitize: ctest in $BUILD (excluding label slurm and /$EXCLUDE/); reports in $REP"
 rc=0
 ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/ctest.log" || rc=$?
+# LeakSanitizer's stop-the-world tracer now and then crashes at a process's
+# exit ("Tracer caught signal 11" ... "LeakSanitizer has encountered a fatal
+# error", google/sanitizers#1353); the process then exits with LSAN's
+# exitcode, 0 here, in place of its own. Seen here: 1 of 43 processes of
+# three tests, and in a CI run three tests whose runs must exit 2 saw 0. When
+# that happened and tests failed, the failed tests run once more; the pass is
+# the second run's verdict (a real failure fails again).
+tracer=$(grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null | wc -l)
+if [ "$rc" -ne 0 ] && [ "$tracer" -gt 0 ]; then
+  echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es), which then exit 0;" \
+       "the failed tests once more:"
+  rc=0
+  ctest --output-on-failure -j 2 --rerun-failed 2>&1 | tee -a "$REP/ctest.log" || rc=$?
+fi
 
 # ---- summary: each distinct finding once
 nfiles=$(find "$REP" -type f -name "*san.*" | wc -l)
@@ -95,6 +109,8 @@ ours=$(cat "$REP"/* 2>/dev/null | awk -v src="$SRC/" '
   /^$/ { inleak = 0 }' | sed -E 's/[0-9]+ bytes/N bytes/' | sort | uniq -c | sort -rn || true)
 libleaks=$(cat "$REP"/* 2>/dev/null | grep -cE '^(Direct|Indirect) leak of' || true)
 echo "sanitize: $nfiles report file(s) in $REP"
+tracer=$(grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null | wc -l)
+[ "$tracer" -eq 0 ] || echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es) (leaks there unchecked)"
 if [ -n "$errors" ]; then echo "sanitize: ASan/UBSan reports:"; echo "$errors"; fi
 if [ -n "$ours" ]; then
   echo "sanitize: leaks in dynsweep code:"; echo "$ours"
