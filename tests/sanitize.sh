@@ -90,7 +90,7 @@ ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/cte
 # three tests, and in a CI run three tests whose runs must exit 2 saw 0. When
 # that happened and tests failed, the failed tests run once more; the pass is
 # the second run's verdict (a real failure fails again).
-tracer=$(grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null | wc -l)
+tracer=$({ grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l)
 if [ "$rc" -ne 0 ] && [ "$tracer" -gt 0 ]; then
   echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es), which then exit 0;" \
        "the failed tests once more:"
@@ -109,7 +109,7 @@ ours=$(cat "$REP"/* 2>/dev/null | awk -v src="$SRC/" '
   /^$/ { inleak = 0 }' | sed -E 's/[0-9]+ bytes/N bytes/' | sort | uniq -c | sort -rn || true)
 libleaks=$(cat "$REP"/* 2>/dev/null | grep -cE '^(Direct|Indirect) leak of' || true)
 echo "sanitize: $nfiles report file(s) in $REP"
-tracer=$(grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null | wc -l)
+tracer=$({ grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l)
 [ "$tracer" -eq 0 ] || echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es) (leaks there unchecked)"
 if [ -n "$errors" ]; then echo "sanitize: ASan/UBSan reports:"; echo "$errors"; fi
 if [ -n "$ours" ]; then
