@@ -72,7 +72,13 @@ test -x "$BUILD/dynsweep" || { echo "sanitize: build failed" >&2; exit 1; }
 
 rm -rf "$REP"
 mkdir -p "$REP"
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:log_path=$REP/asan${ASAN_OPTIONS_EXTRA:+:$ASAN_OPTIONS_EXTRA}"
+# intercept_tls_get_addr=0: LeakSanitizer's tracer, scanning the dynamic TLS
+# blocks it tracks through __tls_get_addr, crashed at exit (SIGSEGV in
+# __lsan::ScanRangeForPointers, always at address 0xbe0) in 28 of 46
+# processes of 4 tests on this host (Debian's GCC 12 libasan); the process
+# then exits with LSAN's exitcode 0 instead of its own. Without the
+# interception: 0 of 26. Our thread-locals are static TLS (still scanned).
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:intercept_tls_get_addr=0:log_path=$REP/asan${ASAN_OPTIONS_EXTRA:+:$ASAN_OPTIONS_EXTRA}"
 export LSAN_OPTIONS="exitcode=0:suppressions=$SRC/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$REP/ubsan"
 
@@ -86,16 +92,21 @@ ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/cte
 # LeakSanitizer's stop-the-world tracer now and then crashes at a process's
 # exit ("Tracer caught signal 11" ... "LeakSanitizer has encountered a fatal
 # error", google/sanitizers#1353); the process then exits with LSAN's
-# exitcode, 0 here, in place of its own. Seen here: 1 of 43 processes of
-# three tests, and in a CI run three tests whose runs must exit 2 saw 0. When
-# that happened and tests failed, the failed tests run once more; the pass is
-# the second run's verdict (a real failure fails again).
+# exitcode, 0 here, in place of its own (in CI runs here: mapsweep,
+# map_measure, terminal, knobs, cnn_diag_torch, whose runs must exit 2, saw
+# 0). The cause found here is set aside above (intercept_tls_get_addr=0);
+# should the tracer still crash and tests fail, the failed tests run once
+# more and the pass is the second run's verdict (a real failure fails again).
 tracer=$({ grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l)
 if [ "$rc" -ne 0 ] && [ "$tracer" -gt 0 ]; then
   echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es), which then exit 0;" \
        "the failed tests once more:"
+  # by name: ctest --rerun-failed ignores -LE/-E and so reads the failed
+  # tests' numbers in another numbering (it once reran resume for knobs)
+  failed=$(sed -n 's/^[0-9]*://p' Testing/Temporary/LastTestsFailed.log | paste -sd '|')
+  echo "sanitize: $failed"
   rc=0
-  ctest --output-on-failure -j 2 --rerun-failed 2>&1 | tee -a "$REP/ctest.log" || rc=$?
+  ctest --output-on-failure -j 2 -R "^($failed)\$" 2>&1 | tee -a "$REP/ctest.log" || rc=$?
 fi
 
 # ---- summary: each distinct finding once
