@@ -87,6 +87,8 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$R
 export DS_SANITIZE_PASS=1
 cd "$BUILD"
 echo "sanitize: ctest in $BUILD (excluding label slurm and /$EXCLUDE/); reports in $REP"
+# report files in which LeakSanitizer's tracer crashed (see below)
+tracer_crashes() { { grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l; }
 rc=0
 ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/ctest.log" || rc=$?
 # LeakSanitizer's stop-the-world tracer now and then crashes at a process's
@@ -97,7 +99,7 @@ ctest --output-on-failure -j 2 -LE slurm -E "$EXCLUDE" "$@" 2>&1 | tee "$REP/cte
 # 0). The cause found here is set aside above (intercept_tls_get_addr=0);
 # should the tracer still crash and tests fail, the failed tests run once
 # more and the pass is the second run's verdict (a real failure fails again).
-tracer=$({ grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l)
+tracer=$(tracer_crashes)
 if [ "$rc" -ne 0 ] && [ "$tracer" -gt 0 ]; then
   echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es), which then exit 0;" \
        "the failed tests once more:"
@@ -120,7 +122,7 @@ ours=$(cat "$REP"/* 2>/dev/null | awk -v src="$SRC/" '
   /^$/ { inleak = 0 }' | sed -E 's/[0-9]+ bytes/N bytes/' | sort | uniq -c | sort -rn || true)
 libleaks=$(cat "$REP"/* 2>/dev/null | grep -cE '^(Direct|Indirect) leak of' || true)
 echo "sanitize: $nfiles report file(s) in $REP"
-tracer=$({ grep -l "LeakSanitizer has encountered a fatal error" "$REP"/* 2>/dev/null || true; } | wc -l)
+tracer=$(tracer_crashes)
 [ "$tracer" -eq 0 ] || echo "sanitize: LeakSanitizer's tracer crashed at exit in $tracer process(es) (leaks there unchecked)"
 if [ -n "$errors" ]; then echo "sanitize: ASan/UBSan reports:"; echo "$errors"; fi
 if [ -n "$ours" ]; then
