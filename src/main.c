@@ -412,11 +412,12 @@ static int cmd_plan(int argc, char **argv) {
       snprintf(mis + l, sizeof mis - l, "  point %lld: %s\n", (long long)p.id, r);
     }
     const ds_point_cfg *pc = &p.cfg;
-    if (pc->model.type == DS_MODEL_CNN && (ds_cadence_on(&pc->record.spectra.ntk) ||
-                                          pc->optimizer.lr_units == DS_LR_LAMBDA0) && njb++ < 20) {
+    int nf = 0, nb = 0; /* the samples of its training-set and minibatch NTKs */
+    if (pc->model.type == DS_MODEL_CNN) ds_point_cnn_ntks(pc, &nf, &nb);
+    if (nf > 0 && njb++ < 20) {
       /* the budget run gives the training set's NTK (ds_point_cnn_jbytes) */
       double jb = ds_point_cnn_jbytes(pc, team, has);
-      int split = ds_diag_cnn_ntk_split_fits(team, (size_t)ds_point_nparams(pc), pc->data.n_train,
+      int split = ds_diag_cnn_ntk_split_fits(team, (size_t)ds_point_nparams(pc), nf,
                                              pc->data.d_out, (size_t)jb);
       char b[32];
       ds_fmt_bytes(b, sizeof b, jb);

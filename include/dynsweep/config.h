@@ -400,6 +400,12 @@ double ds_point_mem_bytes(const ds_point_cfg *c);
  * the AGOP's input gradients (src/config/cost.c), J under the budget
  * ds_point_cnn_jbytes(c, team, rank_mem_bytes) (MLPs ignore rank_mem_bytes). */
 double ds_point_rank_mem_bytes(const ds_point_cfg *c, int team, double rank_mem_bytes);
+/* The CNN NTKs a point computes, in samples (0: none): on the training set
+ * (record.spectra.ntk, or optimizer.lr_units lambda0 at step 0) and on a
+ * minibatch (batch_ntk, or ntk under SGD; GD's batch is the training set).
+ * plan's estimate and the worker's J budget (src/worker/point.c) both ask
+ * this. */
+void ds_point_cnn_ntks(const ds_point_cfg *c, int *n_full, int *n_batch);
 /* A CNN NTK's budget for its Jacobian J on each member of a team of `team`
  * ranks that have rank_mem_bytes each (ds_rank_memory; plan and run use the
  * same figure, the same on every member: the split / blocked choice,

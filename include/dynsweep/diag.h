@@ -146,6 +146,12 @@ int ds_diag_cnn_ntk(ds_team *t, ds_cnn *net, const double *theta, const double *
  * worker's budget is ds_point_cnn_jbytes (config.h), the same on every
  * member of a team. */
 int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes);
+/* The bytes of J one member of that team holds on the split path (its
+ * samples' rows packed, its column slice, a sample's rows of scratch: the
+ * most rows and columns a member has), the figure ds_diag_cnn_ntk_split_fits
+ * tests against jbytes and plan's estimate counts (src/config/cost.c); 0 when
+ * the split cannot be taken (s < 2, or MPI counts past INT_MAX). */
+double ds_diag_cnn_ntk_split_bytes(int s, size_t P, int n, int k);
 /* As ds_diag_agop over the input pixels (d = C H W, CHW order), through
  * ds_cnn_input_grad. */
 /* Top-k loss Hessian eigenvalues of a CNN (Lanczos with full

@@ -11,6 +11,7 @@
 
 #include "config_internal.h"
 #include "dynsweep/data.h"
+#include "dynsweep/diag.h" /* ds_diag_cnn_ntk_split_bytes */
 #include "dynsweep/models.h"
 
 #define DS_SPECTRA_LAYER_STATS 5 /* ||W||_F, ||W||_2, s1/s2, stable rank, tail ratio (diag.h) */
@@ -272,15 +273,10 @@ static double mem_opt_state(ds_opt_kind k) {
  * (kn x P) and three kn x kn matrices (K, K0, eigenvectors), iters Lanczos
  * vectors of P, the full Hessian (two P x P), the AGOP (d_in x d_in). */
 /* The NTK's J (src/diag/cnn.c) for kn = k n rows on one member of a team of
- * t: the bytes the split path holds, counted as ntk_split tests them against
- * its budget (its rows packed, its column slice, a sample's rows of scratch:
- * the most rows and columns a member has); 0 when the split cannot be taken
- * (t < 2, or MPI counts past INT_MAX). */
+ * t on the split path: the figure the split tests against its budget
+ * (ds_diag_cnn_ntk_split_bytes; 0: the split cannot be taken). */
 static double cnn_split_bytes(double k, double n, double P, int t) {
-  if (t < 2) return 0;
-  size_t K = (size_t)k, kn = (size_t)(k * n), p = (size_t)P, rmax = kn / t + K, cmax = p / t + 1;
-  if ((double)rmax * P > INT_MAX || (double)kn * cmax > INT_MAX) return 0;
-  return 8.0 * (double)(rmax * p + kn * cmax + K * p);
+  return ds_diag_cnn_ntk_split_bytes(t, (size_t)P, (int)n, (int)k);
 }
 /* What the NTK holds of J under the budget jbytes: the split (and its
  * partial K, kn^2) when it fits, else the blocked row path's rows
@@ -299,14 +295,16 @@ static double cnn_j_need(double k, double n, double P, int t) {
   return split > 0 ? split : 8.0 * k * n * P;
 }
 
-/* The CNN NTKs a point computes, in samples (0: none): on the training set
- * (record.spectra.ntk, or optimizer.lr_units lambda0 at step 0) and on a
- * minibatch (batch_ntk, or ntk under SGD). */
-static void cnn_ntks(const ds_point_cfg *c, double *n_full, double *n_batch) {
+void ds_point_cnn_ntks(const ds_point_cfg *c, int *n_full, int *n_batch) {
   const ds_spectra_spec *sp = &c->record.spectra;
-  double n = c->data.n_train, b = cost_batch(c);
+  int n = c->data.n_train, b = (int)cost_batch(c);
   *n_full = ds_cadence_on(&sp->ntk) || c->optimizer.lr_units == DS_LR_LAMBDA0 ? n : 0;
   *n_batch = ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < n) ? b : 0;
+}
+static void cnn_ntks(const ds_point_cfg *c, double *n_full, double *n_batch) {
+  int nf, nb;
+  ds_point_cnn_ntks(c, &nf, &nb);
+  *n_full = nf, *n_batch = nb;
 }
 
 /* A CNN point on one member of a team of t, in doubles, all but the NTK's J:

@@ -115,12 +115,17 @@ int ds_diag_cnn_ntk_matrix(ds_cnn *net, const double *theta, const double *X, in
   return DS_OK;
 }
 
-int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes) {
+double ds_diag_cnn_ntk_split_bytes(int s, size_t P, int n, int k) {
+  if (s < 2) return 0;
   size_t kn = (size_t)k * n, rmax = kn / s + (size_t)k, cmax = P / s + 1; /* the most rows,
                                                                             columns a member has */
-  /* (mirrored by plan's estimate: src/config/cost.c cnn_split_bytes) */
-  return s >= 2 && (rmax * P + kn * cmax + (size_t)k * P) * sizeof(double) <= jbytes &&
-         rmax * P <= INT_MAX && kn * cmax <= INT_MAX;
+  if (rmax * P > INT_MAX || kn * cmax > INT_MAX) return 0;
+  return (double)(rmax * P + kn * cmax + (size_t)k * P) * sizeof(double);
+}
+
+int ds_diag_cnn_ntk_split_fits(int s, size_t P, int n, int k, size_t jbytes) {
+  double b = ds_diag_cnn_ntk_split_bytes(s, P, n, k);
+  return b > 0 && b <= (double)jbytes;
 }
 
 /* The team's K (above): 1 and K (kn x kn, full) on every member when the

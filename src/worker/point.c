@@ -453,22 +453,19 @@ void ds_worker_set_rank_memory(double bytes, int verbose) {
 }
 static void cnn_jbudget(const ds_point *p, point_state *st, ds_team *team) {
   const ds_point_cfg *c = &p->cfg;
-  const ds_spectra_spec *sp = &c->record.spectra;
+  int full, batch; /* the samples of the training set's and a minibatch's NTK (0: none) */
   st->jbytes = (size_t)ds_point_cnn_jbytes(c, team->size, worker_rank_mem);
-  int full = ds_cadence_on(&sp->ntk) || c->optimizer.lr_units == DS_LR_LAMBDA0;
-  int b = c->optimizer.batch_size > 0 && c->optimizer.batch_size < st->train.n ? c->optimizer.batch_size
-                                                                               : st->train.n;
-  int batch = ds_cadence_on(&sp->batch_ntk) || (ds_cadence_on(&sp->ntk) && b < st->train.n);
+  ds_point_cnn_ntks(c, &full, &batch);
   if (!worker_verbose || team->rank != 0 || !(full || batch)) return;
   size_t P = ds_cnn_nparams(st->cnn);
   int k = st->train.d_out;
   char jb[32], hb[32] = "not known";
   ds_fmt_bytes(jb, sizeof jb, (double)st->jbytes);
   if (worker_rank_mem > 0 && !isinf(worker_rank_mem)) ds_fmt_bytes(hb, sizeof hb, worker_rank_mem);
-  const char *path_full = ds_diag_cnn_ntk_split_fits(team->size, P, st->train.n, k, st->jbytes)
+  const char *path_full = ds_diag_cnn_ntk_split_fits(team->size, P, full, k, st->jbytes)
                               ? "split" : "blocked";
-  const char *path_b = ds_diag_cnn_ntk_split_fits(team->size, P, b, k, st->jbytes) ? "split"
-                                                                                   : "blocked";
+  const char *path_b = ds_diag_cnn_ntk_split_fits(team->size, P, batch, k, st->jbytes) ? "split"
+                                                                                       : "blocked";
   ds_log("point %lld: NTK J budget %s on each of %d team member(s) (a rank has %s): %s%s%s%s",
          (long long)p->id, jb, team->size, hb, full ? path_full : "", full ? " path" : "",
          batch ? (full ? ", minibatch NTK " : "minibatch NTK ") : "", batch ? path_b : "");
