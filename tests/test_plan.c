@@ -78,6 +78,14 @@ int main(void) {
   double ntk = with(&p, "model: {depth: 2, width: 64, bias: false}\ntrain: {steps: 1000}\nrecord: {series: [loss], every: 100, "
                         "spectra: {ntk: {every: 100}}}\n");
   CHECK(ntk > s1, "the NTK every 100 steps adds time (%g vs %g)", ntk, s1);
+  /* a batch_size minibatches whatever the update rule (the worker's rule, point.c): gd with
+   * batch_size 32 is sgd's cost, under the full batch's */
+  double gdb = with(&p, "model: {depth: 2, width: 64, bias: false}\ntrain: {steps: 1000}\n"
+                        "optimizer: {type: gd, batch_size: 32}\n" REC);
+  double sgdb = with(&p, "model: {depth: 2, width: 64, bias: false}\ntrain: {steps: 1000}\n"
+                         "optimizer: {type: sgd, batch_size: 32}\n" REC);
+  CHECK(gdb > 0 && ds_close_rel(gdb, sgdb, 1e-12) && gdb < s1,
+        "gd with batch_size 32: %g s, sgd: %g s, full batch %g s", gdb, sgdb, s1);
   /* a step of depth 2, width 64, 256 samples: forward, dW on both layers, dA on the second */
   double st = ds_probe_gemm_s(&p, 64, 256, 16, 32, 256) + ds_probe_gemm_s(&p, 64, 16, 256, 32, 256) +
               ds_probe_gemm_s(&p, 4, 256, 64, 16, 256) + ds_probe_gemm_s(&p, 4, 64, 256, 16, 256) +

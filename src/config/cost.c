@@ -62,10 +62,12 @@ static double cost_records(const ds_point_cfg *c) {
   return r;
 }
 
-/* Samples per step: the minibatch, except for gd (always full batch). */
+/* Samples per step: the minibatch when batch_size > 0, for every optimiser
+ * (gd included: the worker minibatches whatever the update rule, point.c),
+ * else the training set. */
 static double cost_batch(const ds_point_cfg *c) {
   int b = c->optimizer.batch_size;
-  if (c->optimizer.type == DS_OPT_GD || b <= 0 || b > c->data.n_train) return c->data.n_train;
+  if (b <= 0 || b > c->data.n_train) return c->data.n_train;
   return b;
 }
 
