@@ -38,7 +38,9 @@ set_tests_properties(cnn_hvp_torch PROPERTIES LABELS integration SKIP_RETURN_COD
 # trajectories against PyTorch float64 (cnn_sweep.py, from the initial weights
 # cnn_sweep_dump draws as the point trainer does), a drain and resume, and the
 # plan-time refusals.
-add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c)
+# (with STEPS it writes a layer-list dump with the dropout masks: cnn_testlib.c)
+add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c
+               ${CMAKE_CURRENT_SOURCE_DIR}/cnn_testlib.c ${CMAKE_CURRENT_SOURCE_DIR}/check.c)
 target_link_libraries(cnn_sweep_dump PRIVATE ds_worker ds_config ds_data ds_nn ds_util)
 ds_script_test(cnn_sweep cnn_sweep.sh)
 set_tests_properties(cnn_sweep PROPERTIES SKIP_RETURN_CODE 77)
