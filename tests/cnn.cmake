@@ -57,7 +57,8 @@ set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 
 # issue 26: CNN diagnostics in a sweep, end to end (tests/cnn_diag.sh): plan's
 # refusals, mpirun -n 1 store against PyTorch float64 (cnn_diag_sweep.py), -n 2
-# equal, lr_units lambda0.
+# equal, lr_units lambda0; a point with dropout: its GD from every step's masks
+# and its dropout-off Hessian (cnn_dropout_sweep.py).
 ds_script_test(cnn_diag cnn_diag.sh)
 set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
 # issue 26: seed 003's synthetic image task (data.kind image_rank2) and a CNN's
