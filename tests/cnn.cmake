@@ -38,7 +38,9 @@ set_tests_properties(cnn_hvp_torch PROPERTIES LABELS integration SKIP_RETURN_COD
 # trajectories against PyTorch float64 (cnn_sweep.py, from the initial weights
 # cnn_sweep_dump draws as the point trainer does), a drain and resume, and the
 # plan-time refusals.
-add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c)
+# (with STEPS it writes a layer-list dump with the dropout masks: cnn_testlib.c)
+add_executable(cnn_sweep_dump ${CMAKE_CURRENT_SOURCE_DIR}/cnn_sweep_dump.c
+               ${CMAKE_CURRENT_SOURCE_DIR}/cnn_testlib.c ${CMAKE_CURRENT_SOURCE_DIR}/check.c)
 target_link_libraries(cnn_sweep_dump PRIVATE ds_worker ds_config ds_data ds_nn ds_util)
 ds_script_test(cnn_sweep cnn_sweep.sh)
 set_tests_properties(cnn_sweep PROPERTIES SKIP_RETURN_CODE 77)
@@ -55,7 +57,8 @@ set_tests_properties(cnn_diag_torch PROPERTIES LABELS integration SKIP_RETURN_CO
 
 # issue 26: CNN diagnostics in a sweep, end to end (tests/cnn_diag.sh): plan's
 # refusals, mpirun -n 1 store against PyTorch float64 (cnn_diag_sweep.py), -n 2
-# equal, lr_units lambda0.
+# equal, lr_units lambda0; a point with dropout: its GD from every step's masks
+# and its dropout-off Hessian (cnn_dropout_sweep.py).
 ds_script_test(cnn_diag cnn_diag.sh)
 set_tests_properties(cnn_diag PROPERTIES SKIP_RETURN_CODE 77)
 # issue 26: seed 003's synthetic image task (data.kind image_rank2) and a CNN's

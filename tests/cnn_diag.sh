@@ -12,6 +12,12 @@
 #   - hessian_full (every eigenvalue: P HVP columns, pdsyevd) equals the same
 #     replay's eigvalsh to 1e-8 on 1 rank and on teams of 2, and plan refuses
 #     it above record.spectra.hessian_full_max;
+#   - with a hidden layer and dropout 0.5 (cnn_dropout_sweep.py): every
+#     loss of 15 GD steps (dropout on, the masks cnn_sweep_dump draws through
+#     ds_dropout_mask) equals PyTorch's replay to 1e-12, and hessian/top
+#     (1e-8) and hessian/spectrum (1e-12) the dropout-off Hessian's, on 1
+#     rank and on teams of 2; GD without dropout, the masks a step late and
+#     the Hessian with dropout on all miss by > 1e-4;
 #   - model.approx lin (ds_cnn_lin): the losses of 40 GD steps equal
 #     PyTorch's f_lin replay (cnn_lin_sweep.py, 1e-10);
 #   - mpirun -n 1 stores series whose values equal PyTorch float64's replay
@@ -60,6 +66,27 @@ drun 3 "$sweep" -o "$T/h2.h5" -q --set record.spectra.hessian.every=10 --set rec
   --set train.ranks_per_point=2
 check "... and on teams of 2 ranks (sample shares of the HVP summed)" \
   "$PY" "$DS_SRC/tests/cnn_hessian_sweep.py" "$DUMP" "$sweep" "$T/h2.h5"
+# dropout (a hidden layer of 6 with dropout 0.5, P = 263, 15 GD steps): the
+# trajectory needs every step's masks (cnn_sweep_dump ... STEPS writes them
+# through ds_dropout_mask) and the Hessian is taken with dropout off
+# (cnn_dropout_sweep.py; it also asserts that GD without dropout, the masks
+# a step late and the Hessian with dropout on all miss the store)
+"$PY" - "$sweep" "$T/drop.yaml" <<'PYEOF'
+import sys, yaml
+y = yaml.safe_load(open(sys.argv[1]))
+y["model"].update(width=2, hidden=6, dropout=0.5)
+y["train"]["steps"] = 15
+y["record"] = {"series": ["loss", "test_loss"], "every": 1, "spectra": {
+    "hessian": {"every": 5}, "hessian_full": {"every": 5}, "top_k": 4, "lanczos_iters": 300}}
+y["grid"] = {"optimizer.batch_size": [0]}
+yaml.safe_dump(y, open(sys.argv[2], "w"), sort_keys=False)
+PYEOF
+drun 1 "$T/drop.yaml" -o "$T/drop.h5" -q
+check "dropout 0.5: loss (masks on) every step = PyTorch's replay to 1e-12, hessian/top (1e-8) and hessian/spectrum (1e-12) = its dropout-off Hessian" \
+  "$PY" "$DS_SRC/tests/cnn_dropout_sweep.py" "$DUMP" "$T/drop.yaml" "$T/drop.h5"
+drun 3 "$T/drop.yaml" -o "$T/drop2.h5" -q --set train.ranks_per_point=2
+check "... and on teams of 2 ranks (each member the masks of its samples' training-set indices)" \
+  "$PY" "$DS_SRC/tests/cnn_dropout_sweep.py" "$DUMP" "$T/drop.yaml" "$T/drop2.h5"
 # model.approx lin (f_lin around theta_0, ds_cnn_lin) without the spectra
 # (the NTK of f_lin is K_0's; the diagnostics of approx points are the MLPs')
 sed '/^  spectra:/,/^    split/d' "$sweep" >"$T/lin.yaml"

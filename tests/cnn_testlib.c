@@ -39,8 +39,8 @@ void onehot(double *Y, int dout, int n, int k) {
 }
 
 void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, int steps,
-               double lr) {
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, 0};
+               int ntest, double lr) {
+  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, ntest};
   double hd[2] = {sp->beta, lr};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {
@@ -50,7 +50,8 @@ void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, i
   }
 }
 
-void dump_masks(FILE *f, ds_cnn *m, const ds_cnn_layer *L, int nl, int n, int steps) {
+void dump_masks(FILE *f, ds_cnn *m, const ds_cnn_layer *L, int nl, int n, int steps,
+                uint64_t seed) {
   for (int s = 0; s <= steps; s++)
     for (int q = 0; q < nl; q++)
       if (L[q].kind == DS_LAYER_DROPOUT) {
@@ -58,7 +59,7 @@ void dump_masks(FILE *f, ds_cnn *m, const ds_cnn_layer *L, int nl, int n, int st
         ds_cnn_layer_shape(m, q, &c, &h, &w);
         size_t u = (size_t)c * h * w;
         double *mask = malloc(u * n * 8);
-        ds_dropout_mask(mask, u, n, L[q].p, 17, (uint64_t)s, NULL, q);
+        ds_dropout_mask(mask, u, n, L[q].p, seed, (uint64_t)s, NULL, q);
         fwrite(mask, 8, u * n, f);
         free(mask);
       }

@@ -6,6 +6,7 @@
  * masks). */
 #ifndef DS_CNN_TESTLIB_H
 #define DS_CNN_TESTLIB_H
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dynsweep/cnn.h"
@@ -58,12 +59,15 @@ ds_cnn *lcreate(const lspec *sp, int n, ds_cnn_layer *L, int *nl);
 void randn(double *x, size_t n, ds_rng *r);
 /* One-hot targets of n samples (class (i + k) mod dout). */
 void onehot(double *Y, int dout, int n, int k);
-/* A dump's head: int32 nl c0 h0 w0 dout param n steps 0, float64 beta lr,
- * then per layer int32 kind cout size (dag: its depth) stride same nobias
- * and float64 p. */
+/* A dump's head: int32 nl c0 h0 w0 dout param n steps ntest, float64 beta
+ * lr, then per layer int32 kind cout size (dag: its depth) stride same nobias
+ * and float64 p. ntest: test samples in the body (cnn_sweep_dump), else 0. */
 void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, int steps,
-               double lr);
-/* The dropout masks of steps 0..steps (seed 17, as ds_cnn_dropout(m, 1, 17,
- * s, NULL) draws them), every dropout layer of each step in turn. */
-void dump_masks(FILE *f, ds_cnn *m, const ds_cnn_layer *L, int nl, int n, int steps);
+               int ntest, double lr);
+/* The dropout masks of steps 0..steps for samples 0..n-1, as
+ * ds_cnn_dropout(m, 1, seed, s, NULL) draws them (the C tests' seed 17, a
+ * sweep point's ds_cnnpoint_drop_seed), every dropout layer of each step in
+ * turn. */
+void dump_masks(FILE *f, ds_cnn *m, const ds_cnn_layer *L, int nl, int n, int steps,
+                uint64_t seed);
 #endif

@@ -559,7 +559,7 @@ static int dump_layers(const char *path, int k) {
   randn(Y, dF, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  dump_head(f, sp, L, nl, n, steps, lr);
+  dump_head(f, sp, L, nl, n, steps, 0, lr);
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f);
   ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};
   for (int s = 0; s <= steps; s++) {
@@ -574,7 +574,7 @@ static int dump_layers(const char *path, int k) {
       for (size_t j = 0; j < P; j++) theta[j] -= lr * grad[j];
   }
   fwrite(losses, 8, (size_t)steps + 1, f), fwrite(theta, 8, P, f);
-  dump_masks(f, m, L, nl, n, steps);
+  dump_masks(f, m, L, nl, n, steps, 17);
   int bad = fclose(f) != 0;
   free(theta), free(grad), free(X), free(Y), free(dX);
   ds_cnn_free(m);
@@ -779,7 +779,7 @@ static int dump_hvp(const char *path, int k) {
   randn(v, P, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  dump_head(f, sp, L, nl, n, 0, 0.0);
+  dump_head(f, sp, L, nl, n, 0, 0, 0.0);
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f), fwrite(v, 8, P, f);
   for (int q = 0; q < 2; q++) {
     ds_loss l = {.type = q ? DS_LOSS_CE : DS_LOSS_MSE, .p = 2.0, .c = 1.0 / n};

@@ -180,7 +180,7 @@ static int dump(const char *path, int k) {
   randn(v, P, &r);
   FILE *f = fopen(path, "wb");
   if (!f) return 1;
-  dump_head(f, sp, L, nl, n, steps, lr);
+  dump_head(f, sp, L, nl, n, steps, 0, lr);
   fwrite(th0, 8, P, f), fwrite(X, 8, din * n, f), fwrite(Y, 8, dF, f), fwrite(v, 8, P, f);
   ds_cnn_quad q;
   if (ds_cnn_quad_init(&q, m, th0) != DS_OK) return 1;
@@ -196,7 +196,7 @@ static int dump(const char *path, int k) {
       for (size_t j = 0; j < P; j++) th[j] -= lr * grad[j];
   }
   fwrite(losses, 8, (size_t)steps + 1, f), fwrite(th, 8, P, f);
-  dump_masks(f, m, L, nl, n, steps);
+  dump_masks(f, m, L, nl, n, steps, 17);
   int bad = fclose(f) != 0;
   ds_cnn_quad_free(&q);
   free(th0), free(th), free(v), free(grad), free(X), free(Y);

@@ -64,6 +64,12 @@ int ds_cnnpoint_create(const ds_point_cfg *c, int d_in, int d_out, int nmax, ds_
   return DS_OK;
 }
 
+uint64_t ds_cnnpoint_drop_seed(const ds_sweep *sw, const ds_point *p) {
+  ds_rng r;
+  ds_rng_init(&r, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);
+  return ds_rng_u64(&r);
+}
+
 double ds_cnnpoint_loss(ds_cnn *net, const double *theta, const double *X, const double *Y, int n,
                         int dout, const ds_loss *l, double *grad) {
   if (grad) return ds_cnn_loss_grad(net, theta, X, Y, n, l, grad);

@@ -14,6 +14,11 @@ int ds_cnnpoint_spec(const ds_point_cfg *c, int d_in, int d_out, ds_cnn_spec *sp
  * theta and grad (nparams each, *np); draws from rng. */
 int ds_cnnpoint_create(const ds_point_cfg *c, int d_in, int d_out, int nmax, ds_rng *rng,
                        ds_cnn **net, double **theta, double **grad, size_t *np);
+/* The seed of point p's dropout masks (ds_cnn_dropout's seed; the step's
+ * index t and the training-set index of the sample complete the key): the
+ * first word of the stream (sw seed, p combo, p replica, DS_STREAM_DROPOUT),
+ * so each combo and replica has its own masks. */
+uint64_t ds_cnnpoint_drop_seed(const ds_sweep *sw, const ds_point *p);
 /* The loss of theta on (X, Y) (n samples, dout outputs), and its gradient when grad != NULL. */
 double ds_cnnpoint_loss(ds_cnn *net, const double *theta, const double *X, const double *Y, int n,
                         int dout, const ds_loss *l, double *grad);

@@ -367,9 +367,7 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
       DS_TRY(ds_cnn_quad_init(&st->cnnquad, st->cnn, st->theta));
       st->use_cnnquad = 1;
     }
-    ds_rng rdrop; /* the point's own masks (combo, replica); off outside training steps */
-    ds_rng_init(&rdrop, sw->seed, p->combo, p->replica, DS_STREAM_DROPOUT);
-    st->drop_seed = ds_rng_u64(&rdrop);
+    st->drop_seed = ds_cnnpoint_drop_seed(sw, p); /* off outside training steps */
     if (st->test.n > 0) DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
     if (st->csplit) {
       st->iota = ds_calloc((size_t)nmax, sizeof *st->iota);
