@@ -58,7 +58,8 @@ ds_cnn *lcreate(const lspec *sp, int n, ds_cnn_layer *L, int *nl);
 void randn(double *x, size_t n, ds_rng *r);
 /* One-hot targets of n samples (class (i + k) mod dout). */
 void onehot(double *Y, int dout, int n, int k);
-/* A dump's head: int32 nl c0 h0 w0 dout param n steps 0, float64 beta lr,
+/* A dump's head: int32 nl c0 h0 w0 dout param n steps rmask (1: the readout
+ * is masked, the list ending in a dag with rdrop > 0), float64 beta lr,
  * then per layer int32 kind cout size (dag: its depth) stride same nobias
  * and float64 p. */
 void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, int steps,
