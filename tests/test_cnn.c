@@ -1054,10 +1054,6 @@ static void dag_checks(void) {
   nt.dropout = 0.0, nt.dag_readout_drop = 1.0;
   CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "model.dag_readout_drop 1"),
         "dag_readout_drop 1: '%s'", err);
-  nt.dag_readout_drop = 0.5, nt.net = DS_NET_CNN;
-  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 &&
-            strstr(err, "model.dag_readout_drop 0.5") && strstr(err, "not with model.net cnn"),
-        "dag_readout_drop on cnn: '%s'", err);
   ds_cnn_layer two[2] = {{.kind = DS_LAYER_DAG, .cout = 3, .depth = 1, .rdrop = 0.5},
                          {.kind = DS_LAYER_RELU}};
   CHECK(!ds_cnn_create_layers(two, 2, 4, 1, 1, 1, DS_PARAM_NTK, 0.0, 1, err, sizeof err) &&

@@ -60,12 +60,9 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
              "(003 Fig. 2.2: 0.5)", n->dag_drop);
     return -1;
   }
-  if (!(n->dag_readout_drop >= 0.0 && n->dag_readout_drop < 1.0) ||
-      (n->net != DS_NET_DAG && n->dag_readout_drop != 0.0)) {
-    snprintf(err, errlen, "model.dag_readout_drop %g: the readout's edge drop probability of "
-             "model.net dag, in [0, 1) (0: unmasked)%s%s", n->dag_readout_drop,
-             n->net != DS_NET_DAG ? "; not with model.net " : "",
-             n->net != DS_NET_DAG ? name : "");
+  if (n->net == DS_NET_DAG && !(n->dag_readout_drop >= 0.0 && n->dag_readout_drop < 1.0)) {
+    snprintf(err, errlen, "model.dag_readout_drop %g: the readout's edge drop probability must "
+             "be in [0, 1) (0: the readout unmasked)", n->dag_readout_drop);
     return -1;
   }
   if ((n->net == DS_NET_MYRTLE5 || n->net == DS_NET_DAG) && n->dropout != 0.0) {
