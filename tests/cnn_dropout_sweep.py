@@ -87,7 +87,7 @@ def main():
         path = os.path.join(tmp, "p0.bin")
         subprocess.run([dump, sweep, "0", path, str(steps)], check=True)
         cfg, layers, d = read_dump(path)
-        nt = int(np.fromfile(path, np.int32, 9)[8])  # the head's 9th int: the test samples
+        nt = cfg["ntest"]  # the test samples in the body
     shapes = plan(cfg, layers)
     n, dout = cfg["n"], cfg["dout"]
     P = sum(int(np.prod(s)) for _, s, _ in shapes)

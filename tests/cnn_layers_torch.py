@@ -8,7 +8,9 @@ shortcuts, a hidden dense layer with dropout, and the named nets cnn5,
 myrtle5, tf_mnist with dropout 0.5, wrn-10-1, tf_mnist with 002's
 over-parameterised (factored, bias-free) dense layers, and seed 003's
 DenseNet-DAG: named dag, conv + dag (standard), a 3-layer block without
-drops; its edge masks are read off the exact zeros of the initial weights),
+drops, and the named dag with its readout masked too (model.dag_readout_drop;
+ntk and standard); its edge masks, and a masked readout's, are read off the
+exact zeros of the initial weights),
 `test_cnn --dump-layers`
 writes the layers, the initial weights, the images and targets, dynsweep's
 forward output, loss gradient and inputs' gradient, the losses and final
@@ -43,9 +45,10 @@ NAMES = ["conv", "relu", "avgpool", "maxpool", "gap", "flatten", "dense", "resbl
 
 def read_dump(path):
     raw = open(path, "rb").read()
-    nl, c0, h0, w0, dout, param, n, steps, _ = (int(v) for v in np.frombuffer(raw[:36], np.int32))
-    beta, lr = np.frombuffer(raw[36:52], np.float64)
-    o, layers = 52, []
+    nl, c0, h0, w0, dout, param, n, steps, ntest, rmask = (
+        int(v) for v in np.frombuffer(raw[:40], np.int32))
+    beta, lr = np.frombuffer(raw[40:56], np.float64)
+    o, layers = 56, []
     for _ in range(nl):
         kind, cout, size, stride, same, nobias = (
             int(v) for v in np.frombuffer(raw[o:o + 24], np.int32))
@@ -53,8 +56,10 @@ def read_dump(path):
         layers.append(dict(kind=kind, cout=cout, size=size, stride=stride or size, same=same, p=p,
                            nobias=nobias))
         o += 32
-    layers.append(dict(kind=DENSE, cout=dout, size=0, stride=0, same=0, p=0.0, nobias=0))
-    cfg = dict(c0=c0, h0=h0, w0=w0, dout=dout, ntk=param == 1, n=n, steps=steps,
+    # the readout; rmask: masked (a dag's rdrop, model.dag_readout_drop)
+    layers.append(dict(kind=DENSE, cout=dout, size=0, stride=0, same=0, p=0.0, nobias=0,
+                       masked=rmask))
+    cfg = dict(c0=c0, h0=h0, w0=w0, dout=dout, ntk=param == 1, n=n, steps=steps, ntest=ntest,
                beta=float(beta) if param == 1 else 1.0, lr=float(lr))
     return cfg, layers, np.frombuffer(raw[o:], np.float64)
 
@@ -129,13 +134,16 @@ def pack(tensors, shapes):
 def dag_masks(layers, params):
     """The DAG blocks' edge masks, read off the initial weights: dynsweep
     sets the dropped ones to exactly 0 (N(0, 1) or uniform draws are never
-    0), so M = [W0 != 0]; they stay fixed while the weights train."""
+    0), so M = [W0 != 0]; they stay fixed while the weights train. A masked
+    readout's mask likewise (L["RM"])."""
     it = iter(params)
     for L in layers:
         for kind, _, _ in L["params"]:
             W = next(it)
             if kind == "G":
                 L.setdefault("M", []).append((W.detach() != 0).to(torch.float64))
+            if kind == "D" and L.get("masked"):
+                L["RM"] = (W.detach() != 0).to(torch.float64)
         if L["kind"] == DAG:
             L["M"] = L["M"][-L["size"]:]
 
@@ -187,6 +195,10 @@ def forward(cfg, layers, params, X, masks, relu=None):
             W, (_, _, fan) = next(it)
             b = None if L["nobias"] else beta * next(it)[0]
             alpha = fan ** -0.5 if ntk else 1.0
+            if "RM" in L:  # a masked readout: each unit by 1/sqrt(its kept in-degree) (ntk)
+                deg = L["RM"].sum(1)
+                s = torch.where(deg > 0, deg.clamp(min=1) ** -0.5, torch.zeros_like(deg))
+                W, alpha = (s[:, None] * L["RM"] if ntk else L["RM"]) * W, 1.0
             a = Fn.linear(a.reshape(a.shape[0], -1), alpha * W, b)[:, :, None, None]
         elif k == RES:  # pre-activation block, no BatchNorm
             r = relu(l, 0, a)

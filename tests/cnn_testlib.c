@@ -40,7 +40,8 @@ void onehot(double *Y, int dout, int n, int k) {
 
 void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, int steps,
                int ntest, double lr) {
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, ntest};
+  int rmask = nl > 0 && L[nl - 1].kind == DS_LAYER_DAG && L[nl - 1].rdrop > 0.0;
+  int hdr[10] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, steps, ntest, rmask};
   double hd[2] = {sp->beta, lr};
   fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
   for (int l = 0; l < nl; l++) {

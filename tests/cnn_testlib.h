@@ -59,9 +59,11 @@ ds_cnn *lcreate(const lspec *sp, int n, ds_cnn_layer *L, int *nl);
 void randn(double *x, size_t n, ds_rng *r);
 /* One-hot targets of n samples (class (i + k) mod dout). */
 void onehot(double *Y, int dout, int n, int k);
-/* A dump's head: int32 nl c0 h0 w0 dout param n steps ntest, float64 beta
- * lr, then per layer int32 kind cout size (dag: its depth) stride same nobias
- * and float64 p. ntest: test samples in the body (cnn_sweep_dump), else 0. */
+/* A dump's head: int32 nl c0 h0 w0 dout param n steps ntest rmask, float64
+ * beta lr, then per layer int32 kind cout size (dag: its depth) stride same
+ * nobias and float64 p. ntest: test samples in the body (cnn_sweep_dump),
+ * else 0; rmask: 1 when the readout is masked (the list ending in a dag with
+ * rdrop > 0). */
 void dump_head(FILE *f, const lspec *sp, const ds_cnn_layer *L, int nl, int n, int steps,
                int ntest, double lr);
 /* The dropout masks of steps 0..steps for samples 0..n-1, as

@@ -21,6 +21,13 @@ the weights' Hessian and one 0 for the inert readout bias (which they cannot unl
 the mask and the 1/sqrt(kept in-degree) scales are the point's); the masked
 weights stay exactly 0 through torch's GD as well, and about half are kept.
 
+With model.dag_readout_drop > 0 in SWEEP the readout is masked too: its
+mask is read off the exact zeros of theta0's readout (as the hidden layers'),
+each output unit scaled by 1/sqrt(its kept in-degree) instead of
+1/sqrt(d_in + depth m); about 1 - p of its weights must be kept and stay 0
+through GD (the checks above then cover the masked readout: the NTK, the
+Hessian through it, its singular values with the zeros).
+
 With a sixth argument `quad` the store is a run with model.approx quad
 (f_quad(theta) = F(theta0) + J d + 1/2 D2F(theta0)[d, d], d = theta - theta0,
 through the DAG's masked layers: cnnquad.c): PyTorch replays GD on
@@ -41,6 +48,7 @@ try:
     import numpy as np
     import torch
     import functorch
+    import yaml
     from cnn_sweep import point0
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
@@ -72,13 +80,21 @@ def main():
     Ms = [(W != 0).to(torch.float64) for W in Ws]
     kept = sum(float(M.sum()) for M in Ms) / sum(sizes)
     scales = [torch.where(M.sum(1) > 0, M.sum(1).clamp(min=1) ** -0.5, torch.zeros(m)) for M in Ms]
+    rdrop = float((yaml.safe_load(open(sweep)).get("model") or {}).get("dag_readout_drop", 0))
+    RM = (R != 0).to(torch.float64) if rdrop > 0 else torch.ones_like(R)  # the readout's mask
+    rkept = float(RM.mean())
+    # the readout's per-unit scale: 1/sqrt(kept in-degree) when masked, else 1/sqrt(T)
+    rs = (torch.where(RM.sum(1) > 0, RM.sum(1).clamp(min=1) ** -0.5,
+                      torch.zeros(dout, dtype=torch.float64))
+          if rdrop > 0 else torch.full((dout,), T ** -0.5, dtype=torch.float64))
+    Ms.append(RM)
 
     def f(params, x):  # one sample x (din,) -> (dout,)
         *W, Rr = params
         cat = x
         for Wk, Mk, sk in zip(W, Ms, scales):
             cat = torch.cat([cat, torch.relu((sk[:, None] * Mk * Wk) @ cat)])
-        return Rr @ cat / T ** 0.5  # bias_scale 0: the bias is inert
+        return (rs[:, None] * RM * Rr) @ cat  # bias_scale 0: the bias is inert
 
     params = [W.clone() for W in Ws] + [R.clone()]
     if len(sys.argv) > 6 and sys.argv[6] == "quad":
@@ -146,11 +162,13 @@ def main():
             err["layers/sv"] = max(err["layers/sv"], float(np.max(np.abs(row[:len(ref)] - ref)) / ref[0]))
     tol = {"hessian/top": 1e-8}
     zeros = all(bool(((p == 0) | (M != 0)).all()) for p, M in zip(params, Ms))
-    print(f"dag point 0: m {m}, depth {depth}, {P} params, {kept:.3f} of the hidden weights kept; "
+    print(f"dag point 0: m {m}, depth {depth}, {P} params, {kept:.3f} of the hidden weights kept, "
+          f"{rkept:.3f} of the readout's (readout drop {rdrop}); "
           f"loss {got[0]['loss']:.4g} -> {got[steps]['loss']:.4g}, kernel change "
           f"{got[steps]['ntk/kernel_change']:.4g}; max rel err "
           + ", ".join(f"{k} {e:.2e}" for k, e in err.items()) + f"; masked stay 0: {zeros}")
     ok = all(e <= tol.get(k, TOL) for k, e in err.items()) and 0.3 < kept < 0.7 and zeros
+    ok &= (0.5 * (1 - rdrop) < rkept < min(1.5 * (1 - rdrop), 0.999)) if rdrop > 0 else rkept == 1
     ok &= got[steps]["ntk/kernel_change"] > 0 and got[steps]["loss"] < got[0]["loss"]
     if not ok:
         print(f"FAIL: tolerance {TOL}, keep rate, masked weights, or nothing moved")

@@ -7,6 +7,12 @@
 # top 2 and its whole spectrum (hessian_full: pdsyevd on the team) every 5 steps, equal PyTorch float64's replay from the same weights,
 # mask and data (tests/dag_sweep.py, functorch NTK, full Hessian); and
 # model.approx quad's losses equal PyTorch's f_quad replay (1 rank, a team of 2).
+# model.dag_readout_drop (the readout masked too): with 0.5, on a team of 2,
+# the same replay with the readout's mask read off theta0's zeros and its
+# units scaled by 1/sqrt(kept in-degree); with 0 (the default) nothing
+# changes: the sweep's hash is the one without the key and point 0's net,
+# weights and data (cnn_sweep_dump) are the bits of the code before the key
+# existed (the sha256 below; the whole store was compared then too).
 # Skips (77) without h5py or torch.
 . "$(dirname "$0")/lib.sh"
 "$PY" -c 'import h5py, numpy, torch, functorch' 2>/dev/null || { echo "skip: no h5py/numpy/torch"; exit 77; }
@@ -25,6 +31,8 @@ y["record"]["every"] = 1
 y["record"]["spectra"]["ntk"]["every"] = 1
 y["record"]["spectra"].update(hessian={"every": 5}, hessian_full={"every": 5}, layers={"every": 5}, top_k=2)
 yaml.safe_dump(y, open(out, "w"), sort_keys=False)
+y["model"]["dag_readout_drop"] = 0.5
+yaml.safe_dump(y, open(out.replace(".yaml", "_r.yaml"), "w"), sort_keys=False)
 PYEOF
 check "run -n 2" drun 2 "$T/dag.yaml" -o "$T/a.h5"
 check "run -n 1" drun 1 "$T/dag.yaml" -o "$T/b.h5"
@@ -42,4 +50,19 @@ check "model.approx quad: every loss = PyTorch float64's f_quad GD replay" \
 drun 3 "$T/dag.yaml" -o "$T/q2.h5" -q "${Q[@]}" --set train.ranks_per_point=2
 check "model.approx quad on a team of 2: the same replay" \
   "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag.yaml" "$T/q2.h5" 6 2 quad
+# the masked readout: a team of 2 (the NTK's Jacobian split over the members,
+# each drawing the same masks) against PyTorch's replay
+drun 3 "$T/dag_r.yaml" -o "$T/r.h5" -q --set train.ranks_per_point=2
+check "model.dag_readout_drop 0.5 on a team of 2: loss, NTK, kernel change, svs, Hessian = PyTorch float64" \
+  "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag_r.yaml" "$T/r.h5" 6 2
+# model.dag_readout_drop 0: today's sweep and point
+hash_of() { "$DYNSWEEP" plan "$@" 2>&1 | sed -n "s/^sweep .*, hash \([0-9a-f]*\)$/\1/p"; }
+h0=$(hash_of "$T/dag.yaml") h1=$(hash_of "$T/dag.yaml" --set model.dag_readout_drop=0)
+h2=$(hash_of "$T/dag.yaml" --set model.dag_readout_drop=0.5)
+check "model.dag_readout_drop 0 keeps the sweep's hash ($h0 = $h1; 0.5: $h2)" \
+  test -n "$h0" -a "$h0" = "$h1" -a "$h0" != "$h2"
+"$DUMP" "$T/dag.yaml" 0 "$T/p0.bin"
+sum=$(sha256sum < "$T/p0.bin" | cut -c1-16)
+check "model.dag_readout_drop 0: point 0's dump is today's bit for bit (sha256 $sum)" \
+  test "$sum" = 5aecbc8cdafa4e6d
 report

@@ -11,6 +11,10 @@ SW=$DS_SRC/sweeps/repro/003_dag_kernel.yaml
 plan_refuses "$SW" "model.dag_drop 1" "model.dag_drop" --set model.dag_drop=1
 plan_refuses "$SW" "model.dag_drop on another net" "model.dag_drop without model.net dag" \
   --set model.net=cnn --set model.dag_drop=0.3
+plan_refuses "$SW" "model.dag_readout_drop 1" "model.dag_readout_drop: must be >= 0 and < 1" \
+  --set model.dag_readout_drop=1
+plan_refuses "$SW" "model.dag_readout_drop on another net" \
+  "model.dag_readout_drop without model.net dag" --set model.net=cnn --set model.dag_readout_drop=0.5
 # f_quad of the dag block (src/nn/cnnquad.c) is written: plan takes it
 rc=$(code "$DYNSWEEP" plan "$SW" --set model.approx=quad --set record.spectra.ntk.every=0)
 [ "$rc" = 0 ] || cat "$T/err" >&2

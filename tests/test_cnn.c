@@ -360,6 +360,11 @@ static const lspec lspecs[] = {
      0},
     {"dag 5 x 3, no drop, ntk", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
      {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
+    /* the readout masked too (model.dag_readout_drop; rdrop) */
+    {"flatten, dag 4 x 2 drop 0.5, readout drop 0.5", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
+     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2, 0.5}}, -1, 0, 0, 0, 0},
+    {"dag 3 x 2 drop 0.3, readout drop 0.4, standard", 1, 2, 3, 3, DS_PARAM_STANDARD, 1.0, 1,
+     {{DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 2, 0.4}}, -1, 0, 0, 0, 0},
 };
 #define NLSPECS ((int)(sizeof lspecs / sizeof lspecs[0]))
 #define NLFD 5
@@ -847,6 +852,96 @@ static void init_scaled(void) {
   ds_cnn_free(m);
 }
 
+/* The masked readout (cnn.h's rdrop, model.dag_readout_drop) of a dag net
+ * of M units x 2 on 6 inputs with 3 outputs: the block's weights are the
+ * unmasked readout's net's bit for bit (its mask is drawn after them); about
+ * 1 - p of the readout's weights kept; masked ones exactly 0 at init, with
+ * exactly 0 gradient and Hv, still 0 after GD; F independent of them; and F
+ * by hand from the block's output: output o = sum_kept W x / sqrt(kept_o). */
+static void readout_mask_checks(void) {
+  enum { M = 20, DIN = 6, T = DIN + 2 * M, K = 3, N = 4 };
+  ds_cnn_layer L = {.kind = DS_LAYER_DAG, .cout = M, .depth = 2, .p = 0.5, .rdrop = 0.5};
+  char err[256] = "";
+  ds_cnn *m = ds_cnn_create_layers(&L, 1, DIN, 1, 1, K, DS_PARAM_NTK, 0.0, N, err, sizeof err);
+  L.rdrop = 0.0;
+  ds_cnn *m0 = ds_cnn_create_layers(&L, 1, DIN, 1, 1, K, DS_PARAM_NTK, 0.0, N, err, sizeof err);
+  CHECK(m && m0, "masked readout create: %s", err);
+  if (!m || !m0) return;
+  size_t P = ds_cnn_nparams(m), PW = M * DIN + M * (DIN + M), RW = (size_t)K * T;
+  ds_cnn_cost cost;
+  L.rdrop = 0.5;
+  CHECK(P == ds_cnn_nparams(m0) && P == PW + RW + K &&
+            !ds_cnn_layers_check(&L, 1, DIN, 1, 1, K, &cost, err, sizeof err) &&
+            cost.dag == (double)(PW + RW),
+        "masked readout: params %zu, cost.dag %g want %zu", P, cost.dag, PW + RW);
+  double *theta = malloc(P * 8), *t0 = malloc(P * 8), *grad = malloc(P * 8), *Hv = malloc(P * 8);
+  double *v = malloc(P * 8), X[DIN * N], Y[K * N], F[K * N];
+  ds_rng r;
+  ds_rng_init(&r, 31, 0, 0, 0);
+  ds_cnn_init(m, &r, theta);
+  ds_rng_init(&r, 31, 0, 0, 0);
+  ds_cnn_init(m0, &r, t0);
+  CHECK(!memcmp(theta, t0, PW * 8), "masked readout: the block's mask and weights unchanged");
+  const double *R = theta + PW; /* K x T column-major */
+  size_t kept = 0;
+  for (size_t j = 0; j < RW; j++) kept += R[j] != 0.0;
+  printf("masked readout: %zu of %zu readout weights kept (%.3f)\n", kept, RW, (double)kept / RW);
+  CHECK(fabs((double)kept / RW - 0.5) < 0.12, "masked readout keep rate %zu of %zu", kept, RW);
+  randn(X, DIN * N, &r);
+  randn(Y, K * N, &r);
+  randn(v, P, &r);
+  /* by hand from the block's output (the unmasked net's readout input is the same) */
+  int nl0 = ds_cnn_nlayers(m0);
+  CHECK(nl0 == 2, "dag + readout: 2 layers, got %d", nl0);
+  memcpy(F, ds_cnn_forward(m, theta, X, N), sizeof F);
+  ds_cnn_forward(m0, theta, X, N);
+  double worst = 0.0;
+  {
+    ds_cnn_relu re;
+    ds_cnn_relu_map(m0, 1, X, &re); /* f_2; the block's output is [x; f_1; f_2] */
+    ds_cnn_relu r1;
+    ds_cnn_relu_map(m0, 0, X, &r1);
+    for (int i = 0; i < N; i++)
+      for (int o = 0; o < K; o++) {
+        double sum = 0.0;
+        int deg = 0;
+        for (int c = 0; c < T; c++) {
+          double a = c < DIN ? X[i * DIN + c] : c < DIN + M ? r1.A[i * r1.lda + c - DIN]
+                                                            : re.A[i * re.lda + c - DIN - M];
+          sum += R[o + (size_t)c * K] * a, deg += R[o + (size_t)c * K] != 0.0;
+        }
+        double want = deg ? sum / sqrt(deg) : 0.0;
+        worst = fmax(worst, fabs(F[i * K + o] - want) / fmax(1.0, fabs(want)));
+      }
+  }
+  CHECK(worst < 1e-13, "masked readout by hand: max rel diff %.2e", worst);
+  ds_loss l = {.type = DS_LOSS_MSE, .p = 2.0, .c = 1.0 / N};
+  double l0 = ds_cnn_loss_grad(m, theta, X, Y, N, &l, grad), lT = l0;
+  ds_cnn_hvp(m, theta, X, Y, N, &l, v, Hv);
+  int gz = 1, hz = 1, gnz = 0;
+  for (size_t j = PW; j < PW + RW; j++)
+    if (theta[j] == 0.0) gz &= grad[j] == 0.0, hz &= Hv[j] == 0.0;
+    else gnz += grad[j] != 0.0;
+  CHECK(gz && hz && gnz > 0, "masked readout: 0 gradient (%d) and Hv (%d) where masked", gz, hz);
+  memcpy(t0, theta, P * 8);
+  for (size_t j = PW; j < PW + RW; j++)
+    if (theta[j] == 0.0) t0[j] = -2.5;
+  CHECK(!memcmp(F, ds_cnn_forward(m, t0, X, N), sizeof F),
+        "masked readout: F independent of the masked entries");
+  memcpy(t0, theta, P * 8);
+  for (int s = 0; s < 20; s++) {
+    lT = ds_cnn_loss_grad(m, theta, X, Y, N, &l, grad);
+    for (size_t j = 0; j < P; j++) theta[j] -= 0.5 * grad[j];
+  }
+  int stay = 1;
+  for (size_t j = PW; j < PW + RW; j++) stay &= (t0[j] == 0.0) == (theta[j] == 0.0);
+  printf("masked readout: 20 GD steps, loss %.4g -> %.4g, masked weights still 0: %d\n", l0, lT,
+         stay);
+  CHECK(stay && lT < l0, "masked readout: masked weights stay 0 (%d), loss %g -> %g", stay, l0, lT);
+  free(theta), free(t0), free(grad), free(Hv), free(v);
+  ds_cnn_free(m), ds_cnn_free(m0);
+}
+
 /* The DAG block (seed 003 Fig. 2.2): parameter count; the mask (a fraction
  * ~ 1 - p kept, the same for the same init stream, another for another);
  * masked weights exactly 0 at init, with exactly 0 gradient and Hv, still
@@ -945,6 +1040,7 @@ static void dag_checks(void) {
   CHECK(fabs(got - out) < 1e-14 * fmax(1.0, fabs(out)), "dag by hand: %.17g want %.17g", got, out);
   free(theta);
   ds_cnn_free(m);
+  readout_mask_checks();
   /* refusals */
   ds_cnn_layer bad = {.kind = DS_LAYER_DAG, .cout = 3, .depth = 0, .p = 0.5};
   CHECK(!ds_cnn_create_layers(&bad, 1, 1, 2, 2, 1, DS_PARAM_NTK, 0.0, 1, err, sizeof err) &&
@@ -955,6 +1051,15 @@ static void dag_checks(void) {
   nt.dag_drop = 0.5, nt.dropout = 0.5;
   CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "no dropout"),
         "dag with dropout: '%s'", err);
+  nt.dropout = 0.0, nt.dag_readout_drop = 1.0;
+  CHECK(ds_cnn_net_layers(&nt, L, err, sizeof err) < 0 && strstr(err, "model.dag_readout_drop 1"),
+        "dag_readout_drop 1: '%s'", err);
+  ds_cnn_layer two[2] = {{.kind = DS_LAYER_DAG, .cout = 3, .depth = 1, .rdrop = 0.5},
+                         {.kind = DS_LAYER_RELU}};
+  CHECK(!ds_cnn_create_layers(two, 2, 4, 1, 1, 1, DS_PARAM_NTK, 0.0, 1, err, sizeof err) &&
+            strstr(err, "layer 1 (dag): a masked readout") &&
+            ds_cnn_layers_check(two, 2, 4, 1, 1, 1, NULL, NULL, 0) == DS_EINPUT,
+        "rdrop on a dag that is not last: '%s'", err);
 }
 
 int main(int argc, char **argv) {

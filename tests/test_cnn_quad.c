@@ -48,6 +48,9 @@ static const lspec qspecs[] = {
      0},
     {"dag 5 x 3 first, no drop", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
      {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
+    /* and with its readout masked (model.dag_readout_drop; rdrop) */
+    {"flatten, dag 4 x 2 drop 0.5, readout drop 0.5", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
+     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2, 0.5}}, -1, 0, 0, 0, 0},
 };
 #define NQ ((int)(sizeof qspecs / sizeof qspecs[0]))
 

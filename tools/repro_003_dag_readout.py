@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """repro_003_dag_readout.py WIDTHS NSEEDS -- does masking the readout (seed
 003 App. A.1 drops "each weight"; dynsweep's model.net dag masks only the two
-hidden layers) change Fig. 2.2's kernel change? The DAG of
+hidden layers by default, and the readout too with model.dag_readout_drop,
+which was built after this replay with the same semantics) change Fig.
+2.2's kernel change? The DAG of
 sweeps/repro/003_dag_kernel.yaml (16 features, 10 points, two hidden layers
 of m ReLU units, each edge kept w.p. 1/2, each neuron scaled by 1/sqrt(kept
 in-degree), W ~ N(0, 1), no biases, GD on (1/n) sum (f - y)^2 at 0.5 n /

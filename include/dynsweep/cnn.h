@@ -132,6 +132,18 @@ void ds_gap_backward(double *dA, const double *dG, int c, int p, int n);
  *                     dropping, App. A.1; 0 kept edges: s = 0); standard
  *                     parameterisation: s = 1, W ~ U(+-1/sqrt(in-degree)).
  *                     Before ds_cnn_init the mask keeps every edge.
+ *                     rdrop > 0 (the block must then be the list's last
+ *                     layer) masks the dense readout after it alike (003's
+ *                     "each weight removed", applied to the output layer,
+ *                     model.dag_readout_drop): a fixed 0/1 mask on the
+ *                     readout's W, each entry kept with probability
+ *                     1 - rdrop, drawn by ds_cnn_init after the block's
+ *                     masks and weights, masked entries exactly 0 with zero
+ *                     gradient, and output unit o scaled by 1/sqrt(its kept
+ *                     in-degree) instead of 1/sqrt(d_in) (NTK; 0 kept: the
+ *                     unit is beta b_o; standard: scale 1, W ~
+ *                     U(+-1/sqrt(kept in-degree))); the bias as before.
+ *                     rdrop = 0: the readout of every other net, bit for bit.
  * theta: the layers' parameters in list order (conv: W as C_out x C_in x s x
  * s row-major, then b; hidden dense: W units x d_in row-major (PyTorch's
  * Linear.weight), then b; dag: W_1 .. W_depth, W_k m x (d_in + (k-1) m)
@@ -154,6 +166,7 @@ typedef struct {
   double p;    /* dropout probability, [0, 1); dag: edge drop probability, [0, 1) */
   int nobias;  /* dense: no bias (002's over-parameterising factors) */
   int depth;   /* dag: dense layers in the block, >= 1 */
+  double rdrop; /* dag: the readout's edge drop probability, [0, 1) (0: unmasked) */
 } ds_cnn_layer;
 
 /* The layer kind's name ("conv", "relu", "avgpool", ...). */
@@ -182,6 +195,8 @@ const char *ds_cnn_kind_name(int kind);
  *             with probability dag_drop (model.dag_drop, 0.5), then the
  *             dense linear readout on [x; f_1; ...; f_depth]. model.depth 2
  *             is the paper's "3-layer DenseNet" (Eq. A.5-A.6, L = 3).
+ *             dag_readout_drop > 0 (model.dag_readout_drop) masks the
+ *             readout too (DS_LAYER_DAG's rdrop).
  * Named nets other than cnn fix their layers: off-default kernel, stride,
  * padding, readout, pool or hidden are refused, and so is a depth other than
  * the default 2 or the net's own (cnn5 4, myrtle5 4, tf_mnist 2). */
@@ -198,6 +213,7 @@ typedef struct {
   double dropout;            /* cnn, cnn5, tf_mnist: dropout before the readout */
   int overparam, dout;       /* tf_mnist: factored dense layers (dout: the readout's) */
   double dag_drop;           /* dag: edge drop probability (0.5) */
+  double dag_readout_drop;   /* dag: the readout's edge drop probability (0: unmasked) */
 } ds_cnn_net;
 extern const char *const ds_cnn_net_names[DS_NET_NKINDS + 1]; /* NULL-terminated */
 /* The layers of net (at most DS_CNN_MAX_LAYERS); returns their count, or -1
@@ -245,8 +261,9 @@ typedef struct {
   double params, macs, acts, big, col;
   double outs; /* doubles of every layer's output per sample, the readout's and a
                   resblock's internals included (the R-operator keeps one of each) */
-  double dag;  /* a DAG block's weights, masked ones included (its mask and its
-                  effective weights are two more arrays of this size) */
+  double dag;  /* a DAG block's weights, masked ones included, and a masked
+                  readout's (their masks and effective weights are two more
+                  arrays of this size) */
 } ds_cnn_cost;
 int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
                         int dout, ds_cnn_cost *cost, char *err, size_t errlen);
@@ -276,7 +293,9 @@ int ds_cnn_readout_din(const ds_cnn *m); /* the dense readout's fan-in */
  * layer first draws its masks (one uniform per weight, row-major, layer by
  * layer; kept when u >= p), stores them in m (its only state that init
  * writes: the masks and the in-degree scales) and then draws its weights,
- * setting the masked ones to 0. */
+ * setting the masked ones to 0. A masked readout (rdrop > 0) likewise draws
+ * its mask (one uniform per weight in theta's column-major order) right
+ * before its weights. */
 void ds_cnn_init(const ds_cnn *m, ds_rng *rng, double *theta);
 /* The same draws scaled (model.init_scale, model.init_std): every weight and
  * bias is scale x its ds_cnn_init draw, or, with std > 0, N(0, (scale std)^2)
@@ -299,7 +318,8 @@ void ds_cnn_input_grad(ds_cnn *m, const double *theta, const double *X, int n,
  * column-major); *off: where it starts in theta. */
 int ds_cnn_nweights(const ds_cnn *m);
 /* (A DAG layer gives its depth matrices W_k, m x (d_in + (k-1) m) row-major,
- * masked zeros included, without the scale s_k.) */
+ * masked zeros included, without the scale s_k; a masked readout likewise:
+ * W with its zeros, without the per-unit scales.) */
 void ds_cnn_weight(const ds_cnn *m, int i, size_t *off, int *rows, int *cols);
 /* The net's ReLUs (cnnrelu.c), for activation spectra: in forward order,
  * each relu layer, the two of each resblock (relu(x) of its input, relu(z1)

@@ -153,6 +153,7 @@ typedef struct {
   double dropout;
   int overparam;                /* tf_mnist: 002's factored dense layers */
   double dag_drop;              /* dag: edge drop probability (003 Fig. 2.2: 0.5) */
+  double dag_readout_drop;      /* dag: the readout's edge drop probability (0: unmasked) */
   int nimage;                   /* model.image given: 3 entries C, H, W */
   int image[DS_MAX_LIST];       /* (list capacity; a cnn takes 3) */
 } ds_model_spec;

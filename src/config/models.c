@@ -61,7 +61,7 @@ void ds_model_cnn_net(const ds_point_cfg *c, ds_cnn_net *n) {
                     .pool = m->pool >= 0 && m->pool < 3 ? pools[m->pool] : 0,
                     .pool_every = m->pool_every, .pool_size = m->pool_size, .hidden = m->hidden,
                     .dropout = m->dropout, .overparam = m->overparam, .dag_drop = m->dag_drop,
-                    .dout = c->data.d_out};
+                    .dag_readout_drop = m->dag_readout_drop, .dout = c->data.d_out};
 }
 
 void ds_model_cnn_image(const ds_point_cfg *c, int *C, int *H, int *W) {
@@ -100,10 +100,14 @@ static int has_cnn_opts(const ds_point_cfg *c) {
   return !has_cnn(c) && (m->kernel != 3 || m->stride != 1 || m->padding != 0 || m->readout != 0 ||
                          m->bias_scale != 1.0 || m->nimage > 0 || m->net != 0 || m->pool != 0 ||
                          m->pool_every != 1 || m->pool_size != 2 || m->hidden != 0 ||
-                         m->dropout != 0 || m->overparam || m->dag_drop != 0.5);
+                         m->dropout != 0 || m->overparam || m->dag_drop != 0.5 ||
+                         m->dag_readout_drop != 0);
 }
 static int has_dag_drop_off(const ds_point_cfg *c) {
   return has_cnn(c) && c->model.net != DS_NET_DAG && c->model.dag_drop != 0.5;
+}
+static int has_dag_readout_drop_off(const ds_point_cfg *c) {
+  return has_cnn(c) && c->model.net != DS_NET_DAG && c->model.dag_readout_drop != 0;
 }
 /* The MLP-only options of record.series and the optimiser (layer_fro and
  * sv/W<l> are a CNN's weight matrices: its conv kernels and readout). */
@@ -149,6 +153,7 @@ static int has_spectra(const ds_point_cfg *c) { return ds_spectra_any_on(&c->rec
 #define CNN_ONLY "they are the convolutional net's; set model.type cnn"
 #define CNN_INIT "a CNN has biases (model.bias_scale) and draws its weights as include/dynsweep/cnn.h says (model.init_scale and model.init_std apply)"
 #define DAG_ONLY "it is the edge drop probability of model.net dag"
+#define DAG_READOUT "it is the readout's edge drop probability of model.net dag"
 #define MLP_ONLY "they are defined for an MLP's weight matrices"
 #define IMG "model.image=[1,1,2]"
 #define ONE_RANK "the end-to-end update is one-rank"
@@ -161,11 +166,14 @@ const ds_net_feature ds_net_features[] = {
       "for the same net", TILE_NETS, ONE_RANK},
      "model.type=e2e optimizer.lr_units=lambda0"},
     {"model.kernel, stride, padding, readout, bias_scale, image, net, pool, hidden, dropout, "
-     "overparam or dag_drop without model.type cnn",
+     "overparam, dag_drop or dag_readout_drop without model.type cnn",
      {"model.kernel", "model.stride", "model.padding", "model.readout", "model.image"}, has_cnn_opts,
      {CNN_ONLY, CNN_ONLY, CNN_ONLY}, "model.kernel=5"},
     {"model.dag_drop without model.net dag", {"model.dag_drop", "model.net"}, has_dag_drop_off,
      {DAG_ONLY, DAG_ONLY, DAG_ONLY}, "model.type=cnn " IMG " model.dag_drop=0.25"},
+    {"model.dag_readout_drop without model.net dag", {"model.dag_readout_drop", "model.net"},
+     has_dag_readout_drop_off, {DAG_READOUT, DAG_READOUT, DAG_READOUT},
+     "model.type=cnn " IMG " model.dag_readout_drop=0.5"},
     {"model.type cnn with widths, meanfield, bias, gain, train_output or an init kind other than "
      "gaussian", {"model.type", "model.init", "model.param", "model.bias"}, has_cnn_mlp_opts,
      {CNN_INIT, CNN_INIT, CNN_INIT}, "model.type=cnn " IMG " model.param=meanfield"},

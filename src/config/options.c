@@ -144,6 +144,10 @@ const ds_option ds_options[] = {
      "dag: probability that an edge (weight) is dropped, once at init from the point's seed "
      "(a fixed mask; masked weights stay 0; each neuron scaled by 1/sqrt(its kept in-degree))",
      0, 1},
+    {"model.dag_readout_drop", NULL, DS_OT_DOUBLE, OFF(model.dag_readout_drop), 0, 1, 0, NULL, 0,
+     "0", "dag: probability that a weight of the readout is dropped, as model.dag_drop's edges "
+     "(drawn after them; each output unit scaled by 1/sqrt(its kept in-degree) instead of "
+     "1/sqrt(d_in)); 0: the readout is not masked", 0, 1},
     {"model.image", NULL, DS_OT_INT_LIST, OFF(model.image), 1, INT_MAX, 0, NULL, 0, "[]",
      "cnn: the input image [C, H, W] (a sample's d_in features in CHW order); [] = the "
      "data kind's (cifar10, cifar100, svhn: 3 x 32 x 32), else one square channel, H = W = "

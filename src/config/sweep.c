@@ -86,7 +86,8 @@ static int sw_cnn_key(const char *path) {
                                      "model.readout", "model.bias_scale", "model.image",
                                      "model.net", "model.pool", "model.pool_every",
                                      "model.pool_size", "model.hidden", "model.dropout",
-                                     "model.overparam", "model.dag_drop"};
+                                     "model.overparam", "model.dag_drop",
+                                     "model.dag_readout_drop"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(path, keys[i])) return 1;
   /* issue 26's data keys, likewise */

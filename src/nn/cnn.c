@@ -147,9 +147,11 @@ static int layer_shape(ds_cnn_ly *y, int l, int *c, int *h, int *w, int param, c
     ho = wo = 1;
     break;
   case DS_LAYER_DAG: {
-    if (L->cout < 1 || L->depth < 1 || !(L->p >= 0.0 && L->p < 1.0)) {
+    if (L->cout < 1 || L->depth < 1 || !(L->p >= 0.0 && L->p < 1.0) ||
+        !(L->rdrop >= 0.0 && L->rdrop < 1.0)) {
       snprintf(err, errlen, "layer %d (dag): units and depth must be >= 1 and the edge drop "
-               "probability in [0, 1), got %d, %d, %g", l + 1, L->cout, L->depth, L->p);
+               "probabilities (block, readout) in [0, 1), got %d, %d, %g, %g", l + 1, L->cout,
+               L->depth, L->p, L->rdrop);
       return DS_EINPUT;
     }
     long long din = (long long)*c * *h * *w, T = din + (long long)L->depth * L->cout;
@@ -184,6 +186,19 @@ static int layer_shape(ds_cnn_ly *y, int l, int *c, int *h, int *w, int param, c
   return DS_OK;
 }
 
+/* The readout's edge drop probability (a DAG layer's rdrop; the block must
+ * be the last layer, whose output the readout reads), or -1 with a message. */
+static double readout_drop(const ds_cnn_layer *layers, int nlayers, char *err, size_t errlen) {
+  for (int l = 0; l < nlayers; l++)
+    if (layers[l].kind == DS_LAYER_DAG && layers[l].rdrop != 0.0 && l != nlayers - 1) {
+      snprintf(err, errlen, "layer %d (dag): a masked readout (readout drop probability %g) "
+               "needs the block to be the last layer (the readout reads its output); %d layers "
+               "follow it", l + 1, layers[l].rdrop, nlayers - 1 - l);
+      return -1.0;
+    }
+  return nlayers > 0 && layers[nlayers - 1].kind == DS_LAYER_DAG ? layers[nlayers - 1].rdrop : 0.0;
+}
+
 int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0, int w0,
                         int dout, ds_cnn_cost *cost, char *err, size_t errlen) {
   char dummy[8];
@@ -196,9 +211,11 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     return DS_EINPUT;
   }
   int c = c0, h = h0, w = w0, has_res = 0;
+  double rp = readout_drop(layers, nlayers, err, errlen);
+  if (rp < 0.0) return DS_EINPUT;
   for (int l = 0; l <= nlayers; l++) {
     ds_cnn_ly y = {0};
-    y.L = l < nlayers ? layers[l] : (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout};
+    y.L = l < nlayers ? layers[l] : (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout, .p = rp};
     if (layer_shape(&y, l, &c, &h, &w, DS_PARAM_NTK, err, errlen)) return DS_EINPUT;
     for (int k = 0; k < y.nconv; k++) {
       const ds_conv_geom *g = &y.g[k];
@@ -218,6 +235,7 @@ int ds_cnn_layers_check(const ds_cnn_layer *layers, int nlayers, int c0, int h0,
     if (kind == DS_LAYER_DENSE) {
       z.params += (double)y.cout * (double)y.din + (y.L.nobias ? 0 : y.cout);
       z.macs += (double)y.cout * (double)y.din;
+      if (y.L.p > 0.0) z.dag += (double)y.cout * (double)y.din; /* a masked readout */
     }
     if (l == nlayers) break;
     if (kind == DS_LAYER_RESBLOCK)
@@ -250,6 +268,8 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
              "parameterisation ntk|standard", DS_CNN_MAX_LAYERS);
     return NULL;
   }
+  double rp = readout_drop(layers, nlayers, err, errlen);
+  if (rp < 0.0) return NULL;
   ds_cnn *m = calloc(1, sizeof *m);
   if (m) m->ly = calloc((size_t)nlayers + 1, sizeof *m->ly);
   if (!m || !m->ly) {
@@ -261,7 +281,8 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
   m->din = c0 * h0 * w0;
   m->beta = param == DS_PARAM_NTK ? beta : 1.0;
   for (int l = 0; l < nlayers; l++) m->ly[l].L = layers[l];
-  m->ly[nlayers].L = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout}; /* the readout */
+  m->ly[nlayers].L = (ds_cnn_layer){.kind = DS_LAYER_DENSE, .cout = dout, .p = rp}; /* the readout */
+  m->ly[nlayers].masked = rp > 0.0;
   for (int l = 0; l < nlayers; l++) m->ly[l].rowmajor = layers[l].kind == DS_LAYER_DENSE;
   int c = c0, h = h0, w = w0;
   size_t off = 0, maxcol = 1, maxact = (size_t)m->din;
@@ -320,6 +341,14 @@ ds_cnn *ds_cnn_create_layers(const ds_cnn_layer *layers, int nlayers, int c0, in
       y->dz = dalloc(mn, &ok);
       y->rdz = dalloc(mn, &ok);
       if (ok) ds_dag_reset(y, param == DS_PARAM_NTK);
+    }
+    if (y->masked) { /* the masked readout's mask, scales and effective weights */
+      size_t P = y->din * (size_t)y->cout;
+      y->dmask = dalloc(P, &ok);
+      y->dscale = dalloc((size_t)y->cout, &ok);
+      y->weff = dalloc(P, &ok);
+      y->veff = dalloc(P, &ok);
+      if (ok) ds_mdense_reset(y, y->alpha[0]);
     }
   }
   m->dF = dalloc((size_t)dout * nmax, &ok);
@@ -389,7 +418,10 @@ void ds_cnn_init_scaled(const ds_cnn *m, ds_rng *rng, double *theta, double scal
     }
     if (y->L.kind == DS_LAYER_DAG) ds_dag_init(y, rng, theta + y->off_w[0], ntk, scale, std);
     if (y->L.kind == DS_LAYER_DENSE) {
-      fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng, scale, std);
+      if (y->masked) /* its mask first, then W (the masked entries 0) */
+        ds_mdense_init(y, rng, theta + y->off_w[0], ntk, scale, std);
+      else
+        fill(theta + y->off_w[0], y->din * y->cout, ntk, y->fan[0], rng, scale, std);
       if (!y->L.nobias) fill(theta + y->off_b[0], (size_t)y->cout, ntk, y->fan[0], rng, scale, std);
     }
   }
@@ -452,10 +484,13 @@ static void layer_forward(ds_cnn *m, int l, const double *theta, const double *x
   case DS_LAYER_FLATTEN:
     y->y = x;
     break;
-  case DS_LAYER_DENSE:
-    dense_forward(y->out, theta + y->off_w[0], y->L.nobias ? NULL : theta + y->off_b[0], x,
-                  y->cout, (int)y->din, n, y->alpha[0], m->beta, y->rowmajor);
+  case DS_LAYER_DENSE: { /* a masked readout: its s .* M .* W with scale 1 */
+    double al;
+    const double *W = ds_cnn_dense_wv(y, theta + y->off_w[0], 0, 1, &al);
+    dense_forward(y->out, W, y->L.nobias ? NULL : theta + y->off_b[0], x, y->cout, (int)y->din, n,
+                  al, m->beta, y->rowmajor);
     break;
+  }
   case DS_LAYER_DAG:
     ds_dag_forward(y, theta + y->off_w[0], x, n);
     break;
@@ -580,15 +615,19 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
       for (size_t i = 0; i < cnt; i++) dx[i] = on ? dy[i] * y->mask[i] : dy[i];
     }
     break;
-  case DS_LAYER_DENSE: { /* dW = alpha dy x^T, db = beta dy 1, dx = alpha W^T dy */
+  case DS_LAYER_DENSE: { /* dW = alpha dy x^T, db = beta dy 1, dx = alpha W^T dy; a masked
+                          * readout: E = s .* M .* W of the forward for alpha W, dW masked */
     const int rows = y->cout, cols = (int)y->din;
+    double al;
+    const double *W = ds_cnn_dense_wv(y, theta + y->off_w[0], 0, 0, &al);
     if (grad) {
       if (y->rowmajor) /* dW^T = alpha x dy^T, column-major cols x rows */
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, y->alpha[0], x, cols,
-                    dy, rows, 0.0, gw, cols);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, dy, rows,
+                    0.0, gw, cols);
       else
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, y->alpha[0], dy, rows,
-                    x, cols, 0.0, gw, rows);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, x, cols,
+                    0.0, gw, rows);
+      if (y->masked) ds_mdense_gmask(y, gw);
       for (int k = 0; k < rows && !y->L.nobias; k++) {
         double sum = 0.0;
         for (int i = 0; i < n; i++) sum += dy[(size_t)i * rows + k];
@@ -597,8 +636,7 @@ static void layer_backward(ds_cnn *m, int l, const double *theta, const double *
     }
     if (dx)
       cblas_dgemm(CblasColMajor, y->rowmajor ? CblasNoTrans : CblasTrans, CblasNoTrans, cols, n,
-                  rows, y->alpha[0], theta + y->off_w[0], y->rowmajor ? cols : rows, dy, rows,
-                  0.0, dx, cols);
+                  rows, al, W, y->rowmajor ? cols : rows, dy, rows, 0.0, dx, cols);
     break;
   }
   case DS_LAYER_RESBLOCK: {

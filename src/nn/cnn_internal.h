@@ -31,7 +31,39 @@ typedef struct {
   int ndag;
   size_t dagP;
   double *dmask, *dscale, *weff, *veff, *pre, *acc, *racc, *dz, *rdz;
+  /* masked dense readout (cnn.h's rdrop, L.p = its drop probability): dmask
+   * (cout x din column-major, 0/1), dscale (cout: 1/sqrt(kept in-degree),
+   * NTK; 1 standard), weff, veff (s .* M .* W and s .* M .* V of the last
+   * forward / tangent); the products then take them with scale 1 instead of
+   * W, V with alpha[0] (ds_cnn_dense_wv) */
+  int masked;
 } ds_cnn_ly;
+
+/* The masked readout (cnnlayers.c). reset: a mask keeping every weight, the
+ * scales alpha (before ds_cnn_init); init: the mask (one uniform per weight,
+ * column-major; kept when u >= p), the scales and the weights (masked ones
+ * 0; ntk N(0, 1), standard U(+-1/sqrt(kept in-degree)); model.init_scale /
+ * init_std as ds_cnn_init_scaled), not the bias; eff: E = s .* M .* W;
+ * gmask: G .*= s .* M. */
+void ds_mdense_reset(ds_cnn_ly *y, double alpha);
+void ds_mdense_init(const ds_cnn_ly *y, ds_rng *rng, double *W, int ntk, double scale, double std);
+void ds_mdense_eff(const ds_cnn_ly *y, const double *W, double *E);
+void ds_mdense_gmask(const ds_cnn_ly *y, double *G);
+/* A dense layer's weights as its products take them: a masked readout's
+ * effective weights (*al = 1; E = y->weff (ef = 0) or y->veff (ef = 1),
+ * computed from W when compute is set, else the last ones), otherwise W
+ * itself with *al = alpha[0]. */
+static inline const double *ds_cnn_dense_wv(const ds_cnn_ly *y, const double *W, int ef, int compute,
+                                            double *al) {
+  if (!y->masked) {
+    *al = y->alpha[0];
+    return W;
+  }
+  double *E = ef ? y->veff : y->weff;
+  if (compute) ds_mdense_eff(y, W, E);
+  *al = 1.0;
+  return E;
+}
 
 /* The DAG block (cnnlayers.c; cnn.h's DS_LAYER_DAG). W, V, gW, RgW point at
  * the layer's weights (theta + off_w[0]) and the like; x (din x n) is its

@@ -34,7 +34,15 @@
  *   R{dW_k} = s_k .* M_k .* (R{dz_k} c_k^T + dz_k R{c_k}^T),
  *   R{g[c_k]} += E_k^T R{dz_k} + R{E_k}^T dz_k.
  * The mask multiplies W in the forward pass and the gradient, so F does not
- * depend on masked entries and their gradient (and Hv) is exactly 0. */
+ * depend on masked entries and their gradient (and Hv) is exactly 0.
+ *
+ * Masked readout (model.dag_readout_drop, cnn.h's rdrop): the dense readout
+ * after the block, F = E a + beta b with E = diag(s) (M .* W) (W column-major
+ * dout x d_in), s[o] = 1/sqrt(kept in-degree of unit o) (NTK): the same
+ * rule as the block's, so every product of the dense layer (forward,
+ * backward, tangent, R-backward, f_quad's second order) runs unchanged on E
+ * (and E(V) = diag(s) (M .* V)) with scale 1 instead of W with alpha, and
+ * its weight gradient is masked by s .* M: dW = s .* M .* (dy a^T). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -310,4 +318,44 @@ void ds_dag_rbackward(ds_cnn_ly *y, const double *dy, const double *Rdy, const d
     }
   }
   if (dx) copy_rows(dx, y->acc, y->din, T, n), copy_rows(Rdx, y->racc, y->din, T, n);
+}
+
+/* ---- the masked readout ---- */
+
+void ds_mdense_reset(ds_cnn_ly *y, double alpha) {
+  for (size_t i = 0; i < y->din * (size_t)y->cout; i++) y->dmask[i] = 1.0;
+  for (int r = 0; r < y->cout; r++) y->dscale[r] = alpha;
+}
+
+void ds_mdense_init(const ds_cnn_ly *y, ds_rng *rng, double *W, int ntk, double scale, double std) {
+  const size_t rows = (size_t)y->cout, cols = y->din;
+  double *M = y->dmask, *deg = y->dscale; /* the kept in-degrees first, the scales at the end */
+  for (size_t i = 0; i < rows * cols; i++) M[i] = ds_rng_uniform(rng) >= y->L.p ? 1.0 : 0.0;
+  for (size_t r = 0; r < rows; r++) {
+    deg[r] = 0.0;
+    for (size_t c = 0; c < cols; c++) deg[r] += M[r + c * rows];
+  }
+  for (size_t i = 0; i < rows * cols; i++) { /* theta order: column-major */
+    double bound = 1.0 / sqrt(deg[i % rows] > 0.0 ? deg[i % rows] : 1.0);
+    double w = std > 0 ? scale * std * ds_rng_normal(rng)
+               : ntk   ? scale * ds_rng_normal(rng)
+                       : scale * (bound * (2.0 * ds_rng_uniform(rng) - 1.0));
+    W[i] = M[i] != 0.0 ? w : 0.0;
+  }
+  for (size_t r = 0; r < rows; r++) deg[r] = ntk ? (deg[r] > 0.0 ? 1.0 / sqrt(deg[r]) : 0.0) : 1.0;
+}
+
+void ds_mdense_eff(const ds_cnn_ly *y, const double *W, double *E) {
+  const size_t rows = (size_t)y->cout, cols = y->din;
+  for (size_t c = 0; c < cols; c++)
+    for (size_t r = 0; r < rows; r++) {
+      size_t i = r + c * rows;
+      E[i] = y->dscale[r] * y->dmask[i] * W[i];
+    }
+}
+
+void ds_mdense_gmask(const ds_cnn_ly *y, double *G) {
+  const size_t rows = (size_t)y->cout, cols = y->din;
+  for (size_t c = 0; c < cols; c++)
+    for (size_t r = 0; r < rows; r++) G[r + c * rows] *= y->dscale[r] * y->dmask[r + c * rows];
 }

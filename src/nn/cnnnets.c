@@ -8,7 +8,8 @@
  *   wrn         Zagoruyko & Komodakis' WRN-d-k, pre-activation blocks, no
  *               BatchNorm (003 says nothing of BN with the NTK scaling)
  *   dag         003's DenseNet-DAG with randomly dropped edges (Eq. A.5-A.6,
- *               App. A.1, Fig. 2.2): flatten, one dag block, dense readout */
+ *               App. A.1, Fig. 2.2): flatten, one dag block, dense readout
+ *               (masked as the block with dag_readout_drop > 0) */
 #include <stdio.h>
 
 #include "dynsweep/cnn.h"
@@ -57,6 +58,11 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
   if (n->net == DS_NET_DAG && !(n->dag_drop >= 0.0 && n->dag_drop < 1.0)) {
     snprintf(err, errlen, "model.dag_drop %g: the edge drop probability must be in [0, 1) "
              "(003 Fig. 2.2: 0.5)", n->dag_drop);
+    return -1;
+  }
+  if (n->net == DS_NET_DAG && !(n->dag_readout_drop >= 0.0 && n->dag_readout_drop < 1.0)) {
+    snprintf(err, errlen, "model.dag_readout_drop %g: the readout's edge drop probability must "
+             "be in [0, 1) (0: the readout unmasked)", n->dag_readout_drop);
     return -1;
   }
   if ((n->net == DS_NET_MYRTLE5 || n->net == DS_NET_DAG) && n->dropout != 0.0) {
@@ -138,7 +144,8 @@ int ds_cnn_net_layers(const ds_cnn_net *n, ds_cnn_layer *L, char *err, size_t er
   }
   case DS_NET_DAG:
     L[k++] = kind(DS_LAYER_FLATTEN);
-    L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DAG, .cout = C, .depth = n->depth, .p = n->dag_drop};
+    L[k++] = (ds_cnn_layer){.kind = DS_LAYER_DAG, .cout = C, .depth = n->depth, .p = n->dag_drop,
+                            .rdrop = n->dag_readout_drop};
     break;
   }
   if (n->dropout > 0.0 && n->net != DS_NET_WRN)

@@ -12,6 +12,8 @@
  *   conv     R{Z} = alpha (conv(V, A) + conv(W, R{A})) + beta c
  *            Q{Z} = alpha (conv(W, Q{A}) + 2 conv(V, R{A}))   (no bias term)
  *   dense    the same with alpha (V a + W R{a}) + beta c, alpha (W Q{a} + 2 V R{a})
+ *            (a masked readout: W, V -> s .* M .* W, s .* M .* V, alpha -> 1;
+ *            its gradient below masked by s .* M)
  * and every other layer is (piecewise) linear in its input, so R and Q take
  * the same map, with ReLU masks [x > 0], max pooling's arg-maxes and the
  * dropout masks of theta0's forward frozen (ReLU'' = 0 away from the kinks):
@@ -159,12 +161,16 @@ static void conv_q(ds_cnn *m, double *RZ, double *QZ, const double *W, const dou
   add(QZ, tmp, 2.0, cnt);
 }
 
-/* Dense, second order (W rows x cols; rm: row-major): as conv_q. */
+/* Dense, second order (W rows x cols; rm: row-major): as conv_q. A masked
+ * readout: E(W) of theta0's forward and E(V) (into y->veff, for the
+ * R-backward) with scale 1. */
 static void dense_q(ds_cnn *m, const ds_cnn_ly *y, double *RZ, double *QZ, const double *W,
                     const double *V, const double *c, const double *x, const double *Rx,
                     const double *Qx, int n) {
   const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-  const double al = y->alpha[0];
+  double al;
+  W = ds_cnn_dense_wv(y, W, 0, 0, &al);
+  V = ds_cnn_dense_wv(y, V, 1, 1, &al);
   for (int i = 0; i < n; i++)
     for (int k = 0; k < rows; k++) RZ[(size_t)i * rows + k] = c ? m->beta * c[k] : 0.0;
   CBLAS_TRANSPOSE tr = rm ? CblasTrans : CblasNoTrans;

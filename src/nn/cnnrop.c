@@ -7,7 +7,8 @@
  * the residual blocks' internals, the max pools' arg-maxes and the dropout
  * masks), the tangent forward maps R{x} (R{X} = 0) layer by layer:
  *   conv     R{Z} = alpha (conv(V_W, A) + conv(W, R{A})) + beta c
- *   dense    R{Z} = alpha (V a + W R{a}) + beta c
+ *   dense    R{Z} = alpha (V a + W R{a}) + beta c (a masked readout: W, V ->
+ *            s .* M .* W, s .* M .* V, alpha -> 1; its R{dW} masked by s .* M)
  *   relu     R{y} = [x > 0] R{x}                 (ReLU'' = 0 a.e.)
  *   avgpool, gap, flatten: the same linear map on R{x}
  *   maxpool  R{y} = R{x} at the forward's arg-max (frozen)
@@ -156,18 +157,19 @@ static void layer_r(ds_cnn *m, rop_buf *b, int l, const double *theta, const dou
     else
       memcpy(Ry, Rx, cnt * sizeof *Ry);
     break;
-  case DS_LAYER_DENSE: {
+  case DS_LAYER_DENSE: { /* a masked readout: E(W), E(V) with scale 1 (cnnlayers.c) */
     const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-    const double *W = theta + y->off_w[0], *V = v + y->off_w[0];
+    double al;
+    const double *W = ds_cnn_dense_wv(y, theta + y->off_w[0], 0, 0, &al);
+    const double *V = ds_cnn_dense_wv(y, v + y->off_w[0], 1, 1, &al);
     for (int i = 0; i < n; i++)
       for (int k = 0; k < rows; k++)
         Ry[(size_t)i * rows + k] = y->L.nobias ? 0.0 : m->beta * v[y->off_b[0] + k];
     CBLAS_TRANSPOSE tr = rm ? CblasTrans : CblasNoTrans;
     int ld = rm ? cols : rows;
-    cblas_dgemm(CblasColMajor, tr, CblasNoTrans, rows, n, cols, y->alpha[0], V, ld, x, cols, 1.0,
-                Ry, rows);
-    cblas_dgemm(CblasColMajor, tr, CblasNoTrans, rows, n, cols, y->alpha[0], W, ld, Rx, cols,
-                1.0, Ry, rows);
+    cblas_dgemm(CblasColMajor, tr, CblasNoTrans, rows, n, cols, al, V, ld, x, cols, 1.0, Ry, rows);
+    cblas_dgemm(CblasColMajor, tr, CblasNoTrans, rows, n, cols, al, W, ld, Rx, cols, 1.0, Ry,
+                rows);
     break;
   }
   case DS_LAYER_RESBLOCK: {
@@ -236,12 +238,14 @@ int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x, cons
 }
 
 /* Dense R-backward, the weights' side: gW (+)= alpha (e x^T + dy Rx^T), gb
- * (+)= beta sum e (accumulate: added; otherwise overwritten). */
+ * (+)= beta sum e (accumulate: added; otherwise overwritten). A masked
+ * readout: scale 1 and gW .*= s .* M (what gW held is its own, masked,
+ * gradient). */
 void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
                               const double *Rx, const double *dy, const double *e, double *gW,
                               double *gb, int n, int accumulate) {
   const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-  const double al = y->alpha[0], b0 = accumulate ? 1.0 : 0.0;
+  const double al = y->masked ? 1.0 : y->alpha[0], b0 = accumulate ? 1.0 : 0.0;
   if (rm) {
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, e, rows, b0,
                 gW, cols);
@@ -253,6 +257,7 @@ void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double 
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, Rx, cols,
                 1.0, gW, rows);
   }
+  if (y->masked) ds_mdense_gmask(y, gW);
   for (int k = 0; k < rows && !y->L.nobias; k++) {
     double sum = 0.0;
     for (int i = 0; i < n; i++) sum += e[(size_t)i * rows + k];
@@ -264,12 +269,15 @@ void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double 
 }
 
 /* Dense R-backward, the input side: dx = alpha W^T dy, R{dx} = alpha (W^T
- * R{dy} + V^T dy) (W, V rows x cols as the layer's; rowmajor: row-major). */
+ * R{dy} + V^T dy) (W, V rows x cols as the layer's; rowmajor: row-major; a
+ * masked readout: the tangent's E(W), E(V) with scale 1). */
 void ds_cnn_dense_rbackward_in(const ds_cnn_ly *y, const double *W, const double *V,
                                const double *dy, const double *Rdy, double *dx, double *Rdx,
                                int n) {
   const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-  const double al = y->alpha[0];
+  double al;
+  W = ds_cnn_dense_wv(y, W, 0, 0, &al);
+  V = ds_cnn_dense_wv(y, V, 1, 0, &al);
   CBLAS_TRANSPOSE tr = rm ? CblasNoTrans : CblasTrans;
   int ld = rm ? cols : rows;
   cblas_dgemm(CblasColMajor, tr, CblasNoTrans, cols, n, rows, al, W, ld, dy, rows, 0.0, dx, cols);
