@@ -11,10 +11,10 @@
 
 #include "dynsweep/cnn.h"
 
-#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0}
-#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0}
-#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0}
-#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0}
+#define LCONV(c, s, t, same) {DS_LAYER_CONV, c, s, t, same, 0.0, 0, 0, 0.0}
+#define LK(k) {k, 0, 0, 0, 0, 0.0, 0, 0, 0.0}
+#define LPOOL(k, w, t) {k, 0, w, t, 0, 0.0, 0, 0, 0.0}
+#define LRES(c, s, t) {DS_LAYER_RESBLOCK, c, s, t, 1, 0.0, 0, 0, 0.0}
 
 typedef struct {
   const char *name;
@@ -46,8 +46,8 @@ typedef struct {
      -1, 0, 0, 0, 0}, \
     {"hidden dense, dropout 0.5 on", 1, 6, 6, 3, DS_PARAM_NTK, 1.0, 7, \
      {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), LPOOL(DS_LAYER_MAXPOOL, 2, 0), LK(DS_LAYER_FLATTEN), \
-      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0}, LK(DS_LAYER_RELU), \
-      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0}}, \
+      {DS_LAYER_DENSE, 5, 0, 0, 0, 0.0, 0, 0, 0.0}, LK(DS_LAYER_RELU), \
+      {DS_LAYER_DROPOUT, 0, 0, 0, 0, 0.5, 0, 0, 0.0}}, \
      -1, 0, 0, 0, 0}
 
 /* The named net of a spec (kernel 3, stride 1, same, flatten readout, pool

@@ -356,10 +356,10 @@ static const lspec lspecs[] = {
     {"dag (4 units x 2 layers, drop 0.5)", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 0, {LK(0)}, DS_NET_DAG,
      4, 2, 0, 0},
     {"conv, relu, dag 3 x 3 drop 0.3, standard", 2, 4, 4, 1, DS_PARAM_STANDARD, 1.0, 3,
-     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3}}, -1, 0, 0, 0,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3, 0.0}}, -1, 0, 0, 0,
      0},
     {"dag 5 x 3, no drop, ntk", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
-     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
+     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3, 0.0}}, -1, 0, 0, 0, 0},
     /* the readout masked too (model.dag_readout_drop; rdrop) */
     {"flatten, dag 4 x 2 drop 0.5, readout drop 0.5", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
      {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2, 0.5}}, -1, 0, 0, 0, 0},
@@ -485,9 +485,9 @@ static void list_refusals(void) {
       {{LPOOL(DS_LAYER_MAXPOOL, 4, 0)}, 1, 3, "layer 1 (maxpool): window 4 larger than its 3 x 3"},
       {{LCONV(2, 5, 1, 0)}, 1, 4, "layer 1 (conv): kernel 5 larger than its 4 x 4 input"},
       {{LCONV(2, 3, 1, 1), LRES(2, 2, 1)}, 2, 6, "layer 2 (resblock): shortcut shape mismatch"},
-      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0, 0}}, 2, 6,
+      {{LCONV(2, 3, 1, 1), {DS_LAYER_RESBLOCK, 3, 3, 1, 0, 0, 0, 0, 0.0}}, 2, 6,
        "shortcut shape mismatch"},
-      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0, 0}}, 1, 3, "probability 1 not in [0, 1)"},
+      {{{DS_LAYER_DROPOUT, 0, 0, 0, 0, 1.0, 0, 0, 0.0}}, 1, 3, "probability 1 not in [0, 1)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = 0;
@@ -533,7 +533,7 @@ static void list_refusals(void) {
         "overparam on cnn refused: '%s'", err);
   /* the generic net without extras is ds_cnn_create's list */
   ds_cnn_layer L2[DS_CNN_MAX_LAYERS];
-  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0, 0, 1, 0.5};
+  ds_cnn_net g = {DS_NET_CNN, 4, 3, 3, 1, 1, DS_CNN_GAP, 0, 1, 2, 0, 0.0, 0, 1, 0.5, 0.0};
   ds_cnn_spec sp = {1, 6, 6, 3, 4, 3, 1, 1, DS_CNN_GAP, 1, DS_PARAM_NTK, 1.0};
   int a = ds_cnn_net_layers(&g, L, err, sizeof err), b = ds_cnn_spec_layers(&sp, L2);
   int same = a == b;
@@ -609,14 +609,7 @@ static int dump_act(const char *path, int k) {
   int rc = ds_diag_cnn_activations(NULL, m, theta, X, n, topk, out);
   FILE *f = rc == DS_OK ? fopen(path, "wb") : NULL;
   if (!f) return 1;
-  int hdr[9] = {nl, sp->c0, sp->h0, sp->w0, sp->dout, sp->param, n, 0, 0};
-  double hd[2] = {sp->beta, 0.0};
-  fwrite(hdr, sizeof hdr, 1, f), fwrite(hd, sizeof hd, 1, f);
-  for (int l = 0; l < nl; l++) {
-    int size = L[l].kind == DS_LAYER_DAG ? L[l].depth : L[l].size; /* dag: its depth */
-    int li[6] = {L[l].kind, L[l].cout, size, L[l].stride, L[l].same, L[l].nobias};
-    fwrite(li, sizeof li, 1, f), fwrite(&L[l].p, 8, 1, f);
-  }
+  dump_head(f, sp, L, nl, n, 0, 0, 0.0);
   fwrite(theta, 8, P, f), fwrite(X, 8, din * n, f);
   double meta[2] = {topk, R};
   fwrite(meta, 8, 2, f);

@@ -42,12 +42,12 @@ static const lspec qspecs[] = {
     /* seed 003's DenseNet-DAG block (cnn.h's DS_LAYER_DAG): as model.net dag
      * (flatten, dag), after conv + relu (standard), and as the first layer */
     {"flatten, dag 4 x 2 drop 0.5 (model.net dag)", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
-     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2}}, -1, 0, 0, 0, 0},
+     {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2, 0.0}}, -1, 0, 0, 0, 0},
     {"conv, relu, dag 3 x 3 drop 0.3, standard", 2, 4, 4, 1, DS_PARAM_STANDARD, 1.0, 3,
-     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3}}, -1, 0, 0, 0,
+     {LCONV(2, 3, 1, 1), LK(DS_LAYER_RELU), {DS_LAYER_DAG, 3, 0, 0, 0, 0.3, 0, 3, 0.0}}, -1, 0, 0, 0,
      0},
     {"dag 5 x 3 first, no drop", 1, 2, 3, 3, DS_PARAM_NTK, 0.2, 1,
-     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3}}, -1, 0, 0, 0, 0},
+     {{DS_LAYER_DAG, 5, 0, 0, 0, 0.0, 0, 3, 0.0}}, -1, 0, 0, 0, 0},
     /* and with its readout masked (model.dag_readout_drop; rdrop) */
     {"flatten, dag 4 x 2 drop 0.5, readout drop 0.5", 1, 3, 3, 2, DS_PARAM_NTK, 0.5, 2,
      {LK(DS_LAYER_FLATTEN), {DS_LAYER_DAG, 4, 0, 0, 0, 0.5, 0, 2, 0.5}}, -1, 0, 0, 0, 0},
