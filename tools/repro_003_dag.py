@@ -8,7 +8,10 @@ replicas (seeds), the slopes below and above a bend (--split M: m <= M and
 m >= M), and the figure (both norms).
 
 Usage:
-  repro_003_dag.py STORE.h5 [--fig OUT.png [--title T --xlabel X]] [--check LO HI] [--json OUT]
+  repro_003_dag.py STORE.h5 [STORE.h5 ...] [--fig OUT.png [--title T --xlabel X]] [--check LO HI] [--json OUT]
+Several stores (e.g. the sweep and a run of the same sweep with wider
+widths only, as docs/repro/003_dag_kernel.md does for m = 2048, 4096) are
+read as one set of points.
   repro_003_dag.py --make-data OUT.csv [N]   (the data of sweeps/repro/003_dag_kernel.yaml)
 --check LO HI: exit 1 unless the fitted slope of the spectral-norm ratio
 (ntk/kernel_change_2; the Frobenius one when the store has no
@@ -120,7 +123,7 @@ def main():
         return 0
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("store")
+    ap.add_argument("store", nargs="+")
     ap.add_argument("--fig")
     ap.add_argument("--json")
     ap.add_argument("--check", nargs=2, type=float)
@@ -128,9 +131,9 @@ def main():
     ap.add_argument("--title", default="003 Fig. 2.2: DenseNet-DAG, edges dropped w.p. 1/2")
     ap.add_argument("--xlabel", default="width m (units per DAG layer)")
     a = ap.parse_args()
-    rows = collect(a.store)
+    rows = [r for path in a.store for r in collect(path)]
     if not rows:
-        print("no point with ntk/kernel_change in", a.store)
+        print("no point with ntk/kernel_change in", " ".join(a.store))
         return 1
     has2 = all(np.isfinite(r["kmax2"]) for r in rows)
     keys = [("kmax", "F", "C0", r"Frobenius $\|\cdot\|_F$")]
