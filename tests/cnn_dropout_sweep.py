@@ -41,7 +41,7 @@ try:
     import h5py
     import numpy as np
     import torch
-    from cnn_layers_torch import DROP, read_dump, plan, forward
+    from cnn_layers_torch import DROP, read_dump, plan, forward, views
     from dynsweep.store import read_points
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy python3-h5py)")
@@ -51,18 +51,6 @@ TOL = 1e-12       # losses, relative
 TOP_TOL = 1e-8    # hessian/top (Lanczos), relative to the largest |eigenvalue|
 SPEC_TOL = 1e-12  # hessian/spectrum, relative to the largest |eigenvalue|
 TEETH = 1e-4      # what a wrong mask or dropout in the Hessian must at least miss by
-
-
-def params_of(flat, shapes):
-    """plan()'s parameters as views of a flat torch theta (the readout "D"
-    column-major), so autograd differentiates through theta itself."""
-    out, off = [], 0
-    for kind, shp, _ in shapes:
-        size = int(np.prod(shp))
-        v = flat[off:off + size]
-        out.append(v.reshape(shp[1], shp[0]).T if kind == "D" else v.reshape(shp))
-        off += size
-    return out
 
 
 def main():
@@ -114,7 +102,7 @@ def main():
     kept = float(np.mean([float((m != 0).double().mean()) for ms in masks for m in ms]))
 
     def loss(th, mk, Xs=X, Ys=Y):  # half_mean; mk None: dropout off
-        F = forward(cfg, layers, params_of(th, shapes), Xs, mk)
+        F = forward(cfg, layers, views(th, shapes), Xs, mk)
         return ((F - Ys) ** 2).sum() / (2 * F.shape[0])
 
     def replay(mask_of):

@@ -123,6 +123,19 @@ def unpack(theta, shapes):
     return params
 
 
+def views(flat, shapes):
+    """unpack's parameters as views of a flat torch theta (the readout "D"
+    column-major), so that autograd differentiates through theta itself
+    (a Hessian of the flattened theta: cnn_dropout_sweep.py)."""
+    out, off = [], 0
+    for kind, shp, _ in shapes:
+        size = int(np.prod(shp))
+        v = flat[off:off + size]
+        out.append(v.reshape(shp[1], shp[0]).T if kind == "D" else v.reshape(shp))
+        off += size
+    return out
+
+
 def pack(tensors, shapes):
     out = []
     for (kind, _, _), g in zip(shapes, tensors):
