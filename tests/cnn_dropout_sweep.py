@@ -11,9 +11,10 @@ weights, data and the masks of steps 0..STEPS through that library function
 (so the masks are inputs here, as in cnn_layers_torch.py). PyTorch rebuilds
 the net (cnn_layers_torch.py's plan and forward) and replays GD on
 (1/(2n)) sum (f - y)^2 with step t's masks; then, every step:
-  - the store's loss equals the replay's dropout-on loss to TOL relative
-    (full-batch GD records its step's own loss, masks and all; a minibatch
-    point records the full set's with dropout off);
+  - the store's loss equals the training loss with dropout off at the
+    replay's weights of that step to TOL relative (point.c record(): the
+    same quantity as a minibatch point's, not the step's own dropout-on
+    loss, which the replay's GD uses);
   - test_loss (dropout off) to TOL;
 and at the recorded Hessian steps, the weights of that step:
   - hessian/top (Lanczos on R-operator HVPs) equals the top eigenvalues of
@@ -21,8 +22,9 @@ and at the recorded Hessian steps, the weights of that step:
     relative to the largest |eigenvalue|;
   - hessian/spectrum (P HVP columns, pdsyevd) every eigenvalue to SPEC_TOL.
 The check has teeth, asserted here: GD replayed with dropout off, or with
-the masks of step t + 1 at step t, misses the store's losses by more than
-TEETH, and so does the replay's own weights' loss with dropout off; the
+the masks of step t + 1 at step t (the dropout-off loss at those weights),
+misses the store's losses by more than TEETH, and so does the replay's
+step's own dropout-on loss; the
 Hessian with dropout on (step t's masks) misses the store's spectrum by
 more than TEETH; the masks keep 30-70% of the units.
 
@@ -106,8 +108,8 @@ def main():
         return ((F - Ys) ** 2).sum() / (2 * F.shape[0])
 
     def replay(mask_of):
-        """GD from theta0 with step t's masks mask_of(t): the losses, and the
-        weights of every step."""
+        """GD from theta0 with step t's masks mask_of(t): the steps' own
+        losses (masks on), and the weights of every step."""
         theta, losses, thetas = theta0.clone(), [], []
         for t in range(steps + 1):
             th = theta.clone().requires_grad_(True)
@@ -121,12 +123,16 @@ def main():
     def worst(series, ref):
         return max(abs(float(v[0]) - ref[t]) / abs(ref[t]) for t, v in want[series].items())
 
-    losses, thetas = replay(lambda t: masks[t])
+    def off(thetas):  # the training loss with dropout off at every step's weights
+        return [loss(th, None).item() for th in thetas]
+
+    step_losses, thetas = replay(lambda t: masks[t])
+    losses = off(thetas)
     err = {"loss": worst("loss", losses)}
     tl = [loss(th, None, Xt, Yt).item() for th in thetas]
     err["test_loss"] = worst("test_loss", tl)
-    # the recorded loss is the step's own (dropout on), not the net's at those weights
-    net_miss = worst("loss", [loss(th, None).item() for th in thetas])
+    # the recorded loss is the net's at those weights, not the step's own (dropout on)
+    step_miss = worst("loss", step_losses)
     err["hessian/top"] = err["hessian/spectrum"] = 0.0
     on_miss = np.inf
     for t in sorted(want["hessian/spectrum"]):
@@ -150,19 +156,19 @@ def main():
               f"rel err spectrum {e:.2e}"
               + (f", top {e_top:.2e}" if t in want["hessian/top"] else ""))
     # teeth: a replay with dropout off, and one with the masks a step late
-    off_miss = worst("loss", replay(lambda t: None)[0])
-    late_miss = worst("loss", replay(lambda t: masks[min(t + 1, steps)])[0])
+    off_miss = worst("loss", off(replay(lambda t: None)[1]))
+    late_miss = worst("loss", off(replay(lambda t: masks[min(t + 1, steps)])[1]))
     tol = {"loss": TOL, "test_loss": TOL, "hessian/top": TOP_TOL, "hessian/spectrum": SPEC_TOL}
     print(f"dropout point 0: {P} params, {len(units)} dropout layer(s) of {units} units, "
           f"{kept:.3f} kept; loss {losses[0]:.6g} -> {losses[steps]:.6g} over {steps} steps; "
           f"max rel err " + ", ".join(f"{k} {e:.2e}" for k, e in err.items()))
     print(f"teeth: the store's losses vs GD with dropout off {off_miss:.2e}, with the masks "
-          f"of step t + 1 {late_miss:.2e}, vs the replay's weights' loss with dropout off "
-          f"{net_miss:.2e}; its spectrum vs the Hessian with dropout on {on_miss:.2e} "
+          f"of step t + 1 {late_miss:.2e}, vs the replay's steps' own losses (dropout on) "
+          f"{step_miss:.2e}; its spectrum vs the Hessian with dropout on {on_miss:.2e} "
           f"(each must exceed {TEETH})")
     ok = all(e <= tol[k] for k, e in err.items()) and 0.3 < kept < 0.7
     ok &= len(want["hessian/spectrum"]) >= 2 and len(want["loss"]) == steps + 1
-    ok &= min(off_miss, late_miss, net_miss, on_miss) > TEETH and losses[steps] < losses[0]
+    ok &= min(off_miss, late_miss, step_miss, on_miss) > TEETH and losses[steps] < losses[0]
     print("cnn_dropout_sweep:", "ok" if ok else "MISMATCH")
     return 0 if ok else 1
 

@@ -45,6 +45,8 @@ typedef struct {
   uint64_t drop_seed;  /* cnn dropout: masks keyed by (drop_seed, step, sample, unit) */
   int drop_on;         /* dropout is on for this step's loss (step_loss_grad) */
   const int *drop_ids; /* ... for these training-set indices (NULL: 0, 1, ...) */
+  int noisy;           /* the step's loss is not the training loss (a minibatch's, or
+                          with dropout masks): record() evaluates the training loss */
   /* train.distributed on a CNN (issue 26): each team member evaluates the
    * loss and gradient of its contiguous block of the samples, summed over
    * the team (cnn_split_loss); theta and the optimiser state stay replicated */
@@ -368,6 +370,7 @@ static int setup_data(const ds_sweep *sw, const ds_point *p, point_state *st) {
       st->use_cnnquad = 1;
     }
     st->drop_seed = ds_cnnpoint_drop_seed(sw, p); /* off outside training steps */
+    st->noisy = c->model.dropout > 0;
     if (st->test.n > 0) DS_TRY(ds_loss_setup(&st->loss_test, &c->loss, st->test.n));
     if (st->csplit) {
       st->iota = ds_calloc((size_t)nmax, sizeof *st->iota);
@@ -514,13 +517,15 @@ static double theta_norm(point_state *st) {
   return cblas_dnrm2((int)st->mlp.nparams, st->theta, 1);
 }
 
-/* *loss is the step's loss; with minibatches it becomes the full training loss. */
+/* *loss is the step's loss; with minibatches or dropout it becomes the full
+ * training loss, dropout off (the same quantity whatever the batch size: a
+ * full-batch step's own loss carries its dropout masks). */
 static int record(point_state *st, ds_team *team, ds_traj *tr, int64_t t, double *loss_io,
                   double lr, double *test_loss) {
   const ds_mlp *m = &st->mlp;
   const ds_series_ix *ix = &st->ix;
   size_t P = m->nparams;
-  if (st->batch) {
+  if (st->batch || st->noisy) {
     *loss_io = model_loss(st, st->train.X, st->train.Y, &st->loss_train, &st->wtrain, NULL);
     if (isfinite(*loss_io) && *loss_io < st->min_loss) st->min_loss = *loss_io;
   }
@@ -959,8 +964,8 @@ int ds_worker_run_point(const ds_sweep *sw, const ds_point *p, ds_team *team, ds
     loss = step_loss_grad(&st);
     int diverged = !isfinite(loss) || loss > c->train.diverge_above;
     int last = diverged || t == T || (c->train.tol > 0 && loss < c->train.tol);
-    if (!st.batch && isfinite(loss) && loss < st.min_loss) st.min_loss = loss;
-    double step_loss = loss; /* record() replaces a minibatch loss by the full one */
+    if (!st.batch && !st.noisy && isfinite(loss) && loss < st.min_loss) st.min_loss = loss;
+    double step_loss = loss; /* record() replaces a minibatch's (or dropout's) loss by the full one */
     if (!diverged && (last || ds_worker_record_step(&c->record, t, T))) {
       rc = record(&st, team, tr, t, &loss, lr, &res->final_test_loss);
       if (rc != DS_OK) break;
