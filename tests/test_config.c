@@ -588,17 +588,22 @@ static void test_issue3_options(void) {
   c.model.bias = 0;
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 8 * 4 * 2), 1e-12),
         "linear sgd cost (product step) %g", ds_point_cost(&c));
-  c.optimizer.type = DS_OPT_GD;
+  int batch = c.optimizer.batch_size; /* 8 */
+  c.optimizer.type = DS_OPT_GD, c.optimizer.batch_size = 0; /* full batch */
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 64 * 4 * 2), 1e-12),
         "linear gd cost (product step, n = 64) %g", ds_point_cost(&c));
   c.model.bias = 1; /* biases: the layered step */
   CHECK(ds_point_cost(&c) >= 1000.0 * 6 * 64 * w, "linear + bias gd cost %g", ds_point_cost(&c));
   c.model.bias = bias;
   c.model.type = DS_MODEL_RELU;
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 64 * w, 1e-12), "gd cost (n = 64) %g",
+        ds_point_cost(&c));
+  c.optimizer.batch_size = batch;
   c.optimizer.type = DS_OPT_SGD;
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 8 * w, 1e-12), "sgd cost %g", ds_point_cost(&c));
+  /* gd with a batch_size minibatches, as the worker does (point.c: any update rule) */
   c.optimizer.type = DS_OPT_GD;
-  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 64 * w, 1e-12), "gd ignores batch %g",
+  CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * 6 * 8 * w, 1e-12), "gd with batch_size 8 %g",
         ds_point_cost(&c));
   c.optimizer.type = DS_OPT_ADAM;
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 8 * w + 8 * w), 1e-12), "adam cost %g",
