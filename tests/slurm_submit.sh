@@ -297,7 +297,15 @@ check "chain: job 501 segment 1 drained, margin ${m1:-none}, drain cost measured
 timer_job 502 2 14 0.5 USR2
 m2=$(awk -F'\t' '$1 == 502 { print $8 }' "$T/s.h5.chain.tsv")
 want=$(awk -v d="$d1" 'BEGIN { m = 2 * d + 1; c = int(m); if (c < m) c++; print (c > 1 ? c : 1) }')
-check "job 502: margin = max(1, ceil(2 x $d1 + 1)) = $want s from the measurement (got $m2)" \
+# ... capped at half of what is left when the script starts, in whole
+# seconds: 7 s of 14, but 6 s when the clock ticked a second between
+# FAKE_END and the script's start (seen in a CI run on a loaded machine).
+# A longer job does not help: the stand-in run ends after ~10 s
+if [ "$m2" = $((want - 1)) ] && [ $((want * 2)) -ge 14 ] &&
+   grep -q "drain margin $m2 s: .*drain measured in job 501.*capped at half the time limit ($m2 s)" "$T/out/job.log"; then
+  want=$m2 capped=", capped at half the $((2 * m2 + 1)) s left"
+fi
+check "job 502: margin = max(1, ceil(2 x $d1 + 1)) = $want s from the measurement${capped:-} (got $m2)" \
   test "$m2" = "$want"
 check "job 502: margin explained by job 501's drain" grep -q "drain margin $want s: .*drain measured in job 501" "$T/out/job.log"
 check "job 502: Slurm's early signal ignored, the timer drained ($jrc)" \
