@@ -5,8 +5,8 @@
 # 1. srun --mpi=pmix reaches both nodes (TmpFS per node).
 # 2. The same sweep (8 points; ranks_per_point [1, 2]) through both templates
 #    at once, `dynsweep submit --nodes 2 --ntasks-per-node 2 --launcher
-#    srun|mpirun --time 1`: job 1 is drained by hand after 2 points (both
-#    nodes busy), later jobs by their timer; each chain goes on. Checks per chain: ranks on both nodes (the store's rank_nodes),
+#    srun|mpirun --time 1`: job 1 is drained by hand after its first
+#    finished point (both nodes busy), later jobs by their timer; each chain goes on. Checks per chain: ranks on both nodes (the store's rank_nodes),
 #    the team of 2 on one node and the rows of both nodes' ranks, a drain
 #    without a killed task and with points of both nodes checkpointed, the
 #    chain completes, every point finished once, the trajectories bitwise
@@ -71,7 +71,7 @@ done
 env -u SLURM_CONF -u OMPI_MCA_btl mpirun --oversubscribe -n 4 "$DYNSWEEP" run "$T/sweep.yaml" -o "$T/ref.h5" --quiet >"$T/ref.log" 2>&1 &
 refpid=$!
 # job 1 of each chain is drained by hand (`scancel --batch --signal=USR1`) once
-# it has finished 2 points, so that both teams (both nodes) are in a point
+# it has finished its first point, so that both teams (both nodes) are in a point
 # whatever the machine's load; later jobs drain by their timer when the rest
 # of the sweep outlasts them. A snapshot of each store when job 1 has drained
 # (the points it handed back). The follow-on is held from the drain until the
@@ -84,7 +84,12 @@ for _ in $(seq 150); do
   for l in srun mpirun; do
     [ -e "$T/$l.drained.txt" ] && continue
     nd=$(grep -hcE '\] point [0-9]+ done ' "$T/$l.h5.slurm-${job1[$l]}.out" 2>/dev/null || true)
-    if [ ! -e "$T/$l.usr1" ] && [ "${nd:-0}" -ge 2 ]; then
+    # (after 1 point, not 2: a CI run with OPENBLAS_CORETYPE=Haswell on a
+    # SkylakeX host failed 'stopped points on both nodes (ranks 2 )' for
+    # mpirun, the follow-on held; the likely cause, not reproduced: rank 1's
+    # team of 1 (4 points, faster than the team of 2 over TCP) had no point
+    # left in flight when the drain arrived after 2 were done)
+    if [ ! -e "$T/$l.usr1" ] && [ "${nd:-0}" -ge 1 ]; then
       nx=$(sed -n 's/.* segment 1: follow-on job \([0-9][0-9]*\)$/\1/p' "$T/$l.h5.slurm-${job1[$l]}.out")
       [ -n "$nx" ] && scontrol hold "$nx" && held[$l]=$nx
       echo "slurm_multinode: $l: job ${job1[$l]} drained by hand after $nd points; follow-on: ${held[$l]:-none logged or held}${held[$l]:+ held}"
