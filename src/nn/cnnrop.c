@@ -239,8 +239,10 @@ int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x, cons
 
 /* Dense R-backward, the weights' side: gW (+)= alpha (e x^T + dy Rx^T), gb
  * (+)= beta sum e (accumulate: added; otherwise overwritten). A masked
- * readout: scale 1 and gW .*= s .* M (what gW held is its own, masked,
- * gradient). */
+ * readout: scale 1 and then gW .*= s .* M over all of gW, so when
+ * accumulating gW must come in as 0 (f_quad's gradient, the one caller that
+ * accumulates, zeroes it first: cnnquad.c); anything already in it would be
+ * scaled by s once more. */
 void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
                               const double *Rx, const double *dy, const double *e, double *gW,
                               double *gb, int n, int accumulate) {
