@@ -126,11 +126,7 @@ sed -e 's/^train: {steps: 20}$/train: {steps: 20000}/' -e 's/^  every: 5$/  ever
 [ "$(grep -cE 'steps: 20000|every: 500}|every: 1000}|^  every: 500$|lr: 0.05' "$long")" = 7 ] ||
   bad "long.yaml: sed did not change all 7 lines"
 drun 1 "$long" -o "$T/lref.h5" -q
-start_bg "$T/l1.log" -n 1 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.1
-while bg_running && [ ! -e "$T/l.h5.journal" ]; do sleep 0.01; done
-sleep 0.5
-kill -USR1 "$SID" || cat "$T/l1.log" >&2
-wait_bg
+drain_run "$T/l.h5" 0.5 "$T/l1.log" -n 1 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.1
 check "drain: exit 3 (got $RC)" test "$RC" -eq 3
 drun 1 "$long" -o "$T/l.h5" -q 2>"$T/l2.log"
 check "resume continues from a checkpoint" grep -q "from a checkpoint" "$T/l2.log"

@@ -79,11 +79,7 @@ sed -e 's/^train: {steps: 30}$/train: {steps: 1500}/' \
 grep -q 'steps: 1500' "$long" && grep -q momentum "$long" && grep -q 'every: 50' "$long" ||
   bad "long.yaml: sed changed nothing"
 drun 2 "$long" -o "$T/lref.h5" -q
-start_bg "$T/l1.log" -n 2 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.2
-while bg_running && [ ! -e "$T/l.h5.journal" ]; do sleep 0.01; done
-sleep 1
-kill -USR1 "$SID"
-wait_bg
+drain_run "$T/l.h5" 1 "$T/l1.log" -n 2 "$DYNSWEEP" run "$long" -o "$T/l.h5" --checkpoint-every 0.2
 check "drain: exit 3 (got $RC)" test "$RC" -eq 3
 nck=$(h5ls "$T/l.h5/checkpoints" 2>/dev/null | wc -l)
 check "the drained store holds checkpoints of CNN points ($nck)" test "$nck" -gt 0
@@ -95,11 +91,7 @@ check "resumed CNN sweep equals the uninterrupted run bit for bit" same_points "
 sed -e 's/^  bias_scale: 1$/  dropout: 0.3/' -e 's/^train: {steps: 1500}$/train: {steps: 300}/' "$long" >"$T/ldrop.yaml"
 grep -q 'dropout: 0.3' "$T/ldrop.yaml" || bad "ldrop.yaml: sed changed nothing"
 drun 2 "$T/ldrop.yaml" -o "$T/dref.h5" -q
-start_bg "$T/d1.log" -n 2 "$DYNSWEEP" run "$T/ldrop.yaml" -o "$T/dl.h5" --checkpoint-every 0.2
-while bg_running && [ ! -e "$T/dl.h5.journal" ]; do sleep 0.01; done
-sleep 1
-kill -USR1 "$SID"
-wait_bg
+drain_run "$T/dl.h5" 1 "$T/d1.log" -n 2 "$DYNSWEEP" run "$T/ldrop.yaml" -o "$T/dl.h5" --checkpoint-every 0.2
 check "dropout sweep drained: exit 3 (got $RC)" test "$RC" -eq 3
 drun 2 "$T/ldrop.yaml" -o "$T/dl.h5" -q 2>"$T/dl2.log"
 check "... resumes from a checkpoint" grep -q "from a checkpoint" "$T/dl2.log"
