@@ -108,9 +108,7 @@ sed -e 's/^  model.type: \[linear, relu\]$/  model.type: [linear]/' -e 's/^  lr:
   "$T/long.yaml" >"$one"
 grep -q '^  lr: \[0.01\]$' "$one" || bad "one.yaml: sed changed nothing"
 drun 2 "$one" -o "$T/ref.h5" -q
-start_bg "$T/c1.log" -n 2 "$D" run "$one" -o "$T/c.h5" --checkpoint-every 0.2
-while bg_running && [ ! -e "$T/c.h5.journal" ]; do sleep 0.01; done
-sleep 0.8; kill -USR1 "$SID"; wait_bg
+drain_run "$T/c.h5" 0.8 "$T/c1.log" -n 2 "$D" run "$one" -o "$T/c.h5" --checkpoint-every 0.2
 nck=$(h5ls "$T/c.h5/checkpoints" 2>/dev/null | wc -l)
 check "drained with a checkpoint (exit $RC, $nck checkpoint)" test "$RC" -eq 3 -a "$nck" -eq 1
 check "verify: drained store clean" test "$(code "$D" verify "$T/c.h5")" -eq 0
