@@ -55,6 +55,18 @@ check "model.approx quad on a team of 2: the same replay" \
 drun 3 "$T/dag_r.yaml" -o "$T/r.h5" -q --set train.ranks_per_point=2
 check "model.dag_readout_drop 0.5 on a team of 2: loss, NTK, kernel change, svs, Hessian = PyTorch float64" \
   "$PY" "$DS_SRC/tests/dag_sweep.py" "$DUMP" "$T/dag_r.yaml" "$T/r.h5" 6 2
+# ... drained mid-point on a team of 2 and resumed: the masks come back from
+# the init stream, K_0 (kernel change) from the checkpoint; 200000 steps,
+# ~2 s here
+L=(--set train.ranks_per_point=2 --set train.steps=200000 --set record.every=20000
+   --set record.spectra.ntk.every=50000 --set record.spectra.hessian.every=0
+   --set record.spectra.hessian_full.every=0 --set record.spectra.layers.every=0)
+drun 3 "$T/dag_r.yaml" -o "$T/rref.h5" -q "${L[@]}"
+drain_run "$T/rd.h5" 0.5 "$T/rd1.log" -n 3 "$DYNSWEEP" run "$T/dag_r.yaml" -o "$T/rd.h5" --checkpoint-every 0.1 "${L[@]}"
+check "masked readout, a team of 2: drained (exit $RC)" test "$RC" -eq 3
+drun 3 "$T/dag_r.yaml" -o "$T/rd.h5" -q "${L[@]}" 2>"$T/rd2.log"
+check "... resumes from a checkpoint" grep -q "from a checkpoint" "$T/rd2.log"
+check "... and equals the uninterrupted run bit for bit" same_points "$T/rref.h5" "$T/rd.h5"
 # model.dag_readout_drop 0: today's sweep and point
 hash_of() { "$DYNSWEEP" plan "$@" 2>&1 | sed -n "s/^sweep .*, hash \([0-9a-f]*\)$/\1/p"; }
 h0=$(hash_of "$T/dag.yaml") h1=$(hash_of "$T/dag.yaml" --set model.dag_readout_drop=0)
