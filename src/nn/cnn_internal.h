@@ -96,11 +96,11 @@ void ds_dag_rbackward(ds_cnn_ly *y, const double *dy, const double *Rdy, const d
 int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x,
                             const double *Ry, int n, const double *dy, const double *Rdy,
                             double *dx, double *Rdx, double *gW, double *tmp);
-/* Dense: gW (+)= alpha (e x^T + dy R{x}^T), gb (+)= beta sum e (accumulate:
- * added, else overwritten); e = R{dy} (HVP) or dy + R{dy} (f_quad). */
+/* Dense: gW = alpha (e x^T + dy R{x}^T), gb = beta sum e (overwritten); e =
+ * R{dy} (HVP) or dy + R{dy} (f_quad). */
 void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
                               const double *Rx, const double *dy, const double *e, double *gW,
-                              double *gb, int n, int accumulate);
+                              double *gb, int n);
 /* Dense: dx = alpha W^T dy, R{dx} = alpha (W^T R{dy} + V^T dy). */
 void ds_cnn_dense_rbackward_in(const ds_cnn_ly *y, const double *W, const double *V,
                                const double *dy, const double *Rdy, double *dx, double *Rdx,

@@ -329,8 +329,8 @@ static int layer_qb(ds_cnn *m, quad_buf *b, int l, const double *theta, const do
   case DS_LAYER_DENSE: {
     double *s = b->t[1];
     for (size_t i = 0; i < cnt; i++) s[i] = dy[i] + Rdy[i];
-    /* gW += alpha ((dy + Rdy) x^T + dy Rx^T), gb += beta sum (dy + Rdy) */
-    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, s, grad + y->off_w[0], grad + y->off_b[0], n, 1);
+    /* gW = alpha ((dy + Rdy) x^T + dy Rx^T), gb = beta sum (dy + Rdy) */
+    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, s, grad + y->off_w[0], grad + y->off_b[0], n);
     if (dx)
       ds_cnn_dense_rbackward_in(y, theta + y->off_w[0], v + y->off_w[0], dy, Rdy, dx, Rdx, n);
     break;

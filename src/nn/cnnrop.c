@@ -237,24 +237,21 @@ int ds_cnn_rbackward_common(const ds_cnn *m, ds_cnn_ly *y, const double *x, cons
   }
 }
 
-/* Dense R-backward, the weights' side: gW (+)= alpha (e x^T + dy Rx^T), gb
- * (+)= beta sum e (accumulate: added; otherwise overwritten). A masked
- * readout: scale 1 and then gW .*= s .* M over all of gW, so when
- * accumulating gW must come in as 0 (f_quad's gradient, the one caller that
- * accumulates, zeroes it first: cnnquad.c); anything already in it would be
- * scaled by s once more. */
+/* Dense R-backward, the weights' side: gW = alpha (e x^T + dy Rx^T), gb =
+ * beta sum e (overwritten: each dense layer owns its slice of the gradient;
+ * a masked readout: scale 1 and then gW .*= s .* M). */
 void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double *x,
                               const double *Rx, const double *dy, const double *e, double *gW,
-                              double *gb, int n, int accumulate) {
+                              double *gb, int n) {
   const int rows = y->cout, cols = (int)y->din, rm = y->rowmajor;
-  const double al = y->masked ? 1.0 : y->alpha[0], b0 = accumulate ? 1.0 : 0.0;
+  const double al = y->masked ? 1.0 : y->alpha[0];
   if (rm) {
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, e, rows, b0,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, x, cols, e, rows, 0.0,
                 gW, cols);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, cols, rows, n, al, Rx, cols, dy, rows,
                 1.0, gW, cols);
   } else {
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, e, rows, x, cols, b0,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, e, rows, x, cols, 0.0,
                 gW, rows);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, n, al, dy, rows, Rx, cols,
                 1.0, gW, rows);
@@ -263,10 +260,7 @@ void ds_cnn_dense_rbackward_w(const ds_cnn *m, const ds_cnn_ly *y, const double 
   for (int k = 0; k < rows && !y->L.nobias; k++) {
     double sum = 0.0;
     for (int i = 0; i < n; i++) sum += e[(size_t)i * rows + k];
-    if (accumulate)
-      gb[k] += m->beta * sum;
-    else
-      gb[k] = m->beta * sum;
+    gb[k] = m->beta * sum;
   }
 }
 
@@ -318,7 +312,7 @@ static void layer_rb(ds_cnn *m, rop_buf *b, int l, const double *theta, const do
     break;
   case DS_LAYER_DENSE: {
     /* R{dW} = alpha (Rdy x^T + dy Rx^T), R{db} = beta sum Rdy */
-    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, Rdy, out + y->off_w[0], out + y->off_b[0], n, 0);
+    ds_cnn_dense_rbackward_w(m, y, x, Rx, dy, Rdy, out + y->off_w[0], out + y->off_b[0], n);
     if (dx)
       ds_cnn_dense_rbackward_in(y, theta + y->off_w[0], v + y->off_w[0], dy, Rdy, dx, Rdx, n);
     break;
