@@ -4,8 +4,9 @@
 # the max over training of ||K_t - K_0||_2 / ||K_0||_2 (ntk/kernel_change_2,
 # the paper's spectral norm) falls with the width m with a log-log slope near
 # -1/2 (checked in [-0.8, -0.3]) over 3 widths x 2 replicas, 300 steps
-# (tools/repro_003_dag.py --check; it also prints the Frobenius slope). Also
-# plan's refusals for the DAG's keys.
+# (tools/repro_003_dag.py --check; it also prints the Frobenius slope); the
+# same for the CNN companion (003_dag_kernel_cnn.yaml, reduced). Also plan's
+# refusals for the DAG's keys.
 source "$(dirname "$0")/lib.sh"
 SW=$DS_SRC/sweeps/repro/003_dag_kernel.yaml
 plan_refuses "$SW" "model.dag_drop 1" "model.dag_drop" --set model.dag_drop=1
@@ -36,4 +37,12 @@ else
 fi
 check "max spectral kernel change falls as m^(-1/2): slope in [-0.8, -0.3]" \
   "$PY" "$DS_SRC/tools/repro_003_dag.py" "$T/dag.h5" --check -0.8 -0.3
+# the companion claim for CNNs (sweeps/repro/003_dag_kernel_cnn.yaml: 2 conv
+# layers 3x3 of C channels + dense readout): C = 8, 32, 128, 2 replicas, 300
+# steps (~3.5 CPU-s); the full sweep's slope is -0.75 (C >= 32: -0.96), this
+# one's -0.87: checked in [-1.2, -0.4] (falls with C, steeper than -1/2)
+drun 1 "$DS_SRC/sweeps/repro/003_dag_kernel_cnn.yaml" -o "$T/cnn.h5" -q --set 'grid.width=[8, 32, 128]' \
+  --set grid.replicas=2 --set train.steps=300 --set record.every=10 --set record.spectra.ntk.every=10
+check "CNN companion: max spectral kernel change falls with C: slope in [-1.2, -0.4]" \
+  "$PY" "$DS_SRC/tools/repro_003_dag.py" "$T/cnn.h5" --check -1.2 -0.4
 report
