@@ -37,6 +37,13 @@ else
 fi
 check "max spectral kernel change falls as m^(-1/2): slope in [-0.8, -0.3]" \
   "$PY" "$DS_SRC/tools/repro_003_dag.py" "$T/dag.h5" --check -0.8 -0.3
+# the masked readout (model.dag_readout_drop 0.5), the same reduced sweep
+# (~7 CPU-s): spectral slope -0.623 here (unmasked -0.650), the same range
+drun 2 "$SW" -o "$T/dagr.h5" -q --set 'grid.width=[16, 128, 1024]' --set grid.replicas=2 \
+  --set train.steps=300 --set record.every=10 --set record.spectra.ntk.every=10 \
+  --set model.dag_readout_drop=0.5
+check "masked readout: max spectral kernel change falls as m^(-1/2): slope in [-0.8, -0.3]" \
+  "$PY" "$DS_SRC/tools/repro_003_dag.py" "$T/dagr.h5" --check -0.8 -0.3
 # the companion claim for CNNs (sweeps/repro/003_dag_kernel_cnn.yaml: 2 conv
 # layers 3x3 of C channels + dense readout): C = 8, 32, 128, 2 replicas, 300
 # steps (~3.5 CPU-s); the full sweep's slope is -0.75 (C >= 32: -0.96), this
