@@ -429,9 +429,12 @@ def cnn_runs(st):
     """per point of a 003_cnn store: params, status, loss, eta (absolute lr at step 0), lr series,
     critical lr, ||K||_2 (top NTK eigenvalue), loss split, batch critical lr"""
     t = st.table()
-    out = []
+    out, left = [], []
     for i in t["id"]:
         i = int(i)
+        if str(t["status_name"][i]) in ("pending", "running"):
+            left.append("%d (%s)" % (i, t["status_name"][i]))  # a store mid-run: no outcome yet
+            continue
         ps = st.point_series(i)
         r = dict(id=i, p=st.params(i), status=int(t["status"][i]))
         s, loss = ps["loss"]
@@ -448,6 +451,8 @@ def cnn_runs(st):
         if "ntk/batch_critical_lr" in ps:
             r["sb"], r["bcrit"] = np.asarray(ps["ntk/batch_critical_lr"][0]), np.ravel(ps["ntk/batch_critical_lr"][1])
         out.append(r)
+    if left:
+        print("note: %d point(s) not finished, left out: %s" % (len(left), ", ".join(left)))
     return out
 
 
