@@ -32,6 +32,7 @@ try:
     import numpy as np
     import torch
     import torch.nn.functional as Fn
+    import cnn_torch
     from cnn_torch import replay_all
 except ImportError as e:  # pragma: no cover
     print(f"skip: {e} (install python3-torch python3-numpy)")
@@ -109,39 +110,23 @@ def plan(cfg, layers):
     return [p for L in layers for p in L["params"]]
 
 
+# the layer list's dense weights ("D") are stored column-major, as
+# cnn_torch.py's readout ("readW")
 def unpack(theta, shapes):
-    params, off = [], 0
-    for kind, shp, _ in shapes:
-        size = int(np.prod(shp))
-        v = theta[off:off + size]
-        if kind == "D":  # column-major rows x cols
-            v = v.reshape(shp[1], shp[0]).T
-        params.append(torch.tensor(np.ascontiguousarray(v).reshape(shp), dtype=torch.float64,
-                                   requires_grad=True))
-        off += size
+    params, off = cnn_torch.unpack(theta, shapes, colmajor="D")
     assert off == len(theta), (off, len(theta))
     return params
 
 
 def views(flat, shapes):
-    """unpack's parameters as views of a flat torch theta (the readout "D"
-    column-major), so that autograd differentiates through theta itself
-    (a Hessian of the flattened theta: cnn_dropout_sweep.py)."""
-    out, off = [], 0
-    for kind, shp, _ in shapes:
-        size = int(np.prod(shp))
-        v = flat[off:off + size]
-        out.append(v.reshape(shp[1], shp[0]).T if kind == "D" else v.reshape(shp))
-        off += size
-    return out
+    """unpack's parameters as views of a flat torch theta, so that autograd
+    differentiates through theta itself (a Hessian of the flattened theta:
+    cnn_dropout_sweep.py)."""
+    return cnn_torch.params_of(flat, shapes, colmajor="D")
 
 
 def pack(tensors, shapes):
-    out = []
-    for (kind, _, _), g in zip(shapes, tensors):
-        g = g.detach().numpy()
-        out.append((g.T if kind == "D" else g).reshape(-1))
-    return np.concatenate(out)
+    return cnn_torch.pack(tensors, shapes, colmajor="D")
 
 
 def dag_masks(layers, params):

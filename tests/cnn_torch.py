@@ -64,12 +64,16 @@ def layout(cfg):
     return shapes, pad
 
 
-def unpack(theta, shapes):
+def unpack(theta, shapes, colmajor="readW"):
+    """theta's layers as leaf tensors (requires_grad); the kind named
+    colmajor (a dense readout) is stored column-major dout x din. Also
+    returns the number of entries read. cnn_layers_torch.py's layer lists
+    call these three with colmajor "D"."""
     params, off = [], 0
     for kind, shp, _ in shapes:
         size = int(np.prod(shp))
         v = theta[off:off + size]
-        if kind == "readW":  # column-major dout x din
+        if kind == colmajor:
             v = v.reshape(shp[1], shp[0]).T
         params.append(torch.tensor(np.ascontiguousarray(v).reshape(shp), dtype=torch.float64,
                                    requires_grad=True))
@@ -77,23 +81,23 @@ def unpack(theta, shapes):
     return params, off
 
 
-def params_of(flat, shapes):
+def params_of(flat, shapes, colmajor="readW"):
     """unpack's layers as views of a flat torch theta (so autograd and
     functorch differentiate through theta itself)."""
     out, off = [], 0
     for kind, shp, _ in shapes:
         size = int(np.prod(shp))
         v = flat[off:off + size]
-        out.append(v.reshape(shp[1], shp[0]).T if kind == "readW" else v.reshape(shp))
+        out.append(v.reshape(shp[1], shp[0]).T if kind == colmajor else v.reshape(shp))
         off += size
     return out
 
 
-def pack(tensors, shapes):
+def pack(tensors, shapes, colmajor="readW"):
     out = []
     for (kind, _, _), g in zip(shapes, tensors):
         g = g.detach().numpy()
-        out.append((g.T if kind == "readW" else g).reshape(-1))
+        out.append((g.T if kind == colmajor else g).reshape(-1))
     return np.concatenate(out)
 
 
