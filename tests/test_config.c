@@ -589,7 +589,8 @@ static void test_issue3_options(void) {
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 8 * 4 * 2), 1e-12),
         "linear sgd cost (product step) %g", ds_point_cost(&c));
   int batch = c.optimizer.batch_size; /* 8 */
-  c.optimizer.type = DS_OPT_GD, c.optimizer.batch_size = 0; /* full batch */
+  c.optimizer.type = DS_OPT_GD;
+  c.optimizer.batch_size = 0; /* full batch */
   CHECK(ds_close_rel(ds_point_cost(&c), 1000.0 * (6 * 4 * w + 4 * 64 * 4 * 2), 1e-12),
         "linear gd cost (product step, n = 64) %g", ds_point_cost(&c));
   c.model.bias = 1; /* biases: the layered step */

@@ -45,8 +45,8 @@ typedef struct {
   uint64_t drop_seed;  /* cnn dropout: masks keyed by (drop_seed, step, sample, unit) */
   int drop_on;         /* dropout is on for this step's loss (step_loss_grad) */
   const int *drop_ids; /* ... for these training-set indices (NULL: 0, 1, ...) */
-  int noisy;           /* the step's loss is not the training loss (a minibatch's, or
-                          with dropout masks): record() evaluates the training loss */
+  int noisy;           /* dropout: even a full-batch step's loss carries masks, so
+                          record() evaluates the training loss, as for a minibatch */
   /* train.distributed on a CNN (issue 26): each team member evaluates the
    * loss and gradient of its contiguous block of the samples, summed over
    * the team (cnn_split_loss); theta and the optimiser state stay replicated */
